@@ -1,0 +1,98 @@
+#pragma once
+// The Backend interface: every numerical operation the algorithms need, at the level of whole
+// matrices, for one device. Algorithm code (nn/, optim/, pretrain/, train/) calls only this
+// interface, so the CPU (OpenBLAS) and CUDA (cuBLAS) backends are interchangeable.
+// See engine/backend/README.md for the conventions and how to add a backend.
+//
+// Conventions:
+//   * Row-major matrices, addressed through MatrixView (data, rows, cols, stride).
+//   * Views passed to a backend must point to memory that backend allocated.
+//   * Operations are asynchronous with respect to the host on devices that allow it; results
+//     that come back to the host (CopyToHost, reductions returning a value) synchronize.
+//   * Unless stated otherwise, outputs must not overlap inputs.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/backend/matrix_view.h"
+
+namespace mavg {
+
+enum class DeviceKind { kCpu, kCuda };
+
+struct BackendOptions {
+  DeviceKind kind = DeviceKind::kCpu;
+  int device_index = 0;  // CUDA device ordinal
+  int threads = 0;       // CPU threads for BLAS and element-wise work (0: all cores)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual DeviceKind Kind() const = 0;
+  // Human-readable description, e.g. "cpu (OpenBLAS 0.3.21, 2 threads)".
+  virtual std::string Describe() const = 0;
+
+  // ---- Memory ------------------------------------------------------------------------------
+  virtual void* AllocateBytes(size_t bytes) = 0;
+  virtual void FreeBytes(void* ptr) = 0;
+  virtual void CopyBytesToDevice(void* dst, const void* src, size_t bytes) = 0;
+  virtual void CopyBytesToHost(void* dst, const void* src, size_t bytes) = 0;
+  virtual void CopyBytesOnDevice(void* dst, const void* src, size_t bytes) = 0;
+  // Waits for all queued work.
+  virtual void Synchronize() = 0;
+
+  // Host [rows x cols] contiguous <-> device view.
+  virtual void CopyFromHost(const float* src, MatrixView dst) = 0;
+  virtual void CopyToHost(ConstMatrixView src, float* dst) = 0;
+
+  // ---- BLAS-like -----------------------------------------------------------------------------
+  // c = alpha * op(a) * op(b) + beta * c, op(x) = x or x^T. (beta == 0 ignores c's contents.)
+  virtual void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrixView a, ConstMatrixView b,
+                    float beta, MatrixView c) = 0;
+  // dst = src (same shape; may have different strides).
+  virtual void Copy(ConstMatrixView src, MatrixView dst) = 0;
+  virtual void Fill(MatrixView x, float value) = 0;
+  // y = alpha * x + beta * y (beta == 0 ignores y's contents).
+  virtual void Axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) = 0;
+  // m = beta * m + alpha * row, broadcast over rows; row is [1 x m.cols].
+  virtual void AddRowVector(float alpha, ConstMatrixView row, float beta, MatrixView m) = 0;
+  // out = beta * out + alpha * (sum over the rows of m); out is [1 x m.cols].
+  virtual void SumRows(float alpha, ConstMatrixView m, float beta, MatrixView out) = 0;
+  // Sum of squares of all elements (synchronizes).
+  virtual double SumSquares(ConstMatrixView x) = 0;
+
+  // ---- Activations (y may alias x; dx may alias dy) ------------------------------------------
+  virtual void Sigmoid(ConstMatrixView x, MatrixView y) = 0;
+  virtual void Tanh(ConstMatrixView x, MatrixView y) = 0;
+  virtual void Relu(ConstMatrixView x, MatrixView y) = 0;
+  // Row-wise softmax.
+  virtual void Softmax(ConstMatrixView x, MatrixView y) = 0;
+  // dx = dy * f'(x), written in terms of the forward output y.
+  virtual void SigmoidBackward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) = 0;
+  virtual void TanhBackward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) = 0;
+  virtual void ReluBackward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) = 0;
+
+  // ---- Loss ----------------------------------------------------------------------------------
+  // Softmax + cross-entropy against integer labels (device array, one per row), numerically
+  // stable (log-sum-exp with the row maximum). Adds to stats (device array of 3 doubles):
+  // [0] += sum over rows of -log p(label), [1] += rows whose arg-max equals the label
+  // (first maximum on ties), [2] += rows. If grad is not empty it receives softmax - onehot,
+  // i.e. the gradient of the *summed* loss (Kaldi's convention); grad may alias logits.
+  virtual void SoftmaxCrossEntropy(ConstMatrixView logits, const int32_t* labels, MatrixView grad,
+                                   double* stats) = 0;
+};
+
+// Creates the backend for `options`; throws with a clear message when it is unavailable
+// (e.g. "built without CUDA").
+std::unique_ptr<Backend> CreateBackend(const BackendOptions& options);
+
+// Number of usable CUDA devices (0 in a CPU-only build or without a driver/device).
+int CudaDeviceCount();
+
+const char* DeviceKindName(DeviceKind kind);
+
+}  // namespace mavg

@@ -1,0 +1,285 @@
+#include "engine/backend/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "engine/core/error.h"
+
+extern "C" {
+// Declared by OpenBLAS's cblas.h in most versions; repeated here for the ones that do not.
+void openblas_set_num_threads(int num_threads);
+char* openblas_get_config(void);
+}
+
+namespace mavg {
+namespace {
+
+// Element-wise work below this many elements stays on one thread.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+void CheckSame(const char* op, ConstMatrixView a, ConstMatrixView b) {
+  MAVG_CHECK(SameShape(a, b), "{}: shape mismatch {}x{} vs {}x{}", op, a.rows, a.cols, b.rows,
+             b.cols);
+}
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) {
+    threads_ = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+    if (threads_ <= 0) threads_ = 1;
+    openblas_set_num_threads(threads_);
+  }
+
+  DeviceKind Kind() const override { return DeviceKind::kCpu; }
+
+  std::string Describe() const override {
+    return fmt::format("cpu ({}; {} threads)", openblas_get_config(), threads_);
+  }
+
+  void* AllocateBytes(size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    MAVG_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
+    return p;
+  }
+  void FreeBytes(void* ptr) override { std::free(ptr); }
+  void CopyBytesToDevice(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void CopyBytesToHost(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void CopyBytesOnDevice(void* dst, const void* src, size_t bytes) override {
+    std::memmove(dst, src, bytes);
+  }
+  void Synchronize() override {}
+
+  void CopyFromHost(const float* src, MatrixView dst) override {
+    Copy(ConstMatrixView(src, dst.rows, dst.cols), dst);
+  }
+  void CopyToHost(ConstMatrixView src, float* dst) override {
+    Copy(src, MatrixView(dst, src.rows, src.cols));
+  }
+
+  void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrixView a, ConstMatrixView b,
+            float beta, MatrixView c) override {
+    const int64_t m = trans_a ? a.cols : a.rows;
+    const int64_t k = trans_a ? a.rows : a.cols;
+    const int64_t kb = trans_b ? b.cols : b.rows;
+    const int64_t n = trans_b ? b.rows : b.cols;
+    MAVG_CHECK(k == kb && c.rows == m && c.cols == n,
+               "Gemm: shapes {}{}x{} * {}{}x{} -> {}x{} do not match", trans_a ? "T" : "", a.rows,
+               a.cols, trans_b ? "T" : "", b.rows, b.cols, c.rows, c.cols);
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+      if (beta == 0.0f) {
+        Fill(c, 0.0f);
+      } else {
+        Axpby(0.0f, c, beta, c);
+      }
+      return;
+    }
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), alpha, a.data,
+                static_cast<int>(std::max<int64_t>(a.stride, 1)), b.data,
+                static_cast<int>(std::max<int64_t>(b.stride, 1)), beta, c.data,
+                static_cast<int>(std::max<int64_t>(c.stride, 1)));
+  }
+
+  void Copy(ConstMatrixView src, MatrixView dst) override {
+    CheckSame("Copy", src, dst);
+    if (src.Contiguous() && dst.Contiguous()) {
+      std::memmove(dst.data, src.data, static_cast<size_t>(src.Size()) * sizeof(float));
+      return;
+    }
+    ForRows(src.Size(), src.rows, [&](int64_t r) {
+      std::memmove(dst.Row(r), src.Row(r), static_cast<size_t>(src.cols) * sizeof(float));
+    });
+  }
+
+  void Fill(MatrixView x, float value) override {
+    ForRows(x.Size(), x.rows, [&](int64_t r) { std::fill_n(x.Row(r), x.cols, value); });
+  }
+
+  void Axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override {
+    CheckSame("Axpby", x, y);
+    ForRows(x.Size(), x.rows, [&](int64_t r) {
+      const float* xr = x.Row(r);
+      float* yr = y.Row(r);
+      if (beta == 0.0f) {
+        for (int64_t c = 0; c < x.cols; ++c) yr[c] = alpha * xr[c];
+      } else {
+        for (int64_t c = 0; c < x.cols; ++c) yr[c] = alpha * xr[c] + beta * yr[c];
+      }
+    });
+  }
+
+  void AddRowVector(float alpha, ConstMatrixView row, float beta, MatrixView m) override {
+    MAVG_CHECK(row.rows == 1 && row.cols == m.cols, "AddRowVector: row is {}x{}, matrix {}x{}",
+               row.rows, row.cols, m.rows, m.cols);
+    const float* v = row.data;
+    ForRows(m.Size(), m.rows, [&](int64_t r) {
+      float* mr = m.Row(r);
+      if (beta == 0.0f) {
+        for (int64_t c = 0; c < m.cols; ++c) mr[c] = alpha * v[c];
+      } else {
+        for (int64_t c = 0; c < m.cols; ++c) mr[c] = alpha * v[c] + beta * mr[c];
+      }
+    });
+  }
+
+  void SumRows(float alpha, ConstMatrixView m, float beta, MatrixView out) override {
+    MAVG_CHECK(out.rows == 1 && out.cols == m.cols, "SumRows: out is {}x{}, matrix {}x{}", out.rows,
+               out.cols, m.rows, m.cols);
+    // Column blocks in parallel; each column summed in row order (deterministic).
+    const int64_t cols = m.cols;
+    constexpr int64_t kBlock = 256;
+    const int64_t blocks = (cols + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (m.Size() > kParallelThreshold)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t c0 = b * kBlock;
+      const int64_t c1 = std::min(cols, c0 + kBlock);
+      double acc[kBlock] = {};
+      for (int64_t r = 0; r < m.rows; ++r) {
+        const float* mr = m.Row(r);
+        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += mr[c];
+      }
+      for (int64_t c = c0; c < c1; ++c) {
+        const float s = static_cast<float>(alpha * acc[c - c0]);
+        out.data[c] = beta == 0.0f ? s : s + beta * out.data[c];
+      }
+    }
+  }
+
+  double SumSquares(ConstMatrixView x) override {
+    double total = 0.0;
+#pragma omp parallel for num_threads(threads_) reduction(+ : total) if (x.Size() > kParallelThreshold)
+    for (int64_t r = 0; r < x.rows; ++r) {
+      const float* xr = x.Row(r);
+      double s = 0.0;
+      for (int64_t c = 0; c < x.cols; ++c) s += static_cast<double>(xr[c]) * xr[c];
+      total += s;
+    }
+    return total;
+  }
+
+  void Sigmoid(ConstMatrixView x, MatrixView y) override {
+    Map(x, y, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+  }
+  void Tanh(ConstMatrixView x, MatrixView y) override {
+    Map(x, y, [](float v) { return std::tanh(v); });
+  }
+  void Relu(ConstMatrixView x, MatrixView y) override {
+    Map(x, y, [](float v) { return v > 0.0f ? v : 0.0f; });
+  }
+
+  void Softmax(ConstMatrixView x, MatrixView y) override {
+    CheckSame("Softmax", x, y);
+    ForRows(x.Size(), x.rows, [&](int64_t r) {
+      const float* xr = x.Row(r);
+      float* yr = y.Row(r);
+      const float mx = *std::max_element(xr, xr + x.cols);
+      float sum = 0.0f;
+      for (int64_t c = 0; c < x.cols; ++c) {
+        yr[c] = std::exp(xr[c] - mx);
+        sum += yr[c];
+      }
+      const float inv = 1.0f / sum;
+      for (int64_t c = 0; c < x.cols; ++c) yr[c] *= inv;
+    });
+  }
+
+  void SigmoidBackward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override {
+    Map2(y, dy, dx, [](float yv, float g) { return g * yv * (1.0f - yv); });
+  }
+  void TanhBackward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override {
+    Map2(y, dy, dx, [](float yv, float g) { return g * (1.0f - yv * yv); });
+  }
+  void ReluBackward(ConstMatrixView y, ConstMatrixView dy, MatrixView dx) override {
+    Map2(y, dy, dx, [](float yv, float g) { return yv > 0.0f ? g : 0.0f; });
+  }
+
+  void SoftmaxCrossEntropy(ConstMatrixView logits, const int32_t* labels, MatrixView grad,
+                           double* stats) override {
+    const bool want_grad = !grad.Empty();
+    if (want_grad) CheckSame("SoftmaxCrossEntropy", logits, grad);
+    const int64_t cols = logits.cols;
+    for (int64_t r = 0; r < logits.rows; ++r) {
+      MAVG_CHECK(labels[r] >= 0 && labels[r] < cols, "label {} outside the {} network outputs",
+                 labels[r], cols);
+    }
+    double loss = 0.0;
+    double correct = 0.0;
+#pragma omp parallel for num_threads(threads_) reduction(+ : loss, correct) \
+    if (logits.Size() > kParallelThreshold)
+    for (int64_t r = 0; r < logits.rows; ++r) {
+      const float* xr = logits.Row(r);
+      const int32_t label = labels[r];
+      int64_t arg = 0;
+      for (int64_t c = 1; c < cols; ++c) {
+        if (xr[c] > xr[arg]) arg = c;
+      }
+      const float mx = xr[arg];
+      double sum = 0.0;
+      for (int64_t c = 0; c < cols; ++c) sum += std::exp(static_cast<double>(xr[c] - mx));
+      loss += std::log(sum) - static_cast<double>(xr[label] - mx);
+      if (arg == label) correct += 1.0;
+      if (want_grad) {
+        float* gr = grad.Row(r);
+        const float inv = static_cast<float>(1.0 / sum);
+        for (int64_t c = 0; c < cols; ++c) gr[c] = std::exp(xr[c] - mx) * inv;
+        gr[label] -= 1.0f;
+      }
+    }
+    stats[0] += loss;
+    stats[1] += correct;
+    stats[2] += static_cast<double>(logits.rows);
+  }
+
+ private:
+  template <typename F>
+  void ForRows(int64_t size, int64_t rows, F&& f) {
+#pragma omp parallel for num_threads(threads_) schedule(static) if (size > kParallelThreshold)
+    for (int64_t r = 0; r < rows; ++r) f(r);
+  }
+
+  template <typename F>
+  void Map(ConstMatrixView x, MatrixView y, F f) {
+    CheckSame("element-wise op", x, y);
+    ForRows(x.Size(), x.rows, [&](int64_t r) {
+      const float* xr = x.Row(r);
+      float* yr = y.Row(r);
+      for (int64_t c = 0; c < x.cols; ++c) yr[c] = f(xr[c]);
+    });
+  }
+
+  template <typename F>
+  void Map2(ConstMatrixView a, ConstMatrixView b, MatrixView out, F f) {
+    CheckSame("element-wise op", a, b);
+    CheckSame("element-wise op", a, out);
+    ForRows(a.Size(), a.rows, [&](int64_t r) {
+      const float* ar = a.Row(r);
+      const float* br = b.Row(r);
+      float* orow = out.Row(r);
+      for (int64_t c = 0; c < a.cols; ++c) orow[c] = f(ar[c], br[c]);
+    });
+  }
+
+  int threads_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> CreateCpuBackend(int threads) {
+  return std::make_unique<CpuBackend>(threads);
+}
+
+}  // namespace mavg

@@ -1,0 +1,31 @@
+#pragma once
+// One CUDA_CHECK for CUDA runtime, cuBLAS and cuRAND status codes: throws mavg::Error naming
+// the failed call and the library's own message.
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+
+#include "engine/core/error.h"
+
+namespace mavg::cuda {
+
+inline const char* StatusString(cudaError_t s) { return cudaGetErrorString(s); }
+inline const char* StatusString(cublasStatus_t s) { return cublasGetStatusString(s); }
+inline const char* StatusString(curandStatus_t s) {
+  return s == CURAND_STATUS_SUCCESS ? "success" : "cuRAND error";
+}
+inline bool IsSuccess(cudaError_t s) { return s == cudaSuccess; }
+inline bool IsSuccess(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
+inline bool IsSuccess(curandStatus_t s) { return s == CURAND_STATUS_SUCCESS; }
+
+}  // namespace mavg::cuda
+
+#define CUDA_CHECK(call)                                                                    \
+  do {                                                                                      \
+    auto mavg_cuda_status_ = (call);                                                        \
+    if (!::mavg::cuda::IsSuccess(mavg_cuda_status_)) {                                      \
+      MAVG_FAIL("{} failed: {} ({})", #call, ::mavg::cuda::StatusString(mavg_cuda_status_), \
+                static_cast<int>(mavg_cuda_status_));                                       \
+    }                                                                                       \
+  } while (0)

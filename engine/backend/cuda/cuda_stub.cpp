@@ -1,0 +1,15 @@
+// CPU-only build: the CUDA entry points exist and say why they cannot work.
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/core/error.h"
+
+namespace mavg {
+
+std::unique_ptr<Backend> CreateCudaBackend(int /*device_index*/) {
+  MAVG_FAIL(
+      "device 'cuda' requested but mavg was built without CUDA (configure with nvcc "
+      "available, MAVG_WITH_CUDA=ON)");
+}
+
+int CudaDeviceCount() { return 0; }
+
+}  // namespace mavg

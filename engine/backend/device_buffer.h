@@ -1,0 +1,84 @@
+#pragma once
+// Owning device memory: DeviceBuffer<T> (a typed array) and Matrix (a row-major float matrix).
+// Both are move-only and free their memory through the Backend that allocated it.
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "engine/backend/backend.h"
+
+namespace mavg {
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  // Allocates `size` elements on `backend`'s device; contents undefined.
+  DeviceBuffer(Backend& backend, size_t size) : backend_(&backend), size_(size) {
+    if (size > 0) data_ = static_cast<T*>(backend.AllocateBytes(size * sizeof(T)));
+  }
+  ~DeviceBuffer() { Release(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      Release();
+      backend_ = std::exchange(other.backend_, nullptr);
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  T* Data() { return data_; }
+  const T* Data() const { return data_; }
+  size_t Size() const { return size_; }
+
+  void CopyFromHost(const T* src, size_t n) {
+    MAVG_CHECK(n <= size_, "copy of {} elements into a buffer of {}", n, size_);
+    if (n > 0) backend_->CopyBytesToDevice(data_, src, n * sizeof(T));
+  }
+  std::vector<T> ToHost() const {
+    std::vector<T> out(size_);
+    if (size_ > 0) backend_->CopyBytesToHost(out.data(), data_, size_ * sizeof(T));
+    return out;
+  }
+
+ private:
+  void Release() {
+    if (data_ != nullptr) backend_->FreeBytes(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+  Backend* backend_ = nullptr;  // not owned
+  T* data_ = nullptr;           // [size_], owned, on backend_'s device
+  size_t size_ = 0;
+};
+
+class Matrix {
+ public:
+  Matrix() = default;
+  // Allocates [rows x cols] on `backend`'s device, zero-filled.
+  Matrix(Backend& backend, int64_t rows, int64_t cols)
+      : buffer_(backend, static_cast<size_t>(rows * cols)), rows_(rows), cols_(cols) {
+    backend.Fill(View(), 0.0f);
+  }
+
+  int64_t Rows() const { return rows_; }
+  int64_t Cols() const { return cols_; }
+  MatrixView View() { return MatrixView(buffer_.Data(), rows_, cols_); }
+  ConstMatrixView View() const { return ConstMatrixView(buffer_.Data(), rows_, cols_); }
+  operator MatrixView() { return View(); }             // NOLINT(google-explicit-constructor)
+  operator ConstMatrixView() const { return View(); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  DeviceBuffer<float> buffer_;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+};
+
+}  // namespace mavg

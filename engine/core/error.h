@@ -1,0 +1,37 @@
+#pragma once
+// Errors: code throws mavg::Error through MAVG_CHECK / MAVG_FAIL; `main` catches it and prints
+// one line. The message is meant for the user (name the file, key or utterance); the source
+// location is kept apart for debugging (printed with --verbose).
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace mavg {
+
+class Error : public std::runtime_error {
+ public:
+  Error(std::string message, std::string location = {})
+      : std::runtime_error(std::move(message)), location_(std::move(location)) {}
+  // "file.cpp:123" of the throw site, or empty.
+  const std::string& Location() const { return location_; }
+
+ private:
+  std::string location_;
+};
+
+namespace detail {
+[[noreturn]] void Throw(const char* file, int line, std::string message);
+}  // namespace detail
+
+}  // namespace mavg
+
+// Throws mavg::Error with the formatted message when `cond` is false.
+#define MAVG_CHECK(cond, ...)                                                         \
+  do {                                                                                \
+    if (!(cond)) ::mavg::detail::Throw(__FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
+  } while (0)
+
+// Throws mavg::Error with the formatted message.
+#define MAVG_FAIL(...) ::mavg::detail::Throw(__FILE__, __LINE__, fmt::format(__VA_ARGS__))

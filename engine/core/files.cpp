@@ -1,0 +1,99 @@
+#include "engine/core/files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/error.h"
+
+namespace mavg {
+namespace {
+
+void WriteAll(int fd, const char* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    MAVG_CHECK(n > 0, "{}: write failed: {}", path, std::strerror(errno));
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void FsyncDirectoryOf(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+void WriteFileAtomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  MAVG_CHECK(fd >= 0, "{}: cannot create: {}", tmp, std::strerror(errno));
+  try {
+    WriteAll(fd, content.data(), content.size(), tmp);
+    MAVG_CHECK(::fsync(fd) == 0, "{}: fsync failed: {}", tmp, std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    MAVG_FAIL("{}: cannot rename into place: {}", path, std::strerror(err));
+  }
+  FsyncDirectoryOf(path);
+}
+
+void AppendLine(const std::string& path, const std::string& line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  MAVG_CHECK(fd >= 0, "{}: cannot open for append: {}", path, std::strerror(errno));
+  std::string data = line + "\n";
+  try {
+    WriteAll(fd, data.data(), data.size(), path);
+    ::fsync(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  MAVG_CHECK(in.good(), "{}: cannot open: {}", path, std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  MAVG_CHECK(!in.bad(), "{}: read error", path);
+  return ss.str();
+}
+
+bool PathExists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+void MakeDirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  MAVG_CHECK(!ec, "{}: cannot create directory: {}", path, ec.message());
+}
+
+}  // namespace mavg
