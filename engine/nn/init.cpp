@@ -1,0 +1,54 @@
+#include "engine/nn/init.h"
+
+#include <cmath>
+#include <vector>
+
+#include "engine/core/rng.h"
+
+namespace mavg {
+namespace {
+
+constexpr double kParamStddevFactor = 0.1;
+constexpr double kGlorotMagic = 35.0;  // make_nnet_proto.py: "~1.0 in inner layers for 1024 dims"
+constexpr double kHiddenBiasMean = -2.0;
+constexpr double kHiddenBiasRange = 4.0;
+constexpr float kOutputBiasLearnRateCoef = 0.1f;
+
+}  // namespace
+
+double KaldiInitStddev(const NetworkSpec& spec, int affine_index) {
+  const int num_affine = static_cast<int>(spec.hidden_dims.size()) + 1;
+  MAVG_CHECK(affine_index >= 0 && affine_index < num_affine, "affine index {} out of range",
+             affine_index);
+  const int in = affine_index == 0 ? spec.input_dim : spec.hidden_dims[affine_index - 1];
+  const int out = affine_index + 1 == num_affine ? spec.output_dim : spec.hidden_dims[affine_index];
+  double s = kParamStddevFactor * kGlorotMagic * std::sqrt(2.0 / (in + out));
+  const bool is_input_hidden = affine_index == 0 && num_affine > 1;
+  if (is_input_hidden) s *= std::sqrt(1.0 / 12.0);
+  return s;
+}
+
+void InitializeKaldiNnet1(Network& network, uint64_t seed) {
+  Backend& backend = network.GetBackend();
+  const NetworkSpec& spec = network.Spec();
+  for (int k = 0; k < network.NumAffine(); ++k) {
+    AffineLayer& layer = network.Affine(k);
+    Rng rng(DeriveSeed(seed, {0x1417, static_cast<uint64_t>(k)}));
+    const double stddev = KaldiInitStddev(spec, k);
+    std::vector<float> w(static_cast<size_t>(layer.Weights().Size()));
+    for (float& v : w) v = static_cast<float>(stddev * rng.Gaussian());
+    backend.CopyFromHost(w.data(), layer.Weights());
+
+    const bool is_output = k + 1 == network.NumAffine();
+    std::vector<float> b(static_cast<size_t>(layer.OutputDim()), 0.0f);
+    if (!is_output && spec.activation != LayerKind::kRelu) {
+      for (float& v : b) {
+        v = static_cast<float>(kHiddenBiasMean + (rng.Uniform() - 0.5) * kHiddenBiasRange);
+      }
+    }
+    backend.CopyFromHost(b.data(), layer.Bias());
+    layer.SetBiasLearnRateCoef(is_output ? kOutputBiasLearnRateCoef : 1.0f);
+  }
+}
+
+}  // namespace mavg

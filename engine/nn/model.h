@@ -1,0 +1,44 @@
+#pragma once
+// A trained model: the input feature transform (splicing + global CMVN, Kaldi's
+// final.feature_transform), the network, and the training-label counts (state priors for hybrid
+// decoding). Native file format (little-endian):
+//   8 bytes  magic "MAVGNNET"
+//   u32      format version (kModelFormatVersion)
+//   u64      header length H, then H bytes of JSON: architecture, bias lr coefficients,
+//            feature transform, label counts, number of parameters
+//   u64      number of parameters P, then P float32 (the network's flat buffer)
+//   u32      CRC-32 (zlib) of the P floats
+// Files are written atomically (tmp + fsync + rename).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/nn/network.h"
+
+namespace mavg {
+
+constexpr uint32_t kModelFormatVersion = 1;
+
+struct FeatureTransform {
+  int raw_dim = 0;           // dimension of one input frame before splicing
+  int context = 0;           // frames spliced on each side (edge frames repeated)
+  std::vector<float> shift;  // [raw_dim] added to each raw frame (-mean; empty: none)
+  std::vector<float> scale;  // [raw_dim] then multiplied (1/stddev; empty: none)
+
+  int OutputDim() const { return raw_dim * (2 * context + 1); }
+  bool HasCmvn() const { return !shift.empty(); }
+};
+
+struct Model {
+  FeatureTransform transform;
+  std::unique_ptr<Network> network;
+  std::vector<double> label_counts;  // [output_dim] frames per label in training (may be empty)
+};
+
+void SaveModel(const std::string& path, const Model& model);
+// Reads a model onto `backend`; throws naming the file on a bad magic, version, size or CRC.
+Model LoadModel(const std::string& path, Backend& backend);
+
+}  // namespace mavg

@@ -1,0 +1,22 @@
+#pragma once
+// Optimizers update one affine layer at a time from its input activations X [N x in] and the
+// derivatives G [N x out] of the *summed* minibatch loss w.r.t. its outputs (Kaldi's convention:
+// gradients are summed over the frames of a minibatch, not averaged, so a learning rate means
+// what it means in Kaldi nnet1 recipes, e.g. 0.008 for minibatch 256, 0.32 for 1024 x 2048).
+// Optimizer state (momentum, preconditioners) belongs to one worker and is never averaged.
+
+#include "engine/nn/affine.h"
+
+namespace mavg {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // Applies one step with learning rate `lr` to `layer` (the affine layer number affine_index).
+  virtual void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
+                            ConstMatrixView out_grad, float lr) = 0;
+  // Forgets all state (momentum buffers, statistics).
+  virtual void Reset() = 0;
+};
+
+}  // namespace mavg

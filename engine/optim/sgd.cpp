@@ -1,0 +1,30 @@
+#include "engine/optim/sgd.h"
+
+namespace mavg {
+
+void SgdOptimizer::UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
+                                ConstMatrixView out_grad, float lr) {
+  const float frames = static_cast<float>(in.rows);
+  const float decay = 1.0f - lr * options_.l2 * frames;
+  const float lr_bias = lr * layer.BiasLearnRateCoef();
+  if (options_.momentum == 0.0f) {
+    backend_->Gemm(true, false, -lr, out_grad, in, decay, layer.Weights());
+    backend_->SumRows(-lr_bias, out_grad, 1.0f, layer.Bias());
+    return;
+  }
+  if (static_cast<int>(corr_w_.size()) <= affine_index) {
+    corr_w_.resize(affine_index + 1);
+    corr_b_.resize(affine_index + 1);
+  }
+  if (corr_w_[affine_index].Rows() == 0) {
+    corr_w_[affine_index] = Matrix(*backend_, layer.OutputDim(), layer.InputDim());
+    corr_b_[affine_index] = Matrix(*backend_, 1, layer.OutputDim());
+  }
+  MatrixView cw = corr_w_[affine_index];
+  MatrixView cb = corr_b_[affine_index];
+  layer.ParamGradient(*backend_, in, out_grad, 1.0f, options_.momentum, cw, cb);
+  backend_->Axpby(-lr, cw, decay, layer.Weights());
+  backend_->Axpby(-lr_bias, cb, 1.0f, layer.Bias());
+}
+
+}  // namespace mavg
