@@ -1,0 +1,66 @@
+#pragma once
+// The run configuration: typed structs with in-class defaults. YAML is read only at the edge
+// (config/schema.cpp), through one table of keys that also drives validation, `--set`,
+// `--dump-config`, the run identity and the README's config reference.
+
+#include <cstdint>
+#include <string>
+
+namespace mavg {
+
+struct DataConfig {
+  std::string train;                // Kaldi data dir used for training (required)
+  std::string dev;                  // held-out data dir for CV loss/accuracy (required)
+  std::string test;                 // data dir for the final test metric (optional)
+  int64_t context = 0;              // splice +-context frames (edge frames repeated)
+  std::string cmvn = "global";      // global | none
+  int64_t randomizer_size = 32768;  // frames in the shuffling buffer
+};
+
+struct ModelConfig {
+  int64_t hidden_layers = 6;  // the paper: 6 x 2048 sigmoid
+  int64_t hidden_dim = 2048;
+  std::string activation = "sigmoid";  // sigmoid | tanh | relu
+  std::string init = "random";         // random (Kaldi nnet1 make_nnet_proto.py)
+  int64_t num_outputs = 0;             // output units (0: 1 + largest training label)
+};
+
+struct OptimizerConfig {
+  std::string type = "sgd";  // sgd
+  int64_t minibatch = 256;   // frames per minibatch
+  double momentum = 0.0;
+  double l2 = 0.0;  // L2 penalty per frame on weights (Kaldi nnet1 --l2-penalty)
+};
+
+struct NewbobConfig {
+  double start_halving_impr = 0.01;  // start halving when relative CV-loss gain < this
+  double end_halving_impr = 0.001;   // stop when halving and relative gain < this
+  double halving_factor = 0.5;
+  int64_t min_epochs = 0;      // never stop before this many epochs
+  int64_t keep_lr_epochs = 0;  // keep lr (and accept every epoch) for this many epochs
+};
+
+struct ScheduleConfig {
+  std::string type = "exponential";  // exponential | newbob | constant
+  double lr = 0.008;                 // initial learning rate (per summed-gradient step)
+  double final_ratio = 0.01;         // exponential: last epoch's lr = lr * final_ratio
+  int64_t epochs = 15;               // exponential/constant: epochs; newbob: maximum epochs
+  NewbobConfig newbob;
+};
+
+struct DeviceOptions {
+  int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
+};
+
+struct RunConfig {
+  DataConfig data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  std::string device = "cpu";  // cpu | cuda
+  int64_t device_index = 0;
+  DeviceOptions device_options;
+  int64_t seed = 777;
+};
+
+}  // namespace mavg

@@ -1,0 +1,533 @@
+#include "engine/config/schema.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
+
+namespace mavg {
+namespace {
+
+// A key of the schema bound to its field in RunConfig.
+struct Binding {
+  KeySpec spec;
+  std::function<void*(RunConfig&)> field;  // points into the given config
+};
+
+struct KeyBuilder {
+  Binding b;
+  KeyBuilder(std::string path, ValueType type, std::function<void*(RunConfig&)> field,
+             std::string doc) {
+    b.spec.path = std::move(path);
+    b.spec.type = type;
+    b.spec.doc = std::move(doc);
+    b.field = std::move(field);
+  }
+  KeyBuilder& Choices(std::vector<std::string> c) {
+    b.spec.choices = std::move(c);
+    return *this;
+  }
+  KeyBuilder& Min(double v, bool exclusive = false) {
+    b.spec.min = v, b.spec.has_min = true, b.spec.min_exclusive = exclusive;
+    return *this;
+  }
+  KeyBuilder& Max(double v) {
+    b.spec.max = v, b.spec.has_max = true;
+    return *this;
+  }
+  KeyBuilder& NotIdentity() {
+    b.spec.identity = false;
+    return *this;
+  }
+  operator Binding() const { return b; }  // NOLINT(google-explicit-constructor)
+};
+
+#define MAVG_FIELD(member) [](RunConfig& c) -> void* { return &c.member; }
+
+const std::vector<Binding>& Bindings() {
+  using VT = ValueType;
+  static const std::vector<Binding> bindings = {
+      KeyBuilder("data.train", VT::kString, MAVG_FIELD(data.train),
+                 "training data dir (Kaldi style: feats.scp or feats.ark, ali.ark); required"),
+      KeyBuilder("data.dev", VT::kString, MAVG_FIELD(data.dev),
+                 "held-out data dir: CV loss and frame accuracy after every epoch; required"),
+      KeyBuilder("data.test", VT::kString, MAVG_FIELD(data.test),
+                 "data dir for the final test metric (empty: none)"),
+      KeyBuilder("data.context", VT::kInt, MAVG_FIELD(data.context),
+                 "splice +-context frames around each frame (edge frames repeated); "
+                 "5 gives the paper's 11 x 40 = 440 inputs")
+          .Min(0)
+          .Max(100),
+      KeyBuilder("data.cmvn", VT::kString, MAVG_FIELD(data.cmvn),
+                 "input normalisation: global mean/variance estimated on the training data, or "
+                 "none")
+          .Choices({"global", "none"}),
+      KeyBuilder("data.randomizer_size", VT::kInt, MAVG_FIELD(data.randomizer_size),
+                 "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
+                 "minibatch")
+          .Min(1),
+      KeyBuilder("model.hidden_layers", VT::kInt, MAVG_FIELD(model.hidden_layers),
+                 "number of hidden layers")
+          .Min(0)
+          .Max(64),
+      KeyBuilder("model.hidden_dim", VT::kInt, MAVG_FIELD(model.hidden_dim),
+                 "units per hidden layer")
+          .Min(1),
+      KeyBuilder("model.activation", VT::kString, MAVG_FIELD(model.activation),
+                 "hidden non-linearity")
+          .Choices({"sigmoid", "tanh", "relu"}),
+      KeyBuilder("model.init", VT::kString, MAVG_FIELD(model.init),
+                 "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
+                 "Gaussian weights, hidden biases U[-4,0])")
+          .Choices({"random"}),
+      KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
+                 "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
+                 "a label outside the output layer is an error")
+          .Min(0),
+      KeyBuilder("optimizer.type", VT::kString, MAVG_FIELD(optimizer.type),
+                 "sgd: plain SGD with momentum and L2 on the summed minibatch gradient")
+          .Choices({"sgd"}),
+      KeyBuilder("optimizer.minibatch", VT::kInt, MAVG_FIELD(optimizer.minibatch),
+                 "frames per minibatch (the last partial minibatch of an epoch is dropped)")
+          .Min(1),
+      KeyBuilder("optimizer.momentum", VT::kFloat, MAVG_FIELD(optimizer.momentum),
+                 "momentum (Kaldi nnet1 semantics; not averaged across workers)")
+          .Min(0)
+          .Max(0.999999),
+      KeyBuilder("optimizer.l2", VT::kFloat, MAVG_FIELD(optimizer.l2),
+                 "L2 penalty per frame on weights: W *= 1 - lr*l2*minibatch each step")
+          .Min(0),
+      KeyBuilder("schedule.type", VT::kString, MAVG_FIELD(schedule.type),
+                 "learning-rate schedule: exponential (lr * final_ratio^((k-1)/(E-1))), "
+                 "newbob (Kaldi nnet1 halving with epoch rejection), constant")
+          .Choices({"exponential", "newbob", "constant"}),
+      KeyBuilder("schedule.lr", VT::kFloat, MAVG_FIELD(schedule.lr),
+                 "initial learning rate, for the gradient summed over the minibatch")
+          .Min(0, true),
+      KeyBuilder("schedule.final_ratio", VT::kFloat, MAVG_FIELD(schedule.final_ratio),
+                 "exponential: lr of the last epoch divided by lr")
+          .Min(0, true)
+          .Max(1),
+      KeyBuilder("schedule.epochs", VT::kInt, MAVG_FIELD(schedule.epochs),
+                 "epochs (exponential, constant); maximum epochs (newbob)")
+          .Min(1)
+          .Max(10000),
+      KeyBuilder("schedule.newbob.start_halving_impr", VT::kFloat,
+                 MAVG_FIELD(schedule.newbob.start_halving_impr),
+                 "newbob: start halving when the relative CV cross-entropy gain is below this")
+          .Min(0),
+      KeyBuilder("schedule.newbob.end_halving_impr", VT::kFloat,
+                 MAVG_FIELD(schedule.newbob.end_halving_impr),
+                 "newbob: stop when halving and the relative gain is below this")
+          .Min(0),
+      KeyBuilder("schedule.newbob.halving_factor", VT::kFloat,
+                 MAVG_FIELD(schedule.newbob.halving_factor), "newbob: lr multiplier when halving")
+          .Min(0, true)
+          .Max(1),
+      KeyBuilder(
+          "schedule.newbob.min_epochs", VT::kInt, MAVG_FIELD(schedule.newbob.min_epochs),
+          "newbob: never stop before this many epochs (delays stopping only, as Kaldi nnet1)")
+          .Min(0),
+      KeyBuilder("schedule.newbob.keep_lr_epochs", VT::kInt,
+                 MAVG_FIELD(schedule.newbob.keep_lr_epochs),
+                 "newbob: keep the initial lr and accept every epoch for this many epochs")
+          .Min(0),
+      KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device")
+          .Choices({"cpu", "cuda"}),
+      KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index), "CUDA device ordinal")
+          .Min(0)
+          .NotIdentity(),
+      KeyBuilder("device_options.threads", VT::kInt, MAVG_FIELD(device_options.threads),
+                 "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
+          .Min(0)
+          .NotIdentity(),
+      KeyBuilder("seed", VT::kInt, MAVG_FIELD(seed),
+                 "random seed: initialisation, utterance order, frame shuffling")
+          .Min(0),
+  };
+  return bindings;
+}
+
+#undef MAVG_FIELD
+
+const Binding* FindBinding(const std::string& path) {
+  for (const Binding& b : Bindings()) {
+    if (b.spec.path == path) return &b;
+  }
+  return nullptr;
+}
+
+bool IsSection(const std::string& path) {
+  const std::string prefix = path + ".";
+  return std::any_of(Bindings().begin(), Bindings().end(),
+                     [&](const Binding& b) { return b.spec.path.rfind(prefix, 0) == 0; });
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string LastComponent(const std::string& path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+const char* TypeName(ValueType t) {
+  switch (t) {
+    case ValueType::kInt:
+      return "integer";
+    case ValueType::kFloat:
+      return "number";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kBool:
+      return "boolean";
+  }
+  return "?";
+}
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// Converts `value` for `binding` and stores it; returns an error message or "".
+std::string Assign(RunConfig& config, const Binding& binding, const std::string& raw) {
+  const KeySpec& spec = binding.spec;
+  void* field = binding.field(config);
+  const std::string value = spec.type == ValueType::kString ? raw : Trim(raw);
+  auto bad = [&]() {
+    return fmt::format("key '{}' expects {} {}, got '{}'", spec.path,
+                       spec.type == ValueType::kInt ? "an" : "a", TypeName(spec.type), value);
+  };
+  switch (spec.type) {
+    case ValueType::kInt: {
+      int64_t v = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) return bad();
+      *static_cast<int64_t*>(field) = v;
+      return "";
+    }
+    case ValueType::kFloat: {
+      double v = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty() ||
+          !std::isfinite(v)) {
+        return bad();
+      }
+      *static_cast<double*>(field) = v;
+      return "";
+    }
+    case ValueType::kBool: {
+      if (value == "true" || value == "yes" || value == "on") {
+        *static_cast<bool*>(field) = true;
+      } else if (value == "false" || value == "no" || value == "off") {
+        *static_cast<bool*>(field) = false;
+      } else {
+        return bad();
+      }
+      return "";
+    }
+    case ValueType::kString:
+      *static_cast<std::string*>(field) = value;
+      return "";
+  }
+  return "";
+}
+
+std::string UnknownKeyMessage(const std::string& path) {
+  return fmt::format("unknown key '{}' (did you mean '{}'?)", path, NearestKey(path));
+}
+
+void Walk(const YAML::Node& node, const std::string& prefix, RunConfig& config,
+          std::vector<std::string>& problems) {
+  for (const auto& item : node) {
+    std::string key;
+    try {
+      key = item.first.as<std::string>();
+    } catch (const YAML::Exception&) {
+      problems.push_back(
+          fmt::format("line {}: keys must be plain names", item.first.Mark().line + 1));
+      continue;
+    }
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    const YAML::Node& value = item.second;
+    const int line = value.Mark().line + 1;
+    if (const Binding* b = FindBinding(path)) {
+      if (value.IsNull()) {
+        if (b->spec.type == ValueType::kString) {
+          Assign(config, *b, "");
+        } else {
+          problems.push_back(fmt::format("line {}: key '{}' has no value", line, path));
+        }
+      } else if (!value.IsScalar()) {
+        problems.push_back(fmt::format("line {}: key '{}' expects {} {}, got a {}", line, path,
+                                       b->spec.type == ValueType::kInt ? "an" : "a",
+                                       TypeName(b->spec.type), value.IsMap() ? "mapping" : "list"));
+      } else if (std::string err = Assign(config, *b, value.Scalar()); !err.empty()) {
+        problems.push_back(fmt::format("line {}: {}", line, err));
+      }
+    } else if (IsSection(path)) {
+      if (value.IsMap()) {
+        Walk(value, path, config, problems);
+      } else if (!value.IsNull()) {
+        problems.push_back(
+            fmt::format("line {}: '{}' is a section and takes keys, not a value", line, path));
+      }
+    } else {
+      problems.push_back(fmt::format("line {}: {}", line, UnknownKeyMessage(path)));
+    }
+  }
+}
+
+void ThrowProblems(const std::string& source, const std::vector<std::string>& problems) {
+  if (problems.empty()) return;
+  if (problems.size() == 1) throw Error(fmt::format("{}: {}", source, problems[0]));
+  std::string joined;
+  for (size_t i = 0; i < problems.size(); ++i) joined += (i ? "; " : "") + problems[i];
+  throw Error(fmt::format("{}: {} problems: {}", source, problems.size(), joined));
+}
+
+nlohmann::json FieldJson(RunConfig& config, const Binding& b) {
+  void* f = b.field(config);
+  switch (b.spec.type) {
+    case ValueType::kInt:
+      return *static_cast<int64_t*>(f);
+    case ValueType::kFloat:
+      return *static_cast<double*>(f);
+    case ValueType::kBool:
+      return *static_cast<bool*>(f);
+    case ValueType::kString:
+      return *static_cast<std::string*>(f);
+  }
+  return nullptr;
+}
+
+std::string FieldText(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
+nlohmann::json::json_pointer Pointer(const std::string& path) {
+  std::string p = "/" + path;
+  std::replace(p.begin(), p.end(), '.', '/');
+  return nlohmann::json::json_pointer(p);
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& ConfigKeys() {
+  static const std::vector<KeySpec> keys = [] {
+    std::vector<KeySpec> out;
+    for (const Binding& b : Bindings()) out.push_back(b.spec);
+    return out;
+  }();
+  return keys;
+}
+
+const KeySpec* FindKey(const std::string& path) {
+  const Binding* b = FindBinding(path);
+  return b ? &b->spec : nullptr;
+}
+
+std::string NearestKey(const std::string& path) {
+  // Candidates: every key and every section ("schedule", "schedule.newbob").
+  std::vector<std::string> candidates;
+  for (const Binding& b : Bindings()) {
+    candidates.push_back(b.spec.path);
+    for (size_t dot = b.spec.path.find('.'); dot != std::string::npos;
+         dot = b.spec.path.find('.', dot + 1)) {
+      candidates.push_back(b.spec.path.substr(0, dot));
+    }
+  }
+  std::string best;
+  size_t best_score = std::numeric_limits<size_t>::max();
+  for (const std::string& c : candidates) {
+    size_t score = EditDistance(path, c);
+    // "lr" alone should find "schedule.lr": compare last components too.
+    score = std::min(score, EditDistance(LastComponent(path), LastComponent(c)) + 1);
+    if (score < best_score) {
+      best_score = score;
+      best = c;
+    }
+  }
+  return best;
+}
+
+RunConfig ParseConfigYaml(const std::string& text, const std::string& source,
+                          const RunConfig& base) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw Error(fmt::format("{}:{}:{}: invalid YAML: {}", source, e.mark.line + 1,
+                            e.mark.column + 1, e.msg));
+  }
+  RunConfig config = base;
+  if (root.IsNull()) return config;  // an empty file: all defaults
+  MAVG_CHECK(root.IsMap(), "{}: expected a mapping of config keys at the top level", source);
+  std::vector<std::string> problems;
+  Walk(root, "", config, problems);
+  ThrowProblems(source, problems);
+  return config;
+}
+
+RunConfig LoadConfigFile(const std::string& path) {
+  MAVG_CHECK(PathExists(path), "{}: config file not found", path);
+  MAVG_CHECK(!IsDirectory(path), "{}: is a directory, expected a YAML config file", path);
+  return ParseConfigYaml(ReadFile(path), path);
+}
+
+void SetKey(RunConfig& config, const std::string& path, const std::string& value) {
+  const Binding* b = FindBinding(path);
+  if (b == nullptr) {
+    if (IsSection(path)) throw Error(fmt::format("'{}' is a section, not a key", path));
+    throw Error(UnknownKeyMessage(path));
+  }
+  if (std::string err = Assign(config, *b, value); !err.empty()) throw Error(err);
+}
+
+void ApplyOverride(RunConfig& config, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  MAVG_CHECK(eq != std::string::npos && eq > 0, "--set '{}': expected key=value", assignment);
+  const std::string key = Trim(assignment.substr(0, eq));
+  std::string value = assignment.substr(eq + 1);
+  // Accept YAML-quoted strings: --set data.train="'a b'".
+  try {
+    YAML::Node node = YAML::Load(value);
+    if (node.IsScalar()) value = node.Scalar();
+  } catch (const YAML::Exception&) {
+  }
+  try {
+    SetKey(config, key, value);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--set {}: {}", assignment, e.what()));
+  }
+}
+
+void Validate(const RunConfig& config_in, const std::string& source) {
+  RunConfig config = config_in;  // fields are reached through non-const accessors
+  std::vector<std::string> problems;
+  for (const Binding& b : Bindings()) {
+    const KeySpec& s = b.spec;
+    const nlohmann::json v = FieldJson(config, b);
+    if (!s.choices.empty()) {
+      const std::string text = v.get<std::string>();
+      if (std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
+        std::string list;
+        for (size_t i = 0; i < s.choices.size(); ++i) list += (i ? ", " : "") + s.choices[i];
+        problems.push_back(fmt::format("{}: '{}' is not one of: {}", s.path, text, list));
+      }
+    }
+    if (v.is_number()) {
+      const double x = v.get<double>();
+      if (s.has_min && (x < s.min || (s.min_exclusive && x == s.min))) {
+        problems.push_back(fmt::format("{}: {} is out of range (must be {} {})", s.path,
+                                       FieldText(v), s.min_exclusive ? ">" : ">=", s.min));
+      } else if (s.has_max && x > s.max) {
+        problems.push_back(
+            fmt::format("{}: {} is out of range (must be <= {})", s.path, FieldText(v), s.max));
+      }
+    }
+  }
+  if (config.data.train.empty()) problems.push_back("data.train: required (a data dir)");
+  if (config.data.dev.empty()) problems.push_back("data.dev: required (a data dir)");
+  if (config.data.randomizer_size < config.optimizer.minibatch) {
+    problems.push_back(
+        fmt::format("data.randomizer_size: {} is smaller than optimizer.minibatch {}",
+                    config.data.randomizer_size, config.optimizer.minibatch));
+  }
+  if (config.schedule.type == "newbob" &&
+      config.schedule.newbob.min_epochs > config.schedule.epochs) {
+    problems.push_back(fmt::format("schedule.newbob.min_epochs: {} exceeds schedule.epochs {}",
+                                   config.schedule.newbob.min_epochs, config.schedule.epochs));
+  }
+  ThrowProblems(source, problems);
+}
+
+nlohmann::json ToJson(const RunConfig& config_in) {
+  RunConfig config = config_in;
+  nlohmann::json out = nlohmann::json::object();
+  for (const Binding& b : Bindings()) out[Pointer(b.spec.path)] = FieldJson(config, b);
+  return out;
+}
+
+std::string CanonicalJson(const RunConfig& config_in) {
+  RunConfig config = config_in;
+  nlohmann::json out = nlohmann::json::object();
+  for (const Binding& b : Bindings()) {
+    if (b.spec.identity) out[Pointer(b.spec.path)] = FieldJson(config, b);
+  }
+  return out.dump();  // nlohmann::json objects keep keys sorted
+}
+
+std::string RunId(const RunConfig& config) {
+  return Sha256Hex(CanonicalJson(config)).substr(0, 16);
+}
+
+std::string ToYaml(const RunConfig& config_in) {
+  RunConfig config = config_in;
+  // Nested in the schema's order (ordered_json keeps insertion order), then emitted as YAML.
+  nlohmann::ordered_json tree = nlohmann::ordered_json::object();
+  for (const Binding& b : Bindings()) {
+    std::string p = "/" + b.spec.path;
+    std::replace(p.begin(), p.end(), '.', '/');
+    tree[nlohmann::ordered_json::json_pointer(p)] = FieldText(FieldJson(config, b));
+  }
+  YAML::Emitter emitter;
+  std::function<void(const nlohmann::ordered_json&)> emit = [&](const nlohmann::ordered_json& n) {
+    if (!n.is_object()) {
+      emitter << n.get<std::string>();
+      return;
+    }
+    emitter << YAML::BeginMap;
+    for (const auto& [key, value] : n.items()) {
+      emitter << YAML::Key << key << YAML::Value;
+      emit(value);
+    }
+    emitter << YAML::EndMap;
+  };
+  emit(tree);
+  return std::string(emitter.c_str()) + "\n";
+}
+
+std::string ConfigReferenceMarkdown() {
+  RunConfig defaults;
+  std::string out = "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const Binding& b : Bindings()) {
+    const KeySpec& s = b.spec;
+    std::string type = TypeName(s.type);
+    if (!s.choices.empty()) {
+      type.clear();
+      for (size_t i = 0; i < s.choices.size(); ++i) type += (i ? " \\| " : "") + s.choices[i];
+    } else if (s.has_min || s.has_max) {
+      if (s.has_min) type += fmt::format(", {} {}", s.min_exclusive ? ">" : ">=", s.min);
+      if (s.has_max) type += fmt::format(", <= {}", s.max);
+    }
+    std::string def = FieldText(FieldJson(defaults, b));
+    if (def.empty()) def = "(empty)";
+    out += fmt::format("| `{}` | {} | `{}` | {} |\n", s.path, type, def, s.doc);
+  }
+  return out;
+}
+
+}  // namespace mavg

@@ -1,0 +1,62 @@
+#pragma once
+// The config schema: one entry per dotted key ("schedule.lr"), with its type, default, allowed
+// values and meaning. Loading, `--set`, validation, `--dump-config`, the canonical JSON behind a
+// run id and the README's reference table all come from this one table.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace mavg {
+
+enum class ValueType { kInt, kFloat, kString, kBool };
+
+struct KeySpec {
+  std::string path;  // dotted key, e.g. "schedule.lr"
+  ValueType type = ValueType::kString;
+  std::vector<std::string> choices;  // allowed values for enum-like strings (empty: any)
+  double min = 0.0;                  // numeric range (when has_min / has_max)
+  double max = 0.0;
+  bool has_min = false;
+  bool has_max = false;
+  bool min_exclusive = false;
+  bool identity = true;  // part of the run identity (false: execution-only knobs)
+  std::string doc;       // one-line meaning for the reference
+};
+
+const std::vector<KeySpec>& ConfigKeys();
+// The spec of a key, or nullptr.
+const KeySpec* FindKey(const std::string& path);
+// The valid key closest to `path` (edit distance), for "did you mean" messages.
+std::string NearestKey(const std::string& path);
+
+// Reads a YAML file over the defaults. Throws one line naming the file and every problem
+// (garbled YAML with its line, unknown keys with the nearest valid one, wrong types).
+RunConfig LoadConfigFile(const std::string& path);
+// Parses YAML text (source names it in messages) over `base`.
+RunConfig ParseConfigYaml(const std::string& text, const std::string& source,
+                          const RunConfig& base = {});
+// Applies "key=value" (value parsed as a YAML scalar). Throws naming the key.
+void ApplyOverride(RunConfig& config, const std::string& assignment);
+// Sets one key from a string value; throws naming the key on an unknown key or bad value.
+void SetKey(RunConfig& config, const std::string& path, const std::string& value);
+
+// Checks ranges, allowed values and cross-key rules; throws one line listing every problem,
+// prefixed by `source` (e.g. the config file).
+void Validate(const RunConfig& config, const std::string& source);
+
+// The resolved config as nested JSON (every key) / YAML text.
+nlohmann::json ToJson(const RunConfig& config);
+std::string ToYaml(const RunConfig& config);
+// Canonical JSON of the keys that define the experiment (identity keys only), sorted keys.
+std::string CanonicalJson(const RunConfig& config);
+// First 16 hex digits of SHA-256 over CanonicalJson.
+std::string RunId(const RunConfig& config);
+
+// Markdown table of every key: key | type | default | meaning.
+std::string ConfigReferenceMarkdown();
+
+}  // namespace mavg

@@ -1,0 +1,165 @@
+// Config loading, overrides, validation messages, canonical JSON and run ids.
+#include <gtest/gtest.h>
+
+#include "engine/config/schema.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "tests/testing/test_util.h"
+
+namespace mavg {
+namespace {
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_ERROR_HAS(stmt, ...)                                                   \
+  do {                                                                                \
+    const std::string msg_ = ErrorOf([&] { stmt; });                                  \
+    ASSERT_FALSE(msg_.empty()) << "no error from " #stmt;                             \
+    for (const char* needle : {__VA_ARGS__}) {                                        \
+      EXPECT_NE(msg_.find(needle), std::string::npos) << msg_ << " lacks " << needle; \
+    }                                                                                 \
+    EXPECT_EQ(msg_.find('\n'), std::string::npos) << "not one line: " << msg_;        \
+  } while (0)
+
+constexpr char kGood[] = R"(
+data: {train: d/train, dev: d/dev, context: 5}
+model:
+  hidden_layers: 3
+  hidden_dim: 256
+  activation: tanh
+optimizer: {minibatch: 128, momentum: 0.5}
+schedule:
+  type: newbob
+  lr: 0.1
+  newbob: {halving_factor: 0.7}
+seed: 12
+)";
+
+TEST(Config, ParsesNestedKeysOverDefaults) {
+  RunConfig c = ParseConfigYaml(kGood, "good.yaml");
+  EXPECT_EQ(c.data.train, "d/train");
+  EXPECT_EQ(c.data.context, 5);
+  EXPECT_EQ(c.model.hidden_layers, 3);
+  EXPECT_EQ(c.model.activation, "tanh");
+  EXPECT_EQ(c.optimizer.minibatch, 128);
+  EXPECT_DOUBLE_EQ(c.optimizer.momentum, 0.5);
+  EXPECT_EQ(c.schedule.type, "newbob");
+  EXPECT_DOUBLE_EQ(c.schedule.newbob.halving_factor, 0.7);
+  EXPECT_DOUBLE_EQ(c.schedule.newbob.start_halving_impr, 0.01);  // default kept
+  EXPECT_EQ(c.data.randomizer_size, 32768);
+  EXPECT_EQ(c.seed, 12);
+  EXPECT_NO_THROW(Validate(c, "good.yaml"));
+}
+
+TEST(Config, EmptyFileIsAllDefaults) {
+  RunConfig c = ParseConfigYaml("", "empty.yaml");
+  EXPECT_EQ(c.optimizer.minibatch, RunConfig{}.optimizer.minibatch);
+}
+
+TEST(Config, GarbledYamlNamesFileAndLine) {
+  EXPECT_ERROR_HAS(ParseConfigYaml("data:\n  train: [a, b\nseed: 1\n", "bad.yaml"),
+                   "bad.yaml:", "invalid YAML");
+}
+
+TEST(Config, UnknownKeyNamesNearestValidKey) {
+  EXPECT_ERROR_HAS(ParseConfigYaml("schedule:\n  lrr: 0.1\n", "c.yaml"), "c.yaml",
+                   "unknown key 'schedule.lrr'", "did you mean 'schedule.lr'");
+  EXPECT_ERROR_HAS(ParseConfigYaml("optimiser: {minibatch: 4}\n", "c.yaml"),
+                   "did you mean 'optimizer'");
+  EXPECT_ERROR_HAS(ParseConfigYaml("lr: 0.1\n", "c.yaml"), "did you mean 'schedule.lr'");
+}
+
+TEST(Config, WrongTypesAreReported) {
+  EXPECT_ERROR_HAS(ParseConfigYaml("optimizer: {minibatch: many}\n", "c.yaml"),
+                   "optimizer.minibatch", "integer", "many");
+  EXPECT_ERROR_HAS(ParseConfigYaml("schedule: {lr: [1, 2]}\n", "c.yaml"), "schedule.lr", "list");
+  EXPECT_ERROR_HAS(ParseConfigYaml("schedule: 3\n", "c.yaml"), "'schedule' is a section");
+  EXPECT_ERROR_HAS(ParseConfigYaml("optimizer: {minibatch: 2.5}\n", "c.yaml"), "integer");
+  EXPECT_ERROR_HAS(ParseConfigYaml("schedule: {lr: .nan}\n", "c.yaml"), "schedule.lr");
+}
+
+TEST(Config, EveryProblemIsReportedAtOnce) {
+  const std::string msg =
+      ErrorOf([] { ParseConfigYaml("seed: x\nfoo: 1\nmodel: {hidden_dim: y}\n", "c.yaml"); });
+  EXPECT_NE(msg.find("3 problems"), std::string::npos) << msg;
+}
+
+TEST(Config, OutOfRangeValues) {
+  RunConfig c = ParseConfigYaml(kGood, "c.yaml");
+  c.optimizer.minibatch = 0;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "c.yaml", "optimizer.minibatch", "out of range");
+  c = ParseConfigYaml(kGood, "c.yaml");
+  c.schedule.lr = -0.1;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "schedule.lr", "> 0");
+  c = ParseConfigYaml(kGood, "c.yaml");
+  c.data.context = -1;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "data.context");
+  c = ParseConfigYaml(kGood, "c.yaml");
+  c.model.activation = "swish";
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "model.activation", "'swish' is not one of",
+                   "sigmoid, tanh, relu");
+  c = ParseConfigYaml(kGood, "c.yaml");
+  c.data.train.clear();
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "data.train: required");
+  c = ParseConfigYaml(kGood, "c.yaml");
+  c.data.randomizer_size = 16;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "randomizer_size");
+}
+
+TEST(Config, OverridesUseTheSameKeys) {
+  RunConfig c = ParseConfigYaml(kGood, "c.yaml");
+  ApplyOverride(c, "schedule.lr=0.25");
+  ApplyOverride(c, "model.activation=relu");
+  ApplyOverride(c, "data.train='a b/train'");
+  EXPECT_DOUBLE_EQ(c.schedule.lr, 0.25);
+  EXPECT_EQ(c.model.activation, "relu");
+  EXPECT_EQ(c.data.train, "a b/train");
+  EXPECT_ERROR_HAS(ApplyOverride(c, "schedule.lrate=1"), "--set", "did you mean 'schedule.lr'");
+  EXPECT_ERROR_HAS(ApplyOverride(c, "seed"), "key=value");
+  EXPECT_ERROR_HAS(ApplyOverride(c, "seed=abc"), "seed", "integer");
+}
+
+TEST(Config, YamlDumpRoundTrips) {
+  RunConfig c = ParseConfigYaml(kGood, "c.yaml");
+  c.schedule.lr = 0.1 + 1e-12;  // needs every digit
+  const std::string yaml = ToYaml(c);
+  RunConfig back = ParseConfigYaml(yaml, "dump.yaml");
+  EXPECT_EQ(CanonicalJson(back), CanonicalJson(c));
+  EXPECT_EQ(ToJson(back), ToJson(c));
+}
+
+TEST(Config, RunIdIgnoresExecutionKnobsOnly) {
+  RunConfig a = ParseConfigYaml(kGood, "c.yaml");
+  RunConfig b = a;
+  b.device_options.threads = 7;
+  EXPECT_EQ(RunId(a), RunId(b));
+  b.schedule.lr *= 2;
+  EXPECT_NE(RunId(a), RunId(b));
+  EXPECT_EQ(RunId(a).size(), 16u);
+  EXPECT_EQ(CanonicalJson(a).find("threads"), std::string::npos);
+}
+
+TEST(Config, ReferenceListsEveryKeyWithDefault) {
+  const std::string ref = ConfigReferenceMarkdown();
+  for (const KeySpec& k : ConfigKeys()) {
+    EXPECT_NE(ref.find("`" + k.path + "`"), std::string::npos) << k.path;
+    EXPECT_FALSE(k.doc.empty()) << k.path;
+  }
+  EXPECT_NE(ref.find("| `optimizer.minibatch` | integer, >= 1 | `256` |"), std::string::npos);
+}
+
+TEST(Config, MissingOrDirectoryConfigFile) {
+  testing::TempDir tmp;
+  EXPECT_ERROR_HAS(LoadConfigFile(tmp.File("none.yaml")), "none.yaml", "not found");
+  EXPECT_ERROR_HAS(LoadConfigFile(tmp.Path()), "is a directory");
+}
+
+}  // namespace
+}  // namespace mavg
