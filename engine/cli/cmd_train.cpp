@@ -1,0 +1,59 @@
+// mavg train CONFIG [--set key=value]... [--out DIR] [--dump-config] [--force]
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "engine/cli/commands.h"
+#include "engine/config/schema.h"
+#include "engine/core/progress.h"
+#include "engine/train/trainer.h"
+
+namespace mavg::cli {
+
+void AddTrainCommand(CLI::App& app) {
+  struct Args {
+    std::string config;
+    std::vector<std::string> sets;
+    std::string out;
+    bool dump = false;
+    bool force = false;
+    bool no_progress = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("train", "Train one model from a run config (YAML)");
+  cmd->add_option("config", args->config, "Run config (YAML; see the README's reference)")
+      ->required();
+  cmd->add_option("--set", args->sets, "Override a key: --set schedule.lr=0.1 (repeatable)");
+  cmd->add_option("--out", args->out, "Run directory (default: results/runs/adhoc/<run-id>)");
+  cmd->add_flag("--dump-config", args->dump, "Print the resolved config (YAML) and exit");
+  cmd->add_flag("--force", args->force, "Overwrite a run directory that holds a completed run");
+  cmd->add_flag("--no-progress", args->no_progress, "Never draw the progress line");
+  cmd->callback([args] {
+    RunConfig config = LoadConfigFile(args->config);
+    for (const std::string& s : args->sets) ApplyOverride(config, s);
+    if (args->dump) {
+      std::cout << ToYaml(config);
+      return;
+    }
+    Validate(config, args->config);
+    TrainOptions options;
+    options.run_dir = args->out.empty() ? "results/runs/adhoc/" + RunId(config) : args->out;
+    options.force = args->force;
+    options.progress = !args->no_progress && Progress::StderrIsTerminal();
+    const nlohmann::json result = Train(config, options);
+    const std::string status = result.value("status", "?");
+    std::string line = fmt::format("{}: {}", options.run_dir, status);
+    if (result.contains("test_acc")) {
+      line += fmt::format(", test accuracy {:.2f}%", 100.0 * result["test_acc"].get<double>());
+    }
+    if (result.contains("cv_acc")) {
+      line += fmt::format(", CV accuracy {:.2f}%", 100.0 * result["cv_acc"].get<double>());
+    }
+    line += fmt::format(", {} epochs in {:.1f}s", result.value("epochs", 0),
+                        result.value("wall_s", 0.0));
+    std::cout << line << std::endl;
+    if (status == "diverged") ExitCode() = 3;
+  });
+}
+
+}  // namespace mavg::cli

@@ -1,0 +1,18 @@
+#pragma once
+// `mavg` subcommands: each file adds one subcommand to the CLI11 app. A subcommand's callback
+// runs the work and may throw mavg::Error; main() prints it as one line and exits non-zero.
+
+#include <CLI/CLI.hpp>
+
+namespace mavg::cli {
+
+// Exit code a subcommand wants main() to return (0 unless set).
+int& ExitCode();
+
+void AddTrainCommand(CLI::App& app);
+void AddDataCommand(CLI::App& app);
+void AddExportCommand(CLI::App& app);
+void AddBenchCommand(CLI::App& app);
+void AddConfigCommand(CLI::App& app);
+
+}  // namespace mavg::cli

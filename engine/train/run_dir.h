@@ -1,0 +1,43 @@
+#pragma once
+// The run directory contract (DESIGN.md §4.2), written by `mavg train`, read by the store:
+//   config.yaml   resolved config        state.json   status, attempt, pid, host, heartbeat
+//   metrics.jsonl one JSON line per epoch result.json  final summary
+//   model.bin     final model            log.txt      the run's log
+// Every JSON file is replaced atomically; metrics.jsonl is appended line by line.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace mavg {
+
+class RunDir {
+ public:
+  // Creates `path` if needed. A directory that holds a completed run is refused unless `force`;
+  // one whose state says running under a live process on this host is always refused. When a
+  // previous attempt exists its metrics, result and model are removed and the attempt number
+  // goes up.
+  static RunDir Prepare(const std::string& path, bool force);
+
+  const std::string& Path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  int Attempt() const { return attempt_; }
+
+  // Writes state.json: {status, attempt, pid, host, heartbeat, started, ...extra}.
+  void WriteState(const std::string& status,
+                  const nlohmann::json& extra = nlohmann::json::object());
+  void AppendMetrics(const nlohmann::json& epoch);
+  void WriteJson(const std::string& name, const nlohmann::json& value) const;
+
+ private:
+  RunDir(std::string path, int attempt, std::string started)
+      : path_(std::move(path)), attempt_(attempt), started_(std::move(started)) {}
+  std::string path_;
+  int attempt_;
+  std::string started_;  // ISO-8601 UTC start of this attempt
+};
+
+// Current time as ISO-8601 UTC, e.g. 2026-11-30T12:34:56Z.
+std::string UtcNow();
+std::string HostName();
+
+}  // namespace mavg
