@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Every kind of bad input gives one clear error line naming the file, key or utterance, and a
+# non-zero exit; nothing is left half-written.
+source "$(dirname "$0")/lib.bash"
+make_small_fmnist data 300 100
+
+good() {  # good EXTRA_YAML > file: a valid small config plus extra lines
+  cat <<YAML
+data: {train: data/train, dev: data/dev, context: 0}
+model: {hidden_layers: 1, hidden_dim: 16}
+optimizer: {minibatch: 32}
+schedule: {type: constant, lr: 0.01, epochs: 1}
+device_options: {threads: 1}
+$1
+YAML
+}
+
+# ---- config ----
+expect_error "missing.yaml: config file not found" "$MAVG" train missing.yaml
+printf 'data:\n  train: [a, b\n' > garbled.yaml
+expect_error "garbled.yaml:" "$MAVG" train garbled.yaml
+good "seed: 1" > unknown.yaml && sed -i 's/minibatch/minibach/' unknown.yaml
+expect_error "did you mean 'optimizer.minibatch'" "$MAVG" train unknown.yaml
+good "seed: many" > type.yaml
+expect_error "key 'seed' expects an integer" "$MAVG" train type.yaml
+good "" > ok.yaml
+expect_error "optimizer.minibatch: 0 is out of range" "$MAVG" train ok.yaml --set optimizer.minibatch=0
+expect_error "schedule.lr: -0.1 is out of range" "$MAVG" train ok.yaml --set schedule.lr=-0.1
+expect_error "data.context: -1 is out of range" "$MAVG" train ok.yaml --set data.context=-1
+expect_error "did you mean 'schedule.lr'" "$MAVG" train ok.yaml --set schedule.lrate=1
+
+# ---- data ----
+expect_error "nowhere/train" "$MAVG" train ok.yaml --set data.train=nowhere/train --out r1 --no-progress
+grep -qs '"status": "failed"' r1/state.json || fail "failed run not marked failed"
+
+# A label outside the output layer (10 classes, 5 outputs).
+expect_error "outside the output layer" "$MAVG" train ok.yaml --set model.num_outputs=5 --out r2 --no-progress
+
+# Corrupt copies of the training dir.
+corrupt() {  # corrupt NAME: copy data/train to NAME with self-contained scp
+  rm -rf "$1"; cp -r data/train "$1"
+  sed -i "s#[^ ]*/feats.ark:#$PWD/$1/feats.ark:#" "$1/feats.scp"
+}
+corrupt trunc
+truncate -s 1000 trunc/feats.ark
+expect_error "trunc/feats.ark" "$MAVG" train ok.yaml --set data.train=trunc --out r3 --no-progress
+
+corrupt header
+python3 - <<'PY'
+data = bytearray(open("header/feats.ark", "rb").read())
+i = data.index(b"BFM ")
+data[i:i+4] = b"BXM "
+open("header/feats.ark", "wb").write(bytes(data))
+PY
+expect_error "header/feats.ark" "$MAVG" train ok.yaml --set data.train=header --out r4 --no-progress
+
+# NaN in a feature, and a feature/alignment length mismatch, written as binary Kaldi archives.
+mkdir -p nan mismatch
+python3 - <<'PY'
+import struct
+def mat(key, rows):
+    out = key.encode() + b" \0BFM " + b"\4" + struct.pack("<i", len(rows)) + b"\4" + struct.pack("<i", len(rows[0]))
+    for r in rows: out += struct.pack("<%df" % len(r), *r)
+    return out
+def ali(key, ids):
+    out = key.encode() + b" \0B" + b"\4" + struct.pack("<i", len(ids))
+    for i in ids: out += b"\4" + struct.pack("<i", i)
+    return out
+open("nan/feats.ark", "wb").write(mat("u1", [[0.0, 1.0]]) + mat("u2", [[0.5, float("nan")]]))
+open("nan/ali.ark", "wb").write(ali("u1", [0]) + ali("u2", [1]))
+open("mismatch/feats.ark", "wb").write(mat("u1", [[0.0, 1.0], [1.0, 2.0], [3.0, 4.0]]))
+open("mismatch/ali.ark", "wb").write(ali("u1", [0, 1]))
+PY
+expect_error "u2" "$MAVG" train ok.yaml --set data.train=nan --out r5 --no-progress
+expect_error "u1" "$MAVG" train ok.yaml --set data.train=mismatch --out r6 --no-progress
+
+# A bad compressed-matrix header (CM with an absurd row count).
+mkdir -p cm
+python3 - <<'PY'
+import struct
+hdr = struct.pack("<ffii", 0.0, 1.0, -5, 2)
+open("cm/feats.ark", "wb").write(b"u1 \0BCM " + hdr)
+open("cm/ali.ark", "wb").write(b"u1 \0B\4" + struct.pack("<i", 1) + b"\4" + struct.pack("<i", 0))
+PY
+expect_error "cm/feats.ark" "$MAVG" train ok.yaml --set data.train=cm --out r7 --no-progress
+
+# ---- run directory ----
+"$MAVG" -q train ok.yaml --out done --no-progress >/dev/null
+expect_error "already holds a completed run" "$MAVG" train ok.yaml --out done --no-progress
+"$MAVG" -q train ok.yaml --out done --no-progress --force >/dev/null
+[ "$(json_get done/state.json attempt)" = 2 ] || fail "forced rerun should be attempt 2"
+
+# ---- model files ----
+head -c 100 done/model.bin > short.bin
+expect_error "short.bin" "$MAVG" export kaldi-nnet1 short.bin
+echo PASS

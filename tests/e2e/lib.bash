@@ -1,0 +1,36 @@
+# Shared helpers for the end-to-end tests (sourced, not run). ctest sets MAVG (the binary),
+# MAVG_SOURCE_DIR and MAVG_TEST_TMP.
+set -euo pipefail
+: "${MAVG:?run through ctest}" "${MAVG_SOURCE_DIR:?}" "${MAVG_TEST_TMP:?}"
+WORK="$MAVG_TEST_TMP/$(basename "$0" .sh)"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_error "needle" cmd...: the command must exit non-zero and print one error line that
+# contains the needle.
+expect_error() {
+  local needle="$1"; shift
+  local out rc=0
+  out=$("$@" 2>&1 >/dev/null) || rc=$?
+  [ "$rc" -ne 0 ] || fail "expected failure: $*"
+  local last
+  last=$(printf '%s\n' "$out" | grep '^mavg: error:' || true)
+  [ -n "$last" ] || fail "no 'mavg: error:' line from: $* -- got: $out"
+  [ "$(printf '%s\n' "$last" | wc -l)" -eq 1 ] || fail "more than one error line: $last"
+  case "$last" in
+    *"$needle"*) echo "ok: $needle" ;;
+    *) fail "error '$last' lacks '$needle'" ;;
+  esac
+}
+
+json_get() {  # json_get FILE KEY -> value
+  python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v[sys.argv[2]])' "$1" "$2"
+}
+
+# A small Fashion-MNIST copy (needs Debian's dataset-fashion-mnist; scripts/setup.sh installs it).
+make_small_fmnist() {  # make_small_fmnist DIR TRAIN_LIMIT TEST_LIMIT
+  "$MAVG" -q data fmnist --out "$1" --train-limit "$2" --test-limit "$3" --force >/dev/null
+}

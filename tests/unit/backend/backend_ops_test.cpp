@@ -1,0 +1,264 @@
+// Every Backend op against a plain reference computed here on the host, on every backend.
+#include <algorithm>
+#include <cmath>
+
+#include "tests/testing/test_util.h"
+
+namespace mavg {
+namespace {
+
+using testing::HostMat;
+using testing::NormalizedError;
+using testing::RandomHost;
+using testing::ToDevice;
+using testing::ToHost;
+
+class BackendOps : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { backend_ = testing::MakeBackend(GetParam()); }
+  Backend& B() { return *backend_; }
+  std::unique_ptr<Backend> backend_;
+};
+
+HostMat RefGemm(bool ta, bool tb, float alpha, const HostMat& a, const HostMat& b, float beta,
+                const HostMat& c) {
+  const int64_t m = ta ? a.cols : a.rows, k = ta ? a.rows : a.cols;
+  const int64_t n = tb ? b.rows : b.cols;
+  HostMat out(m, n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int64_t p = 0; p < k; ++p) s += (ta ? a(p, i) : a(i, p)) * (tb ? b(j, p) : b(p, j));
+      out(i, j) = static_cast<float>(alpha * s + (beta != 0.0f ? beta * c(i, j) : 0.0));
+    }
+  }
+  return out;
+}
+
+TEST_P(BackendOps, GemmAllTransposes) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const int64_t m = 17, k = 33, n = 9;
+      HostMat a = ta ? RandomHost(k, m, 1) : RandomHost(m, k, 1);
+      HostMat b = tb ? RandomHost(n, k, 2) : RandomHost(k, n, 2);
+      HostMat c = RandomHost(m, n, 3);
+      Matrix da = ToDevice(B(), a), db = ToDevice(B(), b), dc = ToDevice(B(), c);
+      B().Gemm(ta, tb, 0.7f, da, db, -0.3f, dc);
+      EXPECT_LT(NormalizedError(ToHost(B(), dc), RefGemm(ta, tb, 0.7f, a, b, -0.3f, c)), 1e-5)
+          << "ta=" << ta << " tb=" << tb;
+    }
+  }
+}
+
+TEST_P(BackendOps, GemmOnStridedViewsAndBetaZeroIgnoresNaN) {
+  HostMat big = RandomHost(10, 12, 4);
+  HostMat b = RandomHost(5, 3, 5);
+  Matrix dbig = ToDevice(B(), big), db = ToDevice(B(), b);
+  ConstMatrixView a = ConstMatrixView(dbig).RowRange(2, 6).ColRange(3, 5);  // 6x5, stride 12
+  HostMat c(6, 3, std::nanf(""));
+  Matrix dc = ToDevice(B(), c);
+  B().Gemm(false, false, 1.0f, a, db, 0.0f, dc);
+  HostMat ah(6, 5);
+  for (int r = 0; r < 6; ++r)
+    for (int col = 0; col < 5; ++col) ah(r, col) = big(r + 2, col + 3);
+  EXPECT_LT(NormalizedError(ToHost(B(), dc), RefGemm(false, false, 1.0f, ah, b, 0.0f, c)), 1e-5);
+}
+
+TEST_P(BackendOps, GemmRejectsMismatchedShapes) {
+  Matrix a(B(), 3, 4), b(B(), 5, 2), c(B(), 3, 2);
+  EXPECT_THROW(B().Gemm(false, false, 1.0f, a, b, 0.0f, c), Error);
+}
+
+TEST_P(BackendOps, CopyFillAxpby) {
+  HostMat x = RandomHost(7, 5, 6), y = RandomHost(7, 5, 7);
+  Matrix dx = ToDevice(B(), x), dy = ToDevice(B(), y);
+  B().Axpby(2.0f, dx, -0.5f, dy);
+  HostMat ref(7, 5);
+  for (size_t i = 0; i < ref.v.size(); ++i) ref.v[i] = 2.0f * x.v[i] - 0.5f * y.v[i];
+  EXPECT_LT(NormalizedError(ToHost(B(), dy), ref), 1e-6);
+  B().Fill(dy, 3.5f);
+  for (float v : ToHost(B(), dy).v) EXPECT_EQ(v, 3.5f);
+  B().Copy(dx, dy);
+  EXPECT_EQ(ToHost(B(), dy).v, x.v);
+}
+
+TEST_P(BackendOps, AddRowVectorAndSumRows) {
+  HostMat m = RandomHost(9, 6, 8), row = RandomHost(1, 6, 9);
+  Matrix dm = ToDevice(B(), m), drow = ToDevice(B(), row);
+  B().AddRowVector(0.5f, drow, 2.0f, dm);
+  HostMat ref(9, 6);
+  for (int r = 0; r < 9; ++r)
+    for (int c = 0; c < 6; ++c) ref(r, c) = 2.0f * m(r, c) + 0.5f * row(0, c);
+  EXPECT_LT(NormalizedError(ToHost(B(), dm), ref), 1e-6);
+
+  HostMat out = RandomHost(1, 6, 10);
+  Matrix dout = ToDevice(B(), out);
+  B().SumRows(-1.5f, dm, 0.25f, dout);
+  HostMat sref(1, 6);
+  for (int c = 0; c < 6; ++c) {
+    double s = 0;
+    for (int r = 0; r < 9; ++r) s += ref(r, c);
+    sref(0, c) = static_cast<float>(-1.5 * s + 0.25 * out(0, c));
+  }
+  EXPECT_LT(NormalizedError(ToHost(B(), dout), sref), 1e-5);
+}
+
+TEST_P(BackendOps, SumRowsLargeMatrixUsesEveryRow) {
+  // Large enough to take the parallel path.
+  HostMat m(3000, 300, 1.0f);
+  Matrix dm = ToDevice(B(), m);
+  Matrix out(B(), 1, 300);
+  B().SumRows(1.0f, dm, 0.0f, out);
+  for (float v : ToHost(B(), out).v) EXPECT_EQ(v, 3000.0f);
+}
+
+TEST_P(BackendOps, SumSquares) {
+  HostMat x = RandomHost(40, 30, 11);
+  double ref = 0;
+  for (float v : x.v) ref += static_cast<double>(v) * v;
+  EXPECT_NEAR(B().SumSquares(ToDevice(B(), x)), ref, 1e-9 * ref);
+}
+
+TEST_P(BackendOps, ActivationsAndTheirDerivatives) {
+  HostMat x = RandomHost(8, 11, 12, 3.0), dy = RandomHost(8, 11, 13);
+  Matrix dx = ToDevice(B(), x), ddy = ToDevice(B(), dy);
+  Matrix y(B(), 8, 11), g(B(), 8, 11);
+  struct Case {
+    const char* name;
+    void (Backend::*fwd)(ConstMatrixView, MatrixView);
+    void (Backend::*bwd)(ConstMatrixView, ConstMatrixView, MatrixView);
+    float (*f)(float);
+    float (*df)(float);
+  };
+  const Case cases[] = {
+      {"sigmoid", &Backend::Sigmoid, &Backend::SigmoidBackward,
+       [](float v) { return 1.0f / (1.0f + std::exp(-v)); },
+       [](float v) {
+         const float s = 1.0f / (1.0f + std::exp(-v));
+         return s * (1 - s);
+       }},
+      {"tanh", &Backend::Tanh, &Backend::TanhBackward, [](float v) { return std::tanh(v); },
+       [](float v) { return 1.0f - std::tanh(v) * std::tanh(v); }},
+      {"relu", &Backend::Relu, &Backend::ReluBackward, [](float v) { return v > 0 ? v : 0.0f; },
+       [](float v) { return v > 0 ? 1.0f : 0.0f; }},
+  };
+  for (const Case& c : cases) {
+    (B().*c.fwd)(dx, y);
+    (B().*c.bwd)(y, ddy, g);
+    HostMat ry(8, 11), rg(8, 11);
+    for (size_t i = 0; i < x.v.size(); ++i) {
+      ry.v[i] = c.f(x.v[i]);
+      rg.v[i] = dy.v[i] * c.df(x.v[i]);
+    }
+    EXPECT_LT(NormalizedError(ToHost(B(), y), ry), 1e-6) << c.name;
+    EXPECT_LT(NormalizedError(ToHost(B(), g), rg), 1e-5) << c.name;
+  }
+}
+
+TEST_P(BackendOps, ActivationInPlace) {
+  HostMat x = RandomHost(5, 5, 14);
+  Matrix dx = ToDevice(B(), x);
+  B().Sigmoid(dx, dx);
+  for (size_t i = 0; i < x.v.size(); ++i) {
+    EXPECT_NEAR(ToHost(B(), dx).v[i], 1.0f / (1.0f + std::exp(-x.v[i])), 1e-6);
+  }
+}
+
+TEST_P(BackendOps, SoftmaxRowsSumToOneAndSurviveLargeLogits) {
+  HostMat x = RandomHost(6, 9, 15, 5.0);
+  x(0, 3) = 1000.0f;  // would overflow exp without the max shift
+  x(1, 0) = -1000.0f;
+  Matrix dx = ToDevice(B(), x), dy(B(), 6, 9);
+  B().Softmax(dx, dy);
+  HostMat y = ToHost(B(), dy);
+  for (int r = 0; r < 6; ++r) {
+    double s = 0;
+    for (int c = 0; c < 9; ++c) {
+      EXPECT_TRUE(std::isfinite(y(r, c)));
+      s += y(r, c);
+    }
+    EXPECT_NEAR(s, 1.0, 1e-5);
+  }
+  EXPECT_NEAR(y(0, 3), 1.0f, 1e-6);
+}
+
+TEST_P(BackendOps, SoftmaxCrossEntropyLossGradAccuracy) {
+  const int rows = 12, cols = 7;
+  HostMat x = RandomHost(rows, cols, 16, 2.0);
+  x(2, 1) = 500.0f;  // stability: a huge logit
+  std::vector<int32_t> labels(rows);
+  for (int r = 0; r < rows; ++r) labels[r] = (r * 3) % cols;
+  labels[2] = 1;
+  Matrix dx = ToDevice(B(), x), grad(B(), rows, cols);
+  DeviceBuffer<int32_t> dl(B(), rows);
+  dl.CopyFromHost(labels.data(), rows);
+  DeviceBuffer<double> stats(B(), 3);
+  const double init[3] = {1.0, 2.0, 3.0};  // the op accumulates
+  stats.CopyFromHost(init, 3);
+  B().SoftmaxCrossEntropy(dx, dl.Data(), grad, stats.Data());
+
+  double loss = 0, correct = 0;
+  HostMat gref(rows, cols);
+  for (int r = 0; r < rows; ++r) {
+    double mx = x(r, 0);
+    int arg = 0;
+    for (int c = 1; c < cols; ++c) {
+      if (x(r, c) > mx) mx = x(r, c), arg = c;
+    }
+    double s = 0;
+    for (int c = 0; c < cols; ++c) s += std::exp(x(r, c) - mx);
+    loss += -(x(r, labels[r]) - mx - std::log(s));
+    correct += arg == labels[r];
+    for (int c = 0; c < cols; ++c) {
+      gref(r, c) = static_cast<float>(std::exp(x(r, c) - mx) / s - (c == labels[r]));
+    }
+  }
+  const std::vector<double> st = stats.ToHost();
+  EXPECT_NEAR(st[0], 1.0 + loss, 1e-4);
+  EXPECT_EQ(st[1], 2.0 + correct);
+  EXPECT_EQ(st[2], 3.0 + rows);
+  EXPECT_LT(NormalizedError(ToHost(B(), grad), gref), 1e-5);
+
+  // In place (grad aliases logits) gives the same gradient; no grad leaves logits untouched.
+  B().SoftmaxCrossEntropy(dx, dl.Data(), MatrixView(), stats.Data());
+  EXPECT_EQ(ToHost(B(), dx).v, x.v);
+  B().SoftmaxCrossEntropy(dx, dl.Data(), dx, stats.Data());
+  EXPECT_LT(NormalizedError(ToHost(B(), dx), gref), 1e-5);
+}
+
+TEST_P(BackendOps, SoftmaxCrossEntropyRejectsLabelOutsideOutputs) {
+  Matrix x(B(), 2, 3);
+  const int32_t labels[2] = {0, 3};
+  DeviceBuffer<int32_t> dl(B(), 2);
+  dl.CopyFromHost(labels, 2);
+  DeviceBuffer<double> stats(B(), 3);
+  EXPECT_THROW(B().SoftmaxCrossEntropy(x, dl.Data(), MatrixView(), stats.Data()), Error);
+}
+
+TEST_P(BackendOps, DeviceBufferRoundTrip) {
+  std::vector<int32_t> v = {1, -2, 3, 99};
+  DeviceBuffer<int32_t> buf(B(), v.size());
+  buf.CopyFromHost(v.data(), v.size());
+  EXPECT_EQ(buf.ToHost(), v);
+  DeviceBuffer<int32_t> moved = std::move(buf);
+  EXPECT_EQ(moved.ToHost(), v);
+  EXPECT_EQ(buf.Size(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(testing::BackendNames()),
+                         [](const auto& p) { return p.param; });
+
+TEST(Backend, CudaInCpuOnlyOrDevicelessBuildIsAClearError) {
+  if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present";
+  BackendOptions o;
+  o.kind = DeviceKind::kCuda;
+  try {
+    CreateBackend(o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mavg
