@@ -85,7 +85,7 @@ const std::vector<Binding>& Bindings() {
           .Choices({"sigmoid", "tanh", "relu"}),
       KeyBuilder("model.init", VT::kString, MAVG_FIELD(model.init),
                  "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
-                 "Gaussian weights, hidden biases U[-4,0])")
+                 "Gaussian weights; sigmoid hidden biases U[-4,0], others 0)")
           .Choices({"random"}),
       KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
                  "output units, e.g. the number of pdfs (0: 1 + the largest training label); "

@@ -41,7 +41,7 @@ void InitializeKaldiNnet1(Network& network, uint64_t seed) {
 
     const bool is_output = k + 1 == network.NumAffine();
     std::vector<float> b(static_cast<size_t>(layer.OutputDim()), 0.0f);
-    if (!is_output && spec.activation != LayerKind::kRelu) {
+    if (!is_output && spec.activation == LayerKind::kSigmoid) {
       for (float& v : b) {
         v = static_cast<float>(kHiddenBiasMean + (rng.Uniform() - 0.5) * kHiddenBiasRange);
       }

@@ -67,6 +67,8 @@ TEST(Init, SameSeedSameParametersDifferentSeedDifferent) {
   InitializeKaldiNnet1(c, 2);
   EXPECT_EQ(ToHost(*backend, a.Params()).v, ToHost(*backend, b.Params()).v);
   EXPECT_NE(ToHost(*backend, a.Params()).v, ToHost(*backend, c.Params()).v);
+  // tanh (and relu) hidden biases start at 0: U[-4,0] would saturate them.
+  for (float v : ToHost(*backend, a.Affine(0).Bias()).v) EXPECT_EQ(v, 0.0f);
 }
 
 Model MakeModel(Backend& backend) {
