@@ -53,7 +53,7 @@ struct KeyBuilder {
 
 const std::vector<Binding>& Bindings() {
   using VT = ValueType;
-  static const std::vector<Binding> bindings = {
+  static const std::vector<Binding> kBindings = {
       KeyBuilder("data.train", VT::kString, MAVG_FIELD(data.train),
                  "training data dir (Kaldi style: feats.scp or feats.ark, ali.ark); required"),
       KeyBuilder("data.dev", VT::kString, MAVG_FIELD(data.dev),
@@ -152,7 +152,7 @@ const std::vector<Binding>& Bindings() {
                  "random seed: initialisation, utterance order, frame shuffling")
           .Min(0),
   };
-  return bindings;
+  return kBindings;
 }
 
 #undef MAVG_FIELD
@@ -336,12 +336,12 @@ nlohmann::json::json_pointer Pointer(const std::string& path) {
 }  // namespace
 
 const std::vector<KeySpec>& ConfigKeys() {
-  static const std::vector<KeySpec> keys = [] {
+  static const std::vector<KeySpec> kKeys = [] {
     std::vector<KeySpec> out;
     for (const Binding& b : Bindings()) out.push_back(b.spec);
     return out;
   }();
-  return keys;
+  return kKeys;
 }
 
 const KeySpec* FindKey(const std::string& path) {

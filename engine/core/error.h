@@ -12,8 +12,8 @@ namespace mavg {
 
 class Error : public std::runtime_error {
  public:
-  Error(std::string message, std::string location = {})
-      : std::runtime_error(std::move(message)), location_(std::move(location)) {}
+  explicit Error(const std::string& message, std::string location = {})
+      : std::runtime_error(message), location_(std::move(location)) {}
   // "file.cpp:123" of the throw site, or empty.
   const std::string& Location() const { return location_; }
 

@@ -3,12 +3,13 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 namespace mavg {
 
 std::string FormatDuration(double seconds) {
-  const auto s = static_cast<int64_t>(seconds + 0.5);
+  const int64_t s = std::llround(seconds);
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}s", s);

@@ -35,7 +35,7 @@ class Rng {
   }
 
  private:
-  uint64_t s_[4];           // xoshiro256** state
+  uint64_t s_[4] = {};      // xoshiro256** state
   bool has_spare_ = false;  // Box-Muller second value available
   double spare_ = 0.0;
 };
