@@ -32,6 +32,7 @@ packages=(
   libcli11-dev                 # command line
   libssl-dev                   # SHA-256 (run ids)
   zlib1g-dev                   # gzip'd idx files, CRC-32
+  libopenmpi-dev openmpi-bin   # MPI ranks (parallel.mode: mpi)
   libgtest-dev                 # tests
   dataset-fashion-mnist        # built-in demo data
 )

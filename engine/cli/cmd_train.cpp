@@ -5,6 +5,7 @@
 
 #include "engine/cli/commands.h"
 #include "engine/config/schema.h"
+#include "engine/core/error.h"
 #include "engine/core/progress.h"
 #include "engine/train/trainer.h"
 
@@ -18,30 +19,44 @@ void AddTrainCommand(CLI::App& app) {
     bool dump = false;
     bool force = false;
     bool no_progress = false;
+    std::string resume;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a run config (YAML)");
-  cmd->add_option("config", args->config, "Run config (YAML; see the README's reference)")
-      ->required();
+  cmd->add_option("config", args->config, "Run config (YAML; see the README's reference)");
+  cmd->add_option("--resume", args->resume,
+                  "Continue the run in this directory from its checkpoint (its config.yaml)");
   cmd->add_option("--set", args->sets, "Override a key: --set schedule.lr=0.1 (repeatable)");
   cmd->add_option("--out", args->out, "Run directory (default: results/runs/adhoc/<run-id>)");
   cmd->add_flag("--dump-config", args->dump, "Print the resolved config (YAML) and exit");
   cmd->add_flag("--force", args->force, "Overwrite a run directory that holds a completed run");
   cmd->add_flag("--no-progress", args->no_progress, "Never draw the progress line");
   cmd->callback([args] {
-    RunConfig config = LoadConfigFile(args->config);
+    MAVG_CHECK(args->config.empty() != args->resume.empty(),
+               "give either a CONFIG or --resume RUN_DIR (which holds its config.yaml)");
+    const std::string config_path =
+        args->resume.empty() ? args->config : args->resume + "/config.yaml";
+    RunConfig config = LoadConfigFile(config_path);
     for (const std::string& s : args->sets) ApplyOverride(config, s);
     if (args->dump) {
       std::cout << ToYaml(config);
       return;
     }
-    Validate(config, args->config);
+    Validate(config, config_path);
     TrainOptions options;
-    options.run_dir = args->out.empty() ? "results/runs/adhoc/" + RunId(config) : args->out;
+    options.resume = !args->resume.empty();
+    MAVG_CHECK(!options.resume || args->sets.empty(),
+               "--set cannot change a run being resumed (it would be another run)");
+    options.run_dir = options.resume      ? args->resume
+                      : args->out.empty() ? "results/runs/adhoc/" + RunId(config)
+                                          : args->out;
     options.force = args->force;
     options.progress = !args->no_progress && Progress::StderrIsTerminal();
     const nlohmann::json result = Train(config, options);
     const std::string status = result.value("status", "?");
+    if (status == "diverged") ExitCode() = kExitDiverged;
+    if (status == "preempted") ExitCode() = kExitPreempted;
+    if (result.value("rank", 0) != 0) return;  // rank 0 reports for everyone
     std::string line = fmt::format("{}: {}", options.run_dir, status);
     if (result.contains("test_acc")) {
       line += fmt::format(", test accuracy {:.2f}%", 100.0 * result["test_acc"].get<double>());
@@ -52,7 +67,6 @@ void AddTrainCommand(CLI::App& app) {
     line += fmt::format(", {} epochs in {:.1f}s", result.value("epochs", 0),
                         result.value("wall_s", 0.0));
     std::cout << line << std::endl;
-    if (status == "diverged") ExitCode() = 3;
   });
 }
 

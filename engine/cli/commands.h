@@ -14,5 +14,6 @@ void AddDataCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddConfigCommand(CLI::App& app);
+void AddModelCommand(CLI::App& app);
 
 }  // namespace mavg::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddExportCommand(app);
   mavg::cli::AddBenchCommand(app);
   mavg::cli::AddConfigCommand(app);
+  mavg::cli::AddModelCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

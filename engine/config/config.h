@@ -48,6 +48,16 @@ struct ScheduleConfig {
   NewbobConfig newbob;
 };
 
+struct ParallelConfig {
+  int64_t workers = 1;               // data-parallel workers N
+  std::string mode = "simulated";    // simulated (N replicas in one process) | mpi (one rank each)
+  int64_t average_every = 10;        // average after every K minibatches ...
+  int64_t average_frames = 0;        // ... or when the frame count crosses a multiple of F (>0)
+  std::string lr_scaling = "linear"; // linear: per-worker lr = N x schedule lr | none
+  bool deterministic = false;        // sum in rank order in every mode (bitwise reproducible)
+  bool average_momentum = false;     // also average optimizer momentum (paper: not averaged)
+};
+
 struct DeviceOptions {
   int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
 };
@@ -57,6 +67,7 @@ struct RunConfig {
   ModelConfig model;
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
+  ParallelConfig parallel;
   std::string device = "cpu";  // cpu | cuda
   int64_t device_index = 0;
   DeviceOptions device_options;

@@ -139,6 +139,27 @@ const std::vector<Binding>& Bindings() {
                  MAVG_FIELD(schedule.newbob.keep_lr_epochs),
                  "newbob: keep the initial lr and accept every epoch for this many epochs")
           .Min(0),
+      KeyBuilder("parallel.workers", VT::kInt, MAVG_FIELD(parallel.workers),
+                 "data-parallel workers N, each training on its own shard (balanced by frames)")
+          .Min(1).Max(4096),
+      KeyBuilder("parallel.mode", VT::kString, MAVG_FIELD(parallel.mode),
+                 "simulated: N replicas in one process, averaged in rank order; mpi: one "
+                 "process per worker under `mpirun -np N`")
+          .Choices({"simulated", "mpi"}),
+      KeyBuilder("parallel.average_every", VT::kInt, MAVG_FIELD(parallel.average_every),
+                 "average the workers' parameters after every K minibatches")
+          .Min(1),
+      KeyBuilder("parallel.average_frames", VT::kInt, MAVG_FIELD(parallel.average_frames),
+                 "instead average when a worker's frame count crosses a multiple of F (the "
+                 "paper's --frames-per-reduce; 0: use average_every)")
+          .Min(0),
+      KeyBuilder("parallel.lr_scaling", VT::kString, MAVG_FIELD(parallel.lr_scaling),
+                 "linear: per-worker lr = N x the schedule's lr (the paper); none")
+          .Choices({"linear", "none"}),
+      KeyBuilder("parallel.deterministic", VT::kBool, MAVG_FIELD(parallel.deterministic),
+                 "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
+      KeyBuilder("parallel.average_momentum", VT::kBool, MAVG_FIELD(parallel.average_momentum),
+                 "also average the optimizer's momentum (the paper averages parameters only)"),
       KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device")
           .Choices({"cpu", "cuda"}),
       KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index), "CUDA device ordinal")

@@ -15,10 +15,14 @@ std::string Pattern(int rank, int world_size) {
 
 int g_rank = 0;
 int g_world_size = 1;
+int g_verbosity = 0;
 
 }  // namespace
 
+void SetLogRank(int rank, int world_size) { InitLogging(g_verbosity, rank, world_size); }
+
 void InitLogging(int verbosity, int rank, int world_size) {
+  g_verbosity = verbosity;
   g_rank = rank;
   g_world_size = world_size;
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();

@@ -12,6 +12,8 @@ namespace mavg {
 
 // Sets up the console logger. verbosity: 0 = info, 1 = debug, -1 = warnings only.
 void InitLogging(int verbosity = 0, int rank = 0, int world_size = 1);
+// Re-initialises with the same verbosity once the process knows its rank (MPI).
+void SetLogRank(int rank, int world_size);
 // Also writes every log line to `path` (appending), e.g. the run's log.txt.
 void AddLogFile(const std::string& path);
 // Stops writing to any file added with AddLogFile.

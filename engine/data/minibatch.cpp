@@ -46,15 +46,31 @@ void MinibatchReader::Refill() {
   }
 }
 
-int64_t MinibatchReader::Next(std::vector<float>& feats, std::vector<int32_t>& labels) {
+size_t MinibatchReader::Take() {
   const size_t mb = static_cast<size_t>(options_.minibatch);
   if (buffer_.size() - pos_ < mb) Refill();
-  size_t n = std::min(mb, buffer_.size() - pos_);
+  const size_t n = std::min(mb, buffer_.size() - pos_);
   if (n < mb && options_.shuffle) {
     dropped_ += static_cast<int64_t>(n);
     pos_ += n;
     return 0;
   }
+  return n;
+}
+
+int64_t MinibatchReader::Skip(int64_t n) {
+  int64_t skipped = 0;
+  while (skipped < n) {
+    const size_t got = Take();
+    if (got == 0) break;
+    pos_ += got;
+    ++skipped;
+  }
+  return skipped;
+}
+
+int64_t MinibatchReader::Next(std::vector<float>& feats, std::vector<int32_t>& labels) {
+  const size_t n = Take();
   if (n == 0) return 0;
   const int spliced = SplicedDim();
   feats.resize(n * spliced);

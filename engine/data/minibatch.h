@@ -34,6 +34,9 @@ class MinibatchReader {
   // Fills feats [n x spliced_dim] and labels [n] (labels only if the data has them) with the
   // next minibatch; returns n, or 0 at the end.
   int64_t Next(std::vector<float>& feats, std::vector<int32_t>& labels);
+  // Moves past `n` minibatches without producing them (resuming mid-epoch); returns how many
+  // there were.
+  int64_t Skip(int64_t n);
   int SplicedDim() const { return data_->dim * (2 * options_.context + 1); }
   // Frames left out at the end because they did not fill a minibatch (shuffle mode).
   int64_t FramesDropped() const { return dropped_; }
@@ -44,6 +47,8 @@ class MinibatchReader {
     int64_t t;  // frame within the utterance
   };
   void Refill();
+  // Frames of the next minibatch available in buffer_ (after refilling); 0 at the end.
+  size_t Take();
 
   const Dataset* data_;    // [not null], not owned
   std::vector<int> utts_;  // utterance order

@@ -41,4 +41,14 @@ void SaveModel(const std::string& path, const Model& model);
 // Reads a model onto `backend`; throws naming the file on a bad magic, version, size or CRC.
 Model LoadModel(const std::string& path, Backend& backend);
 
+// How far apart the parameters of two models of the same architecture are.
+struct ParamDiff {
+  int64_t params = 0;
+  int64_t differing = 0;      // parameters that are not bit-identical
+  double max_abs = 0.0;       // max |a - b|
+  double max_rel = 0.0;       // max |a - b| / max(|a|, |b|, 1e-3)  (floor: tiny weights)
+  double normalized = 0.0;    // max |a - b| / max |a|
+};
+ParamDiff DiffParams(const Network& a, const Network& b);
+
 }  // namespace mavg

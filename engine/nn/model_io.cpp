@@ -1,5 +1,7 @@
 #include <zlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -150,6 +152,25 @@ Model LoadModel(const std::string& path, Backend& backend) {
   backend.CopyFromHost(params.data(), net.Params());
   for (int k = 0; k < net.NumAffine(); ++k) net.Affine(k).SetBiasLearnRateCoef(coefs[k]);
   return model;
+}
+
+ParamDiff DiffParams(const Network& a, const Network& b) {
+  MAVG_CHECK(a.Spec() == b.Spec(), "the two models have different architectures");
+  std::vector<float> pa(static_cast<size_t>(a.NumParams())), pb(pa.size());
+  a.GetBackend().CopyToHost(a.Params(), pa.data());
+  b.GetBackend().CopyToHost(b.Params(), pb.data());
+  ParamDiff d;
+  d.params = a.NumParams();
+  double max_a = 0.0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    const double x = pa[i], y = pb[i], diff = std::fabs(x - y);
+    if (std::memcmp(&pa[i], &pb[i], sizeof(float)) != 0) ++d.differing;
+    d.max_abs = std::max(d.max_abs, diff);
+    d.max_rel = std::max(d.max_rel, diff / std::max({std::fabs(x), std::fabs(y), 1e-3}));
+    max_a = std::max(max_a, std::fabs(x));
+  }
+  d.normalized = max_a > 0 ? d.max_abs / max_a : d.max_abs;
+  return d;
 }
 
 }  // namespace mavg

@@ -21,16 +21,29 @@ Network::Network(Backend& backend, const NetworkSpec& spec) : backend_(&backend)
   layers_.push_back(std::make_unique<ActivationLayer>(LayerKind::kSoftmax, spec.output_dim));
 
   int64_t total = 0;
-  for (auto& layer : layers_) total += layer->NumParams();
-  params_ = Matrix(backend, 1, total);
-  float* base = params_.View().data;
   for (auto& layer : layers_) {
+    total += layer->NumParams();
     if (layer->Kind() == LayerKind::kAffine) {
-      auto* affine = static_cast<AffineLayer*>(layer.get());
-      affine->Bind(base);
-      base += affine->NumParams();
-      affine_.push_back(affine);
+      affine_.push_back(static_cast<AffineLayer*>(layer.get()));
     }
+  }
+  params_ = Matrix(backend, 1, total);
+  BindParams(MatrixView());
+}
+
+void Network::BindParams(MatrixView storage) {
+  if (storage.Empty()) {
+    bound_ = params_.View().data;
+  } else {
+    MAVG_CHECK(storage.rows == 1 && storage.cols == NumParams(),
+               "BindParams: storage is {}x{}, the network has {} parameters", storage.rows,
+               storage.cols, NumParams());
+    bound_ = storage.data;
+  }
+  float* base = bound_;
+  for (AffineLayer* affine : affine_) {
+    affine->Bind(base);
+    base += affine->NumParams();
   }
 }
 

@@ -43,8 +43,12 @@ class Network {
   const AffineLayer& Affine(int k) const { return *affine_[k]; }
 
   int64_t NumParams() const { return params_.Cols(); }
-  MatrixView Params() { return params_.View(); }
-  ConstMatrixView Params() const { return params_.View(); }
+  // The parameters the layers use now: the network's own buffer, or the one given to BindParams.
+  MatrixView Params() { return MatrixView(bound_, 1, NumParams()); }
+  ConstMatrixView Params() const { return ConstMatrixView(bound_, 1, NumParams()); }
+  // Makes the layers use `storage` ([1 x NumParams()], same device) instead of the network's own
+  // buffer, e.g. one replica of simulated workers; an empty view returns to the own buffer.
+  void BindParams(MatrixView storage);
   // Copies parameters (and bias learning-rate coefficients) from a network of the same spec.
   void CopyParamsFrom(const Network& other);
 
@@ -70,13 +74,14 @@ class Network {
   NetworkSpec spec_;
   std::vector<std::unique_ptr<Layer>> layers_;  // [NumLayers()], last is softmax
   std::vector<AffineLayer*> affine_;            // [NumAffine()], owned by layers_
-  Matrix params_;                               // [1 x NumParams()]
-  std::vector<Matrix> acts_;                    // [NumLayers()] outputs, [capacity_ x dim]
-  std::vector<Matrix> grads_;                   // [NumLayers() - 1] d loss / d output
-  Matrix input_grad_;                           // [capacity_ x input_dim] when requested
-  ConstMatrixView input_;                       // input of the last forward pass
-  int64_t capacity_ = 0;                        // rows the workspace holds
-  int64_t rows_ = 0;                            // rows of the last forward pass
+  Matrix params_;                               // [1 x NumParams()], own buffer
+  float* bound_ = nullptr;     // parameters in use (own buffer or BindParams storage)
+  std::vector<Matrix> acts_;   // [NumLayers()] outputs, [capacity_ x dim]
+  std::vector<Matrix> grads_;  // [NumLayers() - 1] d loss / d output
+  Matrix input_grad_;          // [capacity_ x input_dim] when requested
+  ConstMatrixView input_;      // input of the last forward pass
+  int64_t capacity_ = 0;       // rows the workspace holds
+  int64_t rows_ = 0;           // rows of the last forward pass
 };
 
 }  // namespace mavg

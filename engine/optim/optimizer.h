@@ -5,7 +5,9 @@
 // what it means in Kaldi nnet1 recipes, e.g. 0.008 for minibatch 256, 0.32 for 1024 x 2048).
 // Optimizer state (momentum, preconditioners) belongs to one worker and is never averaged.
 
-#include "engine/nn/affine.h"
+#include <vector>
+
+#include "engine/nn/network.h"
 
 namespace mavg {
 
@@ -17,6 +19,10 @@ class Optimizer {
                             ConstMatrixView out_grad, float lr) = 0;
   // Forgets all state (momentum buffers, statistics).
   virtual void Reset() = 0;
+  // Allocates the state of every affine layer of `net`, so State() is complete from the start.
+  virtual void Prepare(const Network& /*net*/) {}
+  // The state tensors in a fixed order (for checkpoints and optional averaging); may be empty.
+  virtual std::vector<MatrixView> State() { return {}; }
 };
 
 }  // namespace mavg

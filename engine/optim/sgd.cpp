@@ -2,6 +2,30 @@
 
 namespace mavg {
 
+void SgdOptimizer::Reset() {
+  for (Matrix& m : corr_w_) backend_->Fill(m, 0.0f);
+  for (Matrix& m : corr_b_) backend_->Fill(m, 0.0f);
+}
+
+void SgdOptimizer::Prepare(const Network& net) {
+  if (options_.momentum == 0.0f) return;
+  corr_w_.clear();
+  corr_b_.clear();
+  for (int k = 0; k < net.NumAffine(); ++k) {
+    corr_w_.emplace_back(*backend_, net.Affine(k).OutputDim(), net.Affine(k).InputDim());
+    corr_b_.emplace_back(*backend_, 1, net.Affine(k).OutputDim());
+  }
+}
+
+std::vector<MatrixView> SgdOptimizer::State() {
+  std::vector<MatrixView> out;
+  for (size_t k = 0; k < corr_w_.size(); ++k) {
+    out.push_back(corr_w_[k]);
+    out.push_back(corr_b_[k]);
+  }
+  return out;
+}
+
 void SgdOptimizer::UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
                                 ConstMatrixView out_grad, float lr) {
   const float frames = static_cast<float>(in.rows);

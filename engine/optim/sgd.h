@@ -23,7 +23,9 @@ class SgdOptimizer final : public Optimizer {
 
   void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
                     ConstMatrixView out_grad, float lr) override;
-  void Reset() override { corr_w_.clear(), corr_b_.clear(); }
+  void Reset() override;
+  void Prepare(const Network& net) override;
+  std::vector<MatrixView> State() override;
 
  private:
   Backend* backend_;  // [not null], not owned

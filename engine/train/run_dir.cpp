@@ -26,26 +26,65 @@ std::string HostName() {
   return buf;
 }
 
+namespace {
+
+nlohmann::json ReadState(const std::string& path) {
+  try {
+    return nlohmann::json::parse(ReadFile(path));
+  } catch (const std::exception&) {
+    return nlohmann::json::object();  // unreadable state: treat as an interrupted attempt
+  }
+}
+
+void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
+  if (state.value("status", "") == "running" && state.value("host", "") == HostName()) {
+    const int pid = state.value("pid", 0);
+    MAVG_CHECK(pid <= 0 || pid == getpid() || kill(pid, 0) != 0,
+               "{}: a run is in progress there (pid {})", path, pid);
+  }
+}
+
+}  // namespace
+
+RunDir RunDir::Resume(const std::string& path) {
+  const std::string state_path = path + "/state.json";
+  MAVG_CHECK(PathExists(state_path), "{}: not a run directory (no state.json)", path);
+  const nlohmann::json state = ReadState(state_path);
+  MAVG_CHECK(state.value("status", "") != "completed", "{}: the run is already completed", path);
+  CheckNotRunning(path, state);
+  return RunDir(path, state.value("attempt", 0) + 1, UtcNow());
+}
+
+void RunDir::TruncateMetrics(int epochs) const {
+  const std::string path = File("metrics.jsonl");
+  if (!PathExists(path)) return;
+  std::string kept;
+  size_t start = 0;
+  const std::string text = ReadFile(path);
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    try {
+      if (nlohmann::json::parse(line).value("epoch", 0) <= epochs) kept += line + "\n";
+    } catch (const std::exception&) {
+      // a torn last line from a killed process: drop it
+    }
+  }
+  WriteFileAtomic(path, kept);
+}
+
 RunDir RunDir::Prepare(const std::string& path, bool force) {
   MakeDirs(path);
   int attempt = 1;
   const std::string state_path = path + "/state.json";
   if (PathExists(state_path)) {
-    nlohmann::json state;
-    try {
-      state = nlohmann::json::parse(ReadFile(state_path));
-    } catch (const nlohmann::json::exception&) {
-      state = nlohmann::json::object();  // unreadable state: treat as an interrupted attempt
-    }
-    const std::string status = state.value("status", "");
-    if (status == "completed") {
+    const nlohmann::json state = ReadState(state_path);
+    if (state.value("status", "") == "completed") {
       MAVG_CHECK(force, "{}: already holds a completed run (use --force to overwrite it)", path);
     }
-    if (status == "running" && state.value("host", "") == HostName()) {
-      const int pid = state.value("pid", 0);
-      MAVG_CHECK(pid <= 0 || pid == getpid() || kill(pid, 0) != 0,
-                 "{}: a run is in progress there (pid {})", path, pid);
-    }
+    CheckNotRunning(path, state);
     attempt = state.value("attempt", 0) + 1;
     for (const char* name : {"metrics.jsonl", "result.json", "model.bin"}) {
       std::filesystem::remove(path + "/" + name);

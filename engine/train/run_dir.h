@@ -17,6 +17,11 @@ class RunDir {
   // previous attempt exists its metrics, result and model are removed and the attempt number
   // goes up.
   static RunDir Prepare(const std::string& path, bool force);
+  // Opens an existing run to continue it from its checkpoint: keeps every file, raises the
+  // attempt number. Refuses a completed run and one in progress under a live process.
+  static RunDir Resume(const std::string& path);
+  // Keeps the metrics lines of epochs <= `epochs` (the ones a checkpoint covers).
+  void TruncateMetrics(int epochs) const;
 
   const std::string& Path() const { return path_; }
   std::string File(const std::string& name) const { return path_ + "/" + name; }

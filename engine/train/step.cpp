@@ -15,13 +15,14 @@ void TrainStep(Network& net, Optimizer& optimizer, ConstMatrixView input, const 
   });
 }
 
-EvalResult Evaluate(Network& net, const Dataset& data, int context, int64_t batch) {
+EvalSums Evaluate(Network& net, const Dataset& data, const std::vector<int>& utts, int context,
+                  int64_t batch) {
   Backend& backend = net.GetBackend();
   MinibatchOptions options;
   options.minibatch = batch;
   options.context = context;
   options.shuffle = false;
-  MinibatchReader reader(data, AllUtterances(data), options);
+  MinibatchReader reader(data, utts, options);
   DeviceBuffer<double> stats(backend, 3);
   const double zeros[3] = {0, 0, 0};
   stats.CopyFromHost(zeros, 3);
@@ -37,13 +38,7 @@ EvalResult Evaluate(Network& net, const Dataset& data, int context, int64_t batc
     backend.SoftmaxCrossEntropy(logits, labels.Data(), MatrixView(), stats.Data());
   }
   const std::vector<double> s = stats.ToHost();
-  EvalResult r;
-  r.frames = static_cast<int64_t>(s[2]);
-  if (r.frames > 0) {
-    r.loss = s[0] / s[2];
-    r.accuracy = s[1] / s[2];
-  }
-  return r;
+  return EvalSums{s[0], s[1], s[2]};
 }
 
 }  // namespace mavg

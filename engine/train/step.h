@@ -2,6 +2,7 @@
 // The per-minibatch work of one worker, on the Backend only.
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/data/dataset.h"
 #include "engine/nn/network.h"
@@ -14,14 +15,18 @@ namespace mavg {
 void TrainStep(Network& net, Optimizer& optimizer, ConstMatrixView input, const int32_t* labels,
                float lr, double* stats);
 
-struct EvalResult {
-  double loss = 0.0;      // average cross-entropy per frame
-  double accuracy = 0.0;  // frame accuracy in [0, 1]
-  int64_t frames = 0;
+// Sums over frames, so that shards evaluated apart can be added before dividing.
+struct EvalSums {
+  double loss_sum = 0.0;  // cross-entropy summed over frames
+  double correct = 0.0;   // frames whose arg-max is the label
+  double frames = 0.0;
+  double Loss() const { return frames > 0 ? loss_sum / frames : 0.0; }
+  double Accuracy() const { return frames > 0 ? correct / frames : 0.0; }
 };
 
-// Cross-entropy and frame accuracy of `net` on every frame of `data` (already normalised),
-// spliced with `context`, in batches of `batch` frames.
-EvalResult Evaluate(Network& net, const Dataset& data, int context, int64_t batch);
+// Cross-entropy and frame accuracy of `net` on the utterances `utts` of `data` (already
+// normalised), spliced with `context`, in batches of `batch` frames.
+EvalSums Evaluate(Network& net, const Dataset& data, const std::vector<int>& utts, int context,
+                  int64_t batch);
 
 }  // namespace mavg

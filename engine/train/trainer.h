@@ -1,5 +1,6 @@
 #pragma once
-// `mavg train`: one training run from a config to a complete run directory.
+// `mavg train`: one training run from a config to a complete run directory, with one worker,
+// N simulated workers in this process, or one MPI rank per worker.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -8,16 +9,22 @@
 
 namespace mavg {
 
+// Exit codes of `mavg train` (documented in the README).
+constexpr int kExitDiverged = 3;
+constexpr int kExitPreempted = 75;  // EX_TEMPFAIL: a scheduler may requeue; --resume continues
+
 struct TrainOptions {
   std::string run_dir;    // where the run files go
   bool force = false;     // overwrite a completed run
+  bool resume = false;    // continue run_dir from its checkpoint
   bool progress = false;  // draw a progress line on stderr
 };
 
-// Trains and writes config.yaml, state.json, metrics.jsonl, result.json, model.bin, log.txt.
-// Returns result.json's content; its "status" is "completed" or "diverged" (a NaN/Inf loss:
-// the epoch, minibatch and lr are recorded). Any other problem throws after marking the run
-// "failed" with the reason.
+// Trains and writes config.yaml, state.json, metrics.jsonl, result.json, model.bin, log.txt,
+// checkpoint/. Returns result.json's content; its "status" is "completed", "diverged" (a
+// non-finite loss on some worker: epoch, minibatch and lr recorded) or "preempted" (a stop
+// signal: checkpointed, resumable). Other problems throw after marking the run "failed"; under
+// MPI a failing rank aborts all ranks so none hangs.
 nlohmann::json Train(const RunConfig& config, const TrainOptions& options);
 
 }  // namespace mavg

@@ -126,6 +126,21 @@ TEST(MinibatchReader, SameSeedSameOrderOtherSeedOtherOrder) {
   EXPECT_NE(fa, fc);
 }
 
+TEST(MinibatchReader, SkipThenReadEqualsReadingEverything) {
+  Dataset d = MakeData({30, 7, 55, 12, 40, 3}, 2);
+  MinibatchOptions o;
+  o.minibatch = 10;
+  o.randomizer_size = 40;
+  o.seed = 3;
+  MinibatchReader all(d, AllUtterances(d), o), skipping(d, AllUtterances(d), o);
+  auto full = ReadAll(all, 0, 2);
+  EXPECT_EQ(skipping.Skip(5), 5);
+  auto rest = ReadAll(skipping, 0, 2);
+  const std::vector<std::pair<float, int32_t>> tail(full.begin() + 50, full.end());
+  EXPECT_EQ(rest, tail);
+  EXPECT_EQ(skipping.Skip(3), 0);  // at the end
+}
+
 TEST(MinibatchReader, RandomiserBufferBoundsHowFarFramesTravel) {
   // With a buffer of 20 frames the first minibatch only holds frames of the first utterances.
   Dataset d = MakeData({10, 10, 10, 10, 10, 10, 10, 10}, 1);

@@ -1,0 +1,42 @@
+#pragma once
+// Collectives between workers that are separate processes (MPI ranks) or threads (tests).
+// Algorithms (periodic averaging, CV reduction, agreeing on stop flags) are written once above
+// this interface and never see MPI. A world of size 1 costs nothing. All buffers are host
+// memory; device data is staged by the caller.
+//
+// Simulated workers are not a communicator: the trainer holds N replicas in one process and
+// averages them itself, in rank order, so that it matches a deterministic communicator bit for
+// bit.
+
+#include <memory>
+#include <span>
+#include <string>
+
+namespace mavg {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int Rank() const = 0;
+  virtual int WorldSize() const = 0;
+  bool IsDistributed() const { return WorldSize() > 1; }
+  // "local", "mpi", "threads"; for logs and result files.
+  virtual std::string Name() const = 0;
+
+  // Element-wise sum over all ranks, in place, on every rank. A deterministic communicator
+  // forms every sum in rank order, ((x0 + x1) + x2) + ..., so results are reproducible and
+  // equal to simulated workers' averaging.
+  virtual void AllReduceSum(std::span<float> data) = 0;
+  virtual void AllReduceSum(std::span<double> data) = 0;
+  // Element-wise maximum (for agreeing on flags: NaN seen, stop requested).
+  virtual void AllReduceMax(std::span<double> data) = 0;
+  virtual void Broadcast(std::span<float> data, int root) = 0;
+  virtual void Barrier() = 0;
+  // Ends every rank's process group with an error (MPI_Abort); a local world just returns.
+  virtual void Abort(int code) = 0;
+};
+
+// The world of one: every collective is a no-op.
+std::unique_ptr<Communicator> CreateLocalCommunicator();
+
+}  // namespace mavg

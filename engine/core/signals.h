@@ -1,0 +1,17 @@
+#pragma once
+// Stop requests from the outside: SIGTERM, SIGUSR1 (e.g. SLURM's --signal=USR1@T before a
+// preemption) and SIGINT (Ctrl-C) set a flag that the training loop checks at its next safe
+// point (an averaging point), where it checkpoints and exits with status "preempted". A second
+// SIGINT ends the process at once.
+
+namespace mavg {
+
+void InstallStopSignalHandlers();
+// The signal number that requested a stop, or 0.
+int StopSignal();
+inline bool StopRequested() { return StopSignal() != 0; }
+// For tests.
+void ClearStopRequest();
+void RequestStopForTesting(int signal);
+
+}  // namespace mavg

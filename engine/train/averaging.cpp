@@ -1,0 +1,37 @@
+#include "engine/train/averaging.h"
+
+#include "engine/core/error.h"
+
+namespace mavg {
+
+AveragingPlan PlanAveraging(int64_t min_shard_frames, int64_t minibatch,
+                            int64_t frames_per_reduce) {
+  MAVG_CHECK(minibatch > 0 && frames_per_reduce > 0, "averaging needs positive sizes");
+  AveragingPlan p;
+  p.minibatch = minibatch;
+  p.frames_per_reduce = frames_per_reduce;
+  const int64_t full_minibatches = min_shard_frames / minibatch;
+  // The R-th crossing happens at minibatch ceil(R F / mb); it must be a full minibatch.
+  int64_t r = min_shard_frames / frames_per_reduce;
+  while (r > 0 && (r * frames_per_reduce + minibatch - 1) / minibatch > full_minibatches) --r;
+  MAVG_CHECK(r > 0,
+             "the smallest shard has {} frames: not enough for one averaging every {} frames "
+             "(use fewer workers, a smaller minibatch or more frequent averaging)",
+             min_shard_frames, frames_per_reduce);
+  p.reduces = r;
+  p.minibatches = (r * frames_per_reduce + minibatch - 1) / minibatch;
+  return p;
+}
+
+void AverageReplicas(Backend& backend, const std::vector<MatrixView>& replicas, MatrixView acc) {
+  MAVG_CHECK(!replicas.empty(), "no replicas to average");
+  const float inv_n = 1.0f / static_cast<float>(replicas.size());
+  if (acc.data != replicas[0].data) backend.Copy(replicas[0], acc);
+  for (size_t k = 1; k < replicas.size(); ++k) backend.Axpby(1.0f, replicas[k], 1.0f, acc);
+  backend.Axpby(inv_n, acc, 0.0f, acc);
+  for (const MatrixView& r : replicas) {
+    if (r.data != acc.data) backend.Copy(acc, r);
+  }
+}
+
+}  // namespace mavg
