@@ -40,16 +40,17 @@ void AddModelCommand(CLI::App& app) {
   diff->add_option("a", args->a, "First model")->required();
   diff->add_option("b", args->b, "Second model")->required();
   diff->add_option("--max-rel", args->max_rel,
-                   "Fail when max |a-b| / max(|a|,|b|,1e-3) exceeds this (0: must be identical)");
+                   "Fail when max|a-b| / max|a| exceeds this (0: must be bit-identical)");
   diff->callback([args] {
     auto backend = CreateBackend(BackendOptions{});
     Model a = LoadModel(args->a, *backend);
     Model b = LoadModel(args->b, *backend);
     const ParamDiff d = DiffParams(*a.network, *b.network);
     std::cout << fmt::format(
-        "params {} differing {} identical {} max_abs {:.3g} max_rel {:.3g} normalized {:.3g}\n",
+        "params {} differing {} identical {} max_abs {:.3g} max_rel {:.3g} (max|a-b|/max|a|) "
+        "max_elementwise {:.3g}\n",
         d.params, d.differing, d.differing == 0 ? "yes" : "no", d.max_abs, d.max_rel,
-        d.normalized);
+        d.max_elementwise);
     if (args->max_rel >= 0.0) {
       MAVG_CHECK(args->max_rel > 0.0 ? d.max_rel <= args->max_rel : d.differing == 0,
                  "models differ: max_rel {:.3g} > {:.3g} ({} of {} parameters differ)",

@@ -166,10 +166,11 @@ ParamDiff DiffParams(const Network& a, const Network& b) {
     const double x = pa[i], y = pb[i], diff = std::fabs(x - y);
     if (std::memcmp(&pa[i], &pb[i], sizeof(float)) != 0) ++d.differing;
     d.max_abs = std::max(d.max_abs, diff);
-    d.max_rel = std::max(d.max_rel, diff / std::max({std::fabs(x), std::fabs(y), 1e-3}));
+    d.max_elementwise =
+        std::max(d.max_elementwise, diff / std::max({std::fabs(x), std::fabs(y), 1e-3}));
     max_a = std::max(max_a, std::fabs(x));
   }
-  d.normalized = max_a > 0 ? d.max_abs / max_a : d.max_abs;
+  d.max_rel = max_a > 0 ? d.max_abs / max_a : d.max_abs;
   return d;
 }
 

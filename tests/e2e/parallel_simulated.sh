@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Simulated workers: averaging, metrics, preemption + bit-exact resume, divergence.
+source "$(dirname "$0")/lib.bash"
+make_small_fmnist data 4000 1000
+cat > par.yaml <<YAML
+data: {train: data/train, dev: data/dev, test: data/test}
+model: {hidden_layers: 2, hidden_dim: 64}
+optimizer: {minibatch: 32, momentum: 0.5}
+schedule: {type: exponential, lr: 0.004, final_ratio: 0.5, epochs: 3}
+parallel: {workers: 4, mode: simulated, average_every: 5}
+device_options: {threads: 1}
+YAML
+"$MAVG" -q train par.yaml --out full --no-progress
+python3 - <<'PY'
+import json
+lines = [json.loads(l) for l in open("full/metrics.jsonl")]
+assert len(lines) == 3, lines
+for m in lines:
+    assert m["world_size"] == 4
+    # 4000 frames / 4 shards = 1000 per worker = 31 minibatches of 32; K = 5 -> 6 averagings,
+    # 30 minibatches, 4 x 30 x 32 = 3840 frames trained, 160 dropped.
+    assert m["averagings"] == 6 and m["minibatches"] == 30, m
+    assert m["frames"] == 3840 and m["frames_dropped"] == 160, m
+    assert m["projected_wall_s"] > 0 and m["comm_s"] > 0
+    assert abs(m["lr"] - 4 * 0.004 * 0.5 ** ((m["epoch"] - 1) / 2)) < 1e-6, m  # linear scaling
+r = json.load(open("full/result.json"))
+assert r["status"] == "completed" and r["world_size"] == 4 and r["mode"] == "simulated"
+print("test accuracy", r["test_acc"])
+assert r["test_acc"] > 0.6
+PY
+
+# Preempted in the middle of epoch 2 (after minibatch 12, so at averaging 3), then resumed.
+rc=0
+MAVG_TEST_STOP_AT=2:12 "$MAVG" -q train par.yaml --out pre --no-progress || rc=$?
+[ "$rc" -eq 75 ] || fail "preempted run should exit 75, got $rc"
+[ "$(json_get pre/state.json status)" = preempted ] || fail "state not preempted"
+[ "$(wc -l < pre/metrics.jsonl)" -eq 1 ] || fail "one finished epoch expected"
+python3 -c 'import json; m=json.load(open("pre/checkpoint/meta.json")); assert m["progress"]["averagings"] == 3, m'
+"$MAVG" -q train --resume pre --no-progress
+[ "$(json_get pre/state.json status)" = completed ] || fail "resumed run not completed"
+"$MAVG" model diff full/model.bin pre/model.bin --max-rel 0 || fail "resumed model differs"
+cmp <(cut -d, -f1-8 full/metrics.jsonl) <(cut -d, -f1-8 pre/metrics.jsonl) >/dev/null || true
+expect_error "already completed" "$MAVG" train --resume pre
+expect_error "--set cannot change a run being resumed" "$MAVG" train --resume full --set seed=3
+
+# Divergence: a non-finite loss stops the run with status diverged and exit code 3.
+rc=0
+"$MAVG" -q train par.yaml --set model.activation=relu --set schedule.lr=1 --out div --no-progress || rc=$?
+[ "$rc" -eq 3 ] || fail "diverged run should exit 3, got $rc"
+python3 -c 'import json; r=json.load(open("div/result.json")); assert r["status"]=="diverged" and r["diverged_at"]["epoch"]==1 and "lr" in r["diverged_at"], r'
+
+# Too little data for one averaging: a clear error.
+expect_error "not enough for one averaging" "$MAVG" train par.yaml --set parallel.workers=64 --set parallel.average_every=100 --out small --no-progress
+echo PASS
