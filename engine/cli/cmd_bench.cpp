@@ -1,6 +1,7 @@
 // mavg bench train --config FILE [--set k=v]... [--repeats N] [--json FILE]
 #include <iostream>
 
+#include "engine/bench/comm_bench.h"
 #include "engine/bench/train_bench.h"
 #include "engine/cli/commands.h"
 #include "engine/config/schema.h"
@@ -33,6 +34,21 @@ void AddBenchCommand(CLI::App& app) {
     for (const std::string& s : args->sets) ApplyOverride(config, s);
     const nlohmann::json r = BenchTrainStep(config, args->options);
     if (!args->json.empty()) WriteFileAtomic(args->json, r.dump(2) + "\n");
+    std::cout << r.dump(2) << std::endl;
+  });
+
+  auto ar = std::make_shared<AllReduceBenchOptions>();
+  auto ar_json = std::make_shared<std::string>();
+  CLI::App* allreduce = cmd->add_subcommand(
+      "allreduce", "MPI AllReduceSum of a parameter buffer vs memcpy (run under mpirun)");
+  allreduce->add_option("--floats", ar->floats, "Buffer size")->capture_default_str();
+  allreduce->add_option("--repeats", ar->repeats, "Timed rounds")->capture_default_str();
+  allreduce->add_flag("--deterministic", ar->deterministic, "Rank-order reduction");
+  allreduce->add_option("--json", *ar_json, "Also write the measurements to this JSON file");
+  allreduce->callback([ar, ar_json] {
+    const nlohmann::json r = BenchAllReduce(*ar);
+    if (r.is_null()) return;  // not rank 0
+    if (!ar_json->empty()) WriteFileAtomic(*ar_json, r.dump(2) + "\n");
     std::cout << r.dump(2) << std::endl;
   });
 }
