@@ -140,6 +140,7 @@ class Trainer {
   int64_t frames_total_ = 0;
   EvalSums cv_best_;
   int start_epoch_ = 1;
+  bool restored_ = false;  // continuing from a checkpoint
   int test_stop_epoch_ = -1;
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;
@@ -371,6 +372,7 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
              "{}: the checkpoint belongs to run {}, not to this config ({})", dir.Path(),
              meta.at("run_id").get<std::string>(), RunId(config_));
   generation_ = meta.at("generation").get<int64_t>();
+  restored_ = true;
   network_->BindParams(MatrixView());
   dir.ReadTensors(*backend_, generation_, "params", {network_->Params()});
   SetAllParams(network_->Params());
@@ -525,7 +527,7 @@ nlohmann::json Trainer::Run() {
     }
   }
   if (IsRoot() && run_ != nullptr) run_->TruncateMetrics(start_epoch_ - 1);
-  if (schedule_->NeedsInitialCvLoss() && start_epoch_ == 1) {
+  if (schedule_->NeedsInitialCvLoss() && !restored_) {  // a checkpoint carries its own
     const EvalSums cv0 = EvaluateSet(data_.dev, dev_shards_);
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
                  100 * cv0.Accuracy());

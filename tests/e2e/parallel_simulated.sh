@@ -39,9 +39,23 @@ python3 -c 'import json; m=json.load(open("pre/checkpoint/meta.json")); assert m
 "$MAVG" -q train --resume pre --no-progress
 [ "$(json_get pre/state.json status)" = completed ] || fail "resumed run not completed"
 "$MAVG" model diff full/model.bin pre/model.bin --max-rel 0 || fail "resumed model differs"
-cmp <(cut -d, -f1-8 full/metrics.jsonl) <(cut -d, -f1-8 pre/metrics.jsonl) >/dev/null || true
+diff <(python3 -c 'import json; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"]) for l in open("full/metrics.jsonl")]') \
+     <(python3 -c 'import json; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"]) for l in open("pre/metrics.jsonl")]') \
+  || fail "resumed run's metrics differ"
 expect_error "already completed" "$MAVG" train --resume pre
 expect_error "--set cannot change a run being resumed" "$MAVG" train --resume full --set seed=3
+
+# One worker, newbob (initial CV loss, possible rejections): preempted inside epoch 1, resumed.
+nb=(--set parallel.workers=1 --set schedule.type=newbob --set schedule.lr=0.02)
+"$MAVG" -q train par.yaml "${nb[@]}" --out nb-full --no-progress
+rc=0
+MAVG_TEST_STOP_AT=1:20 "$MAVG" -q train par.yaml "${nb[@]}" --out nb-pre --no-progress || rc=$?
+[ "$rc" -eq 75 ] || fail "preempted newbob run should exit 75, got $rc"
+"$MAVG" -q train --resume nb-pre --no-progress
+"$MAVG" model diff nb-full/model.bin nb-pre/model.bin --max-rel 0 || fail "resumed newbob model differs"
+diff <(python3 -c 'import json,sys; [print(json.loads(l)["cv_loss"], json.loads(l)["accepted"]) for l in open("nb-full/metrics.jsonl")]') \
+     <(python3 -c 'import json,sys; [print(json.loads(l)["cv_loss"], json.loads(l)["accepted"]) for l in open("nb-pre/metrics.jsonl")]') \
+  || fail "resumed newbob metrics differ"
 
 # Divergence: a non-finite loss stops the run with status diverged and exit code 3.
 rc=0
