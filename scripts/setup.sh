@@ -33,6 +33,8 @@ packages=(
   libssl-dev                   # SHA-256 (run ids)
   zlib1g-dev                   # gzip'd idx files, CRC-32
   libopenmpi-dev openmpi-bin   # MPI ranks (parallel.mode: mpi)
+  libsqlite3-dev               # results store
+  python3-matplotlib           # analysis/plot.py (figures)
   libgtest-dev                 # tests
   dataset-fashion-mnist        # built-in demo data
 )

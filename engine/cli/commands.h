@@ -15,5 +15,6 @@ void AddExportCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddConfigCommand(CLI::App& app);
 void AddModelCommand(CLI::App& app);
+void AddSweepCommand(CLI::App& app);
 
 }  // namespace mavg::cli

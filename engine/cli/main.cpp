@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddBenchCommand(app);
   mavg::cli::AddConfigCommand(app);
   mavg::cli::AddModelCommand(app);
+  mavg::cli::AddSweepCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -141,7 +141,8 @@ const std::vector<Binding>& Bindings() {
           .Min(0),
       KeyBuilder("parallel.workers", VT::kInt, MAVG_FIELD(parallel.workers),
                  "data-parallel workers N, each training on its own shard (balanced by frames)")
-          .Min(1).Max(4096),
+          .Min(1)
+          .Max(4096),
       KeyBuilder("parallel.mode", VT::kString, MAVG_FIELD(parallel.mode),
                  "simulated: N replicas in one process, averaged in rank order; mpi: one "
                  "process per worker under `mpirun -np N`")
@@ -490,6 +491,22 @@ nlohmann::json ToJson(const RunConfig& config_in) {
   nlohmann::json out = nlohmann::json::object();
   for (const Binding& b : Bindings()) out[Pointer(b.spec.path)] = FieldJson(config, b);
   return out;
+}
+
+RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) {
+  RunConfig config;
+  for (const Binding& b : Bindings()) {
+    std::string p = "/" + b.spec.path;
+    std::replace(p.begin(), p.end(), '.', '/');
+    const nlohmann::json::json_pointer ptr(p);
+    if (!json.contains(ptr)) continue;
+    const nlohmann::json& v = json[ptr];
+    if (std::string err = Assign(config, b, v.is_string() ? v.get<std::string>() : v.dump());
+        !err.empty()) {
+      throw Error(fmt::format("{}: {}", source, err));
+    }
+  }
+  return config;
 }
 
 std::string CanonicalJson(const RunConfig& config_in) {

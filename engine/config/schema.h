@@ -51,6 +51,9 @@ void Validate(const RunConfig& config, const std::string& source);
 // The resolved config as nested JSON (every key) / YAML text.
 nlohmann::json ToJson(const RunConfig& config);
 std::string ToYaml(const RunConfig& config);
+// Rebuilds a config from (possibly partial) nested JSON such as ToJson or CanonicalJson wrote;
+// keys not present keep their defaults.
+RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source);
 // Canonical JSON of the keys that define the experiment (identity keys only), sorted keys.
 std::string CanonicalJson(const RunConfig& config);
 // First 16 hex digits of SHA-256 over CanonicalJson.

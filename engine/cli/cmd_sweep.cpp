@@ -1,0 +1,137 @@
+// mavg sweep plan|run|collect|status|retry
+#include <fmt/core.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "engine/cli/commands.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/timer.h"
+#include "engine/sweep/controller.h"
+
+namespace mavg::cli {
+namespace {
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// The store for reading: an empty in-memory one when the database does not exist yet, so that
+// planning never creates files.
+std::unique_ptr<Store> OpenForReading(const SweepPaths& paths) {
+  if (!PathExists(paths.Db())) return std::make_unique<Store>(":memory:");
+  return std::make_unique<Store>(paths.Db());
+}
+
+std::unique_ptr<Store> OpenForWriting(const SweepPaths& paths) {
+  MakeDirs(paths.results);
+  return std::make_unique<Store>(paths.Db());
+}
+
+void AddPathOptions(CLI::App* cmd, SweepPaths& paths) {
+  cmd->add_option("--results", paths.results, "Results directory (runs/, mavg.db)")
+      ->capture_default_str();
+  cmd->add_option("--db", paths.db, "Results database (default: RESULTS/mavg.db)");
+}
+
+}  // namespace
+
+void AddSweepCommand(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("sweep", "Plan, run and collect sweeps of runs (YAML specs)");
+  cmd->require_subcommand(1);
+
+  struct Args {
+    SweepPaths paths;
+    std::string spec, name, launcher = "local", states = "failed,diverged";
+    SweepRunOptions run;
+    LocalLauncherOptions local;
+    bool timing = false;
+  };
+  auto a = std::make_shared<Args>();
+
+  CLI::App* plan = cmd->add_subcommand("plan", "List every run of a spec with its state");
+  plan->add_option("spec", a->spec, "Sweep spec (YAML)")->required();
+  plan->add_flag("--time", a->timing, "Also print how long planning took");
+  AddPathOptions(plan, a->paths);
+  plan->callback([a] {
+    Timer t;
+    const SweepSpec spec = LoadSweepSpec(a->spec);
+    auto store = OpenForReading(a->paths);
+    const auto p = PlanSweep(spec, *store, a->paths);
+    const double seconds = t.Seconds();
+    std::cout << FormatPlan(spec, p);
+    if (a->timing) std::cout << fmt::format("planned {} runs in {:.3f} s\n", p.size(), seconds);
+  });
+
+  CLI::App* run = cmd->add_subcommand("run", "Launch the pending runs of a spec");
+  run->add_option("spec", a->spec, "Sweep spec (YAML)")->required();
+  run->add_option("--launcher", a->launcher, "local")
+      ->check(CLI::IsMember({"local"}))
+      ->capture_default_str();
+  run->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
+  run->add_flag("--dry-run", a->run.dry_run, "Print the plan and the commands; launch nothing");
+  run->add_option("--max-runs", a->run.max_runs, "Launch at most this many runs");
+  run->add_option("--timeout", a->run.timeout_s,
+                  "Seconds per run before it is stopped (default: the spec's resources.time)");
+  run->add_option("--threads", a->run.threads, "CPU threads per process (default: cores / jobs)");
+  run->add_flag("--oversubscribe", a->local.oversubscribe, "Allow more ranks x threads than cores");
+  run->add_flag("--force", a->run.force, "Replace a sweep of this name with a different spec");
+  run->add_flag("--rerun-stale", a->run.rerun_stale, "Also rerun runs made by older code");
+  AddPathOptions(run, a->paths);
+  run->callback([a] {
+    const SweepSpec spec = LoadSweepSpec(a->spec);
+    auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
+    a->local.jobs = a->run.jobs;
+    auto launcher = CreateLocalLauncher(a->local);
+    ExitCode() = RunSweep(spec, *store, *launcher, a->paths, a->run);
+  });
+
+  CLI::App* collect = cmd->add_subcommand("collect", "Ingest the sweep's run directories");
+  collect->add_option("name", a->name, "Sweep name")->required();
+  AddPathOptions(collect, a->paths);
+  collect->callback([a] {
+    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
+    Store store(a->paths.Db());
+    const CollectSummary s = store.Collect(a->name);
+    std::string line = fmt::format("sweep {}: {} runs, {} ingested, {} without files yet", a->name,
+                                   s.runs, s.ingested, s.missing);
+    for (const auto& [status, n] : s.by_status) line += fmt::format(", {} {}", status, n);
+    std::cout << line << "\n";
+  });
+
+  CLI::App* status = cmd->add_subcommand("status", "Counts per state and every failure's reason");
+  status->add_option("name", a->name, "Sweep name")->required();
+  AddPathOptions(status, a->paths);
+  status->callback([a] {
+    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
+    Store store(a->paths.Db());
+    std::cout << FormatStatus(store, a->name);
+  });
+
+  CLI::App* retry = cmd->add_subcommand("retry", "Relaunch runs in the given states");
+  retry->add_option("name", a->name, "Sweep name")->required();
+  retry->add_option("--state", a->states, "States to retry (comma-separated)")
+      ->capture_default_str();
+  retry->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
+  retry->add_flag("--dry-run", a->run.dry_run, "Print the commands; launch nothing");
+  retry->add_option("--timeout", a->run.timeout_s, "Seconds per run");
+  retry->add_option("--threads", a->run.threads, "CPU threads per process");
+  retry->add_flag("--oversubscribe", a->local.oversubscribe,
+                  "Allow more ranks x threads than cores");
+  AddPathOptions(retry, a->paths);
+  retry->callback([a] {
+    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
+    Store store(a->paths.Db());
+    a->local.jobs = a->run.jobs;
+    auto launcher = CreateLocalLauncher(a->local);
+    ExitCode() = RetrySweep(store, a->name, SplitComma(a->states), *launcher, a->run);
+  });
+}
+
+}  // namespace mavg::cli

@@ -1,0 +1,328 @@
+#include "engine/store/store.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+
+namespace mavg {
+
+namespace store_schema {
+const std::vector<std::string>& Migrations();
+}
+
+namespace {
+
+std::string NowUtc() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+sql::Value JsonToValue(const nlohmann::json& v) {
+  if (v.is_null()) return sql::Value();
+  if (v.is_boolean()) return sql::Value(static_cast<int64_t>(v.get<bool>()));
+  if (v.is_number_integer()) return sql::Value(v.get<int64_t>());
+  if (v.is_number()) return sql::Value(v.get<double>());
+  if (v.is_string()) return sql::Value(v.get<std::string>());
+  return sql::Value(v.dump());
+}
+
+// Reads a JSON file; nullopt if absent; throws a one-line reason if unreadable.
+std::optional<nlohmann::json> ReadJson(const std::string& path) {
+  if (!PathExists(path)) return std::nullopt;
+  try {
+    return nlohmann::json::parse(ReadFile(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: corrupt JSON ({})", path, e.what()));
+  }
+}
+
+}  // namespace
+
+Store::Store(const std::string& db_path) : db_(db_path) { Migrate(); }
+
+void Store::Migrate() {
+  const auto& migrations = store_schema::Migrations();
+  const int64_t version = db_.UserVersion();
+  MAVG_CHECK(version <= static_cast<int64_t>(migrations.size()),
+             "{}: database schema version {} is newer than this mavg understands ({})", db_.Path(),
+             version, migrations.size());
+  if (version == static_cast<int64_t>(migrations.size())) return;
+  sql::Transaction tx(db_);
+  // Re-read inside the write lock: another process may have migrated meanwhile.
+  for (int64_t v = db_.UserVersion(); v < static_cast<int64_t>(migrations.size()); ++v) {
+    db_.Exec(migrations[v]);
+    db_.SetUserVersion(v + 1);
+  }
+  tx.Commit();
+}
+
+std::optional<SweepRecord> Store::GetSweep(const std::string& name) {
+  auto s = db_.Prepare("SELECT name, spec_yaml, spec_hash, created FROM sweeps WHERE name = ?");
+  s.Bind(1, name);
+  if (!s.Step()) return std::nullopt;
+  return SweepRecord{s.Text(0), s.Text(1), s.Text(2), s.Text(3)};
+}
+
+std::vector<SweepRecord> Store::Sweeps() {
+  auto s = db_.Prepare("SELECT name, spec_yaml, spec_hash, created FROM sweeps ORDER BY name");
+  std::vector<SweepRecord> out;
+  while (s.Step()) out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3)});
+  return out;
+}
+
+void Store::PutSweep(const SweepRecord& sweep, bool force) {
+  sql::Transaction tx(db_);
+  if (auto old = GetSweep(sweep.name)) {
+    if (old->spec_hash == sweep.spec_hash) return;
+    MAVG_CHECK(force,
+               "sweep '{}' already exists in {} with a different spec (use --force to replace "
+               "it, or give this sweep another name)",
+               sweep.name, db_.Path());
+    auto d = db_.Prepare("DELETE FROM sweep_runs WHERE sweep = ?");
+    d.Bind(1, sweep.name).Run();
+    auto u = db_.Prepare("UPDATE sweeps SET spec_yaml = ?, spec_hash = ? WHERE name = ?");
+    u.Bind(1, sweep.spec_yaml).Bind(2, sweep.spec_hash).Bind(3, sweep.name).Run();
+  } else {
+    auto i =
+        db_.Prepare("INSERT INTO sweeps(name, spec_yaml, spec_hash, created) VALUES (?,?,?,?)");
+    i.Bind(1, sweep.name).Bind(2, sweep.spec_yaml).Bind(3, sweep.spec_hash).Bind(4, NowUtc()).Run();
+  }
+  tx.Commit();
+}
+
+void Store::RegisterRuns(const std::string& sweep, const std::vector<RunRecord>& runs,
+                         const std::vector<SweepMember>& members) {
+  sql::Transaction tx(db_);
+  auto ins = db_.Prepare(
+      "INSERT INTO runs(run_id, config_json, run_dir) VALUES (?,?,?) ON CONFLICT DO NOTHING");
+  for (const RunRecord& r : runs)
+    ins.Bind(1, r.run_id).Bind(2, r.config_json).Bind(3, r.run_dir).Run();
+  auto mem = db_.Prepare(
+      "INSERT INTO sweep_runs(sweep, run_id, axes_json, replicate, position) VALUES (?,?,?,?,?) "
+      "ON CONFLICT(sweep, run_id) DO UPDATE SET axes_json = excluded.axes_json, "
+      "replicate = excluded.replicate, position = excluded.position");
+  for (const SweepMember& m : members) {
+    mem.Bind(1, sweep)
+        .Bind(2, m.run_id)
+        .Bind(3, m.axes_json)
+        .Bind(4, m.replicate)
+        .Bind(5, m.position)
+        .Run();
+  }
+  tx.Commit();
+}
+
+std::map<std::string, RunRecord> Store::RunsOfSweep(const std::string& sweep) {
+  auto s = db_.Prepare(
+      "SELECT r.run_id, r.config_json, r.run_dir, r.status, r.reason, r.code_version "
+      "FROM sweep_runs sr JOIN runs r ON r.run_id = sr.run_id WHERE sr.sweep = ?");
+  s.Bind(1, sweep);
+  std::map<std::string, RunRecord> out;
+  while (s.Step())
+    out[s.Text(0)] = {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5)};
+  return out;
+}
+
+std::vector<SweepMember> Store::MembersOfSweep(const std::string& sweep) {
+  auto s = db_.Prepare(
+      "SELECT run_id, axes_json, replicate, position FROM sweep_runs WHERE sweep = ? "
+      "ORDER BY position");
+  s.Bind(1, sweep);
+  std::vector<SweepMember> out;
+  while (s.Step()) {
+    out.push_back({s.Text(0), s.Text(1), static_cast<int>(s.Int(2)), static_cast<int>(s.Int(3))});
+  }
+  return out;
+}
+
+std::map<std::string, RunRecord> Store::FindRuns(const std::vector<std::string>& run_ids) {
+  std::map<std::string, RunRecord> out;
+  auto s = db_.Prepare(
+      "SELECT run_id, config_json, run_dir, status, reason, code_version FROM runs "
+      "WHERE run_id = ?");
+  for (const std::string& id : run_ids) {
+    s.Bind(1, id);
+    if (s.Step()) out[id] = {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5)};
+    s.Reset();
+  }
+  return out;
+}
+
+void Store::SetRunStatus(const std::string& run_id, const std::string& status,
+                         const std::string& reason) {
+  auto s = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
+  s.Bind(1, status).Bind(2, reason).Bind(3, run_id).Run();
+}
+
+void Store::StartAttempt(const std::string& run_id, int n, const std::string& launcher,
+                         const std::string& job_id, const std::string& host) {
+  auto s = db_.Prepare(
+      "INSERT INTO attempts(run_id, n, launcher, job_id, state, started, host) "
+      "VALUES (?,?,?,?, 'running', ?, ?) ON CONFLICT(run_id, n) DO UPDATE SET "
+      "launcher = excluded.launcher, job_id = excluded.job_id, state = 'running', "
+      "started = excluded.started, host = excluded.host, ended = NULL, exit_code = NULL");
+  s.Bind(1, run_id)
+      .Bind(2, n)
+      .Bind(3, launcher)
+      .Bind(4, job_id)
+      .Bind(5, NowUtc())
+      .Bind(6, host)
+      .Run();
+}
+
+void Store::EndAttempt(const std::string& run_id, int n, const std::string& state, int exit_code) {
+  auto s = db_.Prepare(
+      "UPDATE attempts SET state = ?, exit_code = ?, ended = ? WHERE run_id = ? AND n = ?");
+  s.Bind(1, state).Bind(2, exit_code).Bind(3, NowUtc()).Bind(4, run_id).Bind(5, n).Run();
+}
+
+std::string Store::IngestRun(const std::string& run_id, const std::string& run_dir) {
+  std::string status = "new", reason;
+  std::optional<nlohmann::json> state, result;
+  std::vector<nlohmann::json> epochs;
+  try {
+    state = ReadJson(run_dir + "/state.json");
+  } catch (const Error& e) {
+    status = "failed", reason = e.what();
+  }
+  if (state) {
+    status = state->value("status", "running");
+    reason = state->value("error", "");
+  }
+  try {
+    result = ReadJson(run_dir + "/result.json");
+    if (result) {
+      status = result->value("status", "failed");
+      reason = result->value("error", status == "completed" ? "" : reason);
+    }
+  } catch (const Error& e) {
+    status = "failed", reason = e.what();
+    result.reset();
+  }
+  if (result && status == "diverged" && result->contains("diverged_at")) {
+    const auto& d = (*result)["diverged_at"];
+    reason = fmt::format("non-finite loss in epoch {} minibatch {} (lr {})", d.value("epoch", 0),
+                         d.value("minibatch", 0), d.value("lr", 0.0));
+  }
+  const std::string metrics_path = run_dir + "/metrics.jsonl";
+  if (PathExists(metrics_path)) {
+    std::istringstream in(ReadFile(metrics_path));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      try {
+        epochs.push_back(nlohmann::json::parse(line));
+      } catch (const nlohmann::json::exception&) {
+        // a torn last line of a killed run: ignored
+      }
+    }
+  }
+  const int attempt = state ? state->value("attempt", 1) : 0;
+
+  sql::Transaction tx(db_);
+  auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
+  upd.Bind(1, status).Bind(2, reason).Bind(3, run_id).Run();
+  if (result && result->contains("build")) {
+    auto cv = db_.Prepare("UPDATE runs SET code_version = ? WHERE run_id = ?");
+    cv.Bind(1, (*result)["build"].value("code_version", "")).Bind(2, run_id).Run();
+  }
+  auto del_e = db_.Prepare("DELETE FROM epochs WHERE run_id = ?");
+  del_e.Bind(1, run_id).Run();
+  auto ins_e = db_.Prepare(
+      "INSERT INTO epochs(run_id, epoch, attempt, lr, accepted, train_loss, train_acc, cv_loss, "
+      "cv_acc, frames, frames_dropped, averagings, world_size, wall_s, compute_s, comm_s, io_s, "
+      "wait_s, cv_s, projected_wall_s, metrics_json) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const nlohmann::json& m : epochs) {
+    auto get = [&](const char* k) { return m.contains(k) ? JsonToValue(m[k]) : sql::Value(); };
+    ins_e.Bind(1, run_id)
+        .Bind(2, get("epoch"))
+        .Bind(3, attempt)
+        .Bind(4, get("lr"))
+        .Bind(5, get("accepted"))
+        .Bind(6, get("train_loss"))
+        .Bind(7, get("train_acc"))
+        .Bind(8, get("cv_loss"))
+        .Bind(9, get("cv_acc"))
+        .Bind(10, get("frames"))
+        .Bind(11, get("frames_dropped"))
+        .Bind(12, get("averagings"))
+        .Bind(13, get("world_size"))
+        .Bind(14, get("wall_s"))
+        .Bind(15, get("compute_s"))
+        .Bind(16, get("comm_s"))
+        .Bind(17, get("io_s"))
+        .Bind(18, get("wait_s"))
+        .Bind(19, get("cv_s"))
+        .Bind(20, get("projected_wall_s"))
+        .Bind(21, m.dump());
+    ins_e.Run();
+  }
+  auto del_r = db_.Prepare("DELETE FROM results WHERE run_id = ?");
+  del_r.Bind(1, run_id).Run();
+  auto del_env = db_.Prepare("DELETE FROM env WHERE run_id = ?");
+  del_env.Bind(1, run_id).Run();
+  if (result) {
+    auto ins_r = db_.Prepare("INSERT INTO results(run_id, key, value) VALUES (?,?,?)");
+    auto ins_env = db_.Prepare("INSERT INTO env(run_id, key, value) VALUES (?,?,?)");
+    for (const auto& [key, value] : result->items()) {
+      if (value.is_object()) {
+        // Nested objects (build, diverged_at) are the environment / details: key.sub.
+        for (const auto& [sub, v] : value.items()) {
+          ins_env.Bind(1, run_id)
+              .Bind(2, key + "." + sub)
+              .Bind(3, v.is_string() ? v.get<std::string>() : v.dump())
+              .Run();
+        }
+      } else if (key == "host" || key == "finished") {
+        ins_env.Bind(1, run_id)
+            .Bind(2, key)
+            .Bind(3, value.is_string() ? value.get<std::string>() : value.dump())
+            .Run();
+      } else {
+        ins_r.Bind(1, run_id).Bind(2, key).Bind(3, JsonToValue(value)).Run();
+      }
+    }
+  }
+  if (state && attempt > 0) {
+    // The run's own view of its attempt; the launcher's columns are kept if present.
+    auto att = db_.Prepare(
+        "INSERT INTO attempts(run_id, n, state, started, host) VALUES (?,?,?,?,?) "
+        "ON CONFLICT(run_id, n) DO UPDATE SET state = excluded.state, "
+        "started = COALESCE(attempts.started, excluded.started), "
+        "host = COALESCE(attempts.host, excluded.host)");
+    att.Bind(1, run_id)
+        .Bind(2, attempt)
+        .Bind(3, status)
+        .Bind(4, state->value("started", ""))
+        .Bind(5, state->value("host", ""))
+        .Run();
+  }
+  tx.Commit();
+  return status;
+}
+
+CollectSummary Store::Collect(const std::string& sweep) {
+  MAVG_CHECK(GetSweep(sweep).has_value(), "{}: no sweep named '{}'", db_.Path(), sweep);
+  CollectSummary summary;
+  for (const auto& [run_id, run] : RunsOfSweep(sweep)) {
+    ++summary.runs;
+    if (!PathExists(run.run_dir + "/state.json") && !PathExists(run.run_dir + "/result.json")) {
+      ++summary.missing;
+      ++summary.by_status[run.status];
+      continue;
+    }
+    const std::string status = IngestRun(run_id, run.run_dir);
+    ++summary.ingested;
+    ++summary.by_status[status];
+  }
+  return summary;
+}
+
+}  // namespace mavg

@@ -1,0 +1,59 @@
+#pragma once
+// The sweep controller: plans (spec -> runs with their state), runs pending runs through a
+// launcher, and is the only process that writes the results database.
+
+#include <string>
+#include <vector>
+
+#include "engine/store/store.h"
+#include "engine/sweep/launcher.h"
+#include "engine/sweep/spec.h"
+
+namespace mavg {
+
+struct SweepPaths {
+  std::string results = "results";  // runs go to <results>/runs/<sweep>/<run-id>/
+  std::string db;                   // default <results>/mavg.db
+  std::string Db() const { return db.empty() ? results + "/mavg.db" : db; }
+};
+
+// A run of the plan: new, done, stale (done by other code), failed, diverged, running,
+// interrupted (preempted or stopped: resumable).
+struct PlannedRun {
+  SweepPoint point;
+  std::string run_dir;
+  std::string state;
+  std::string reason;
+};
+
+// Reads the store (does not write it).
+std::vector<PlannedRun> PlanSweep(const SweepSpec& spec, Store& store, const SweepPaths& paths);
+// The plan as a table plus the totals.
+std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
+
+struct SweepRunOptions {
+  bool dry_run = false;
+  int max_runs = 0;    // 0: all pending
+  bool force = false;  // replace a sweep of the same name with a different spec
+  bool rerun_stale = false;
+  std::vector<std::string> retry_states;  // also relaunch runs in these states (retry)
+  double timeout_s = 0;                   // per run; 0: the spec's resources.time
+  int threads = 0;  // per process; 0: spec's resources.threads, else cores / jobs
+  int jobs = 1;
+};
+
+// Registers the sweep and its runs, launches the pending ones, collects each as it ends, and
+// prints a summary. Returns the exit code: 0 if every launched run completed, 1 if any failed
+// or diverged, 130 when interrupted.
+int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
+             const SweepRunOptions& options);
+
+// Relaunches the sweep's runs whose state is one of `states` (failed, diverged, interrupted,
+// ...) from the configs recorded in the store; returns the exit code as RunSweep.
+int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::string>& states,
+               Launcher& launcher, const SweepRunOptions& options);
+
+// Counts per state and the reason of every failure, from the store.
+std::string FormatStatus(Store& store, const std::string& sweep);
+
+}  // namespace mavg

@@ -1,0 +1,330 @@
+#include "engine/sweep/spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <unordered_set>
+
+#include "engine/config/schema.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/rng.h"
+
+namespace mavg {
+namespace {
+
+const std::vector<std::string> kSpecKeys = {"name",       "description", "base",    "set",
+                                            "grid",       "zip",         "exclude", "include",
+                                            "replicates", "resources"};
+const std::vector<std::string> kResourceKeys = {"time", "threads", "gpus_per_worker", "nodes"};
+
+std::string Nearest(const std::string& key, const std::vector<std::string>& valid) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& v : valid) {
+    // Levenshtein distance, small strings.
+    std::vector<size_t> prev(v.size() + 1), cur(v.size() + 1);
+    for (size_t j = 0; j <= v.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= key.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= v.size(); ++j) {
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (key[i - 1] != v[j - 1])});
+      }
+      std::swap(prev, cur);
+    }
+    if (prev[v.size()] < best_d) best_d = prev[v.size()], best = v;
+  }
+  return best;
+}
+
+std::string ScalarText(const YAML::Node& n, const std::string& where, const std::string& file) {
+  MAVG_CHECK(n.IsScalar() || n.IsNull(), "{}: line {}: {} must be a single value", file,
+             n.Mark().line + 1, where);
+  return n.IsNull() ? "" : n.Scalar();
+}
+
+// Checks that `key` is a config key and `value` fits it (type); returns the value as the
+// config would print it.
+std::string CheckAxisValue(const std::string& file, int line, const std::string& key,
+                           const std::string& value) {
+  MAVG_CHECK(FindKey(key) != nullptr, "{}: line {}: unknown axis '{}' (did you mean '{}'?)", file,
+             line, key, NearestKey(key));
+  RunConfig scratch;
+  try {
+    SetKey(scratch, key, value);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: line {}: {}", file, line, e.what()));
+  }
+  return ToJson(scratch)[nlohmann::json::json_pointer("/" +
+                                                      [&] {
+                                                        std::string p = key;
+                                                        std::replace(p.begin(), p.end(), '.', '/');
+                                                        return p;
+                                                      }())]
+      .dump();
+}
+
+AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::string& file) {
+  MAVG_CHECK(map.IsMap(), "{}: line {}: '{}' must map axis keys to lists of values", file,
+             map.Mark().line + 1, what);
+  AxisValues out;
+  for (const auto& item : map) {
+    const std::string key = item.first.as<std::string>();
+    const YAML::Node& list = item.second;
+    const int line = list.Mark().line + 1;
+    MAVG_CHECK(list.IsSequence(), "{}: line {}: {} axis '{}' needs a list of values", file, line,
+               what, key);
+    MAVG_CHECK(list.size() > 0, "{}: line {}: {} axis '{}' has an empty list of values", file, line,
+               what, key);
+    std::vector<std::string> values;
+    for (const auto& v : list) {
+      const std::string text = ScalarText(v, what + " value of '" + key + "'", file);
+      CheckAxisValue(file, v.Mark().line + 1, key, text);
+      values.push_back(text);
+    }
+    out.emplace_back(key, std::move(values));
+  }
+  return out;
+}
+
+Assignment ParseAssignment(const YAML::Node& map, const std::string& what,
+                           const std::string& file) {
+  MAVG_CHECK(map.IsMap(), "{}: line {}: each '{}' entry must map keys to single values", file,
+             map.Mark().line + 1, what);
+  Assignment out;
+  for (const auto& item : map) {
+    const std::string key = item.first.as<std::string>();
+    const std::string value = ScalarText(item.second, what + " value of '" + key + "'", file);
+    CheckAxisValue(file, item.second.Mark().line + 1, key, value);
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
+std::string ResolveBase(const std::string& base, const std::string& spec_path) {
+  namespace fs = std::filesystem;
+  if (fs::path(base).is_absolute() || PathExists(base)) return base;
+  const fs::path beside = fs::path(spec_path).parent_path() / base;
+  if (PathExists(beside.string())) return beside.string();
+  return base;  // LoadConfigFile reports it as not found
+}
+
+std::string JsonPointerText(const nlohmann::json& config, const std::string& key) {
+  std::string p = "/" + key;
+  std::replace(p.begin(), p.end(), '.', '/');
+  const nlohmann::json& v = config[nlohmann::json::json_pointer(p)];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
+}  // namespace
+
+double SweepResources::TimeSeconds() const {
+  if (time.empty()) return 0.0;
+  int parts[3] = {0, 0, 0}, n = 0;
+  size_t start = 0;
+  while (n < 3) {
+    const size_t colon = time.find(':', start);
+    parts[n++] = std::stoi(time.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (n == 3) return parts[0] * 3600.0 + parts[1] * 60.0 + parts[2];
+  if (n == 2) return parts[0] * 60.0 + parts[1];
+  return parts[0] * 60.0;  // SLURM: a bare number is minutes
+}
+
+int64_t ReplicateSeed(int64_t base_seed, int replicate) {
+  if (replicate == 0) return base_seed;
+  return static_cast<int64_t>(
+      DeriveSeed(static_cast<uint64_t>(base_seed), {0x5eed, static_cast<uint64_t>(replicate)}) %
+      1000000007ULL);
+}
+
+SweepSpec LoadSweepSpec(const std::string& path) {
+  MAVG_CHECK(PathExists(path), "{}: sweep spec not found", path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(ReadFile(path));
+  } catch (const YAML::ParserException& e) {
+    throw Error(
+        fmt::format("{}:{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  MAVG_CHECK(root.IsMap(), "{}: a sweep spec is a mapping (name, base, grid, ...)", path);
+  SweepSpec spec;
+  spec.path = path;
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    MAVG_CHECK(std::find(kSpecKeys.begin(), kSpecKeys.end(), key) != kSpecKeys.end(),
+               "{}: line {}: unknown sweep key '{}' (did you mean '{}'?)", path,
+               item.first.Mark().line + 1, key, Nearest(key, kSpecKeys));
+  }
+  spec.name =
+      root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
+  MAVG_CHECK(!spec.name.empty() && spec.name.find_first_of("/ \t") == std::string::npos,
+             "{}: sweep name '{}' must be non-empty without spaces or slashes", path, spec.name);
+  MAVG_CHECK(root["base"], "{}: 'base' (the run config the sweep varies) is required", path);
+  spec.base_path = ResolveBase(root["base"].as<std::string>(), path);
+  spec.base = LoadConfigFile(spec.base_path);
+  if (const YAML::Node set = root["set"]) {
+    for (const auto& [key, value] : ParseAssignment(set, "set", path))
+      SetKey(spec.base, key, value);
+  }
+  if (const YAML::Node grid = root["grid"]) spec.grid = ParseAxes(grid, "grid", path);
+  if (const YAML::Node zip = root["zip"]) {
+    MAVG_CHECK(zip.IsSequence(), "{}: line {}: 'zip' is a list of groups of paired axes", path,
+               zip.Mark().line + 1);
+    for (const auto& group : zip) {
+      AxisValues g = ParseAxes(group, "zip", path);
+      for (const auto& [key, values] : g) {
+        MAVG_CHECK(
+            values.size() == g[0].second.size(),
+            "{}: line {}: zip lists must have equal lengths: '{}' has {} values, '{}' has {}", path,
+            group.Mark().line + 1, g[0].first, g[0].second.size(), key, values.size());
+      }
+      spec.zips.push_back(std::move(g));
+    }
+  }
+  for (const char* what : {"exclude", "include"}) {
+    if (const YAML::Node list = root[what]) {
+      MAVG_CHECK(list.IsSequence(), "{}: line {}: '{}' is a list of assignments", path,
+                 list.Mark().line + 1, what);
+      for (const auto& entry : list) {
+        (std::string(what) == "exclude" ? spec.excludes : spec.includes)
+            .push_back(ParseAssignment(entry, what, path));
+      }
+    }
+  }
+  if (const YAML::Node r = root["replicates"]) {
+    try {
+      spec.replicates = r.as<int>();
+    } catch (const YAML::Exception&) {
+      MAVG_FAIL("{}: line {}: replicates must be an integer", path, r.Mark().line + 1);
+    }
+    MAVG_CHECK(spec.replicates >= 1 && spec.replicates <= 1000,
+               "{}: replicates must be between 1 and 1000, got {}", path, spec.replicates);
+  }
+  if (const YAML::Node res = root["resources"]) {
+    MAVG_CHECK(res.IsMap(), "{}: 'resources' must be a mapping", path);
+    for (const auto& item : res) {
+      const std::string key = item.first.as<std::string>();
+      MAVG_CHECK(std::find(kResourceKeys.begin(), kResourceKeys.end(), key) != kResourceKeys.end(),
+                 "{}: line {}: unknown resource '{}' (did you mean '{}'?)", path,
+                 item.first.Mark().line + 1, key, Nearest(key, kResourceKeys));
+    }
+    try {
+      if (res["time"]) spec.resources.time = res["time"].as<std::string>();
+      if (res["threads"]) spec.resources.threads = res["threads"].as<int>();
+      if (res["gpus_per_worker"]) spec.resources.gpus_per_worker = res["gpus_per_worker"].as<int>();
+      if (res["nodes"]) spec.resources.nodes = res["nodes"].as<int>();
+      spec.resources.TimeSeconds();
+    } catch (const std::exception&) {
+      MAVG_FAIL(
+          "{}: bad 'resources' value (time is HH:MM:SS; threads, gpus_per_worker and "
+          "nodes are integers)",
+          path);
+    }
+  }
+  // The axes, in order; exclusions must name one of them.
+  std::set<std::string> seen;
+  auto add_axis = [&](const std::string& key) {
+    if (seen.insert(key).second) spec.axes.push_back(key);
+  };
+  for (const auto& [key, values] : spec.grid) add_axis(key);
+  for (const auto& g : spec.zips) {
+    for (const auto& [key, values] : g) {
+      MAVG_CHECK(std::none_of(spec.grid.begin(), spec.grid.end(),
+                              [&](const auto& a) { return a.first == key; }),
+                 "{}: axis '{}' is both in grid and in zip", path, key);
+      add_axis(key);
+    }
+  }
+  for (const auto& inc : spec.includes) {
+    for (const auto& [key, value] : inc) add_axis(key);
+  }
+  for (auto& ex : spec.excludes) {
+    for (auto& [key, value] : ex) {
+      MAVG_CHECK(seen.count(key) > 0, "{}: exclude names '{}', which is not an axis of this sweep",
+                 path, key);
+      // Normalised as points print their axes ("1.0" and "1" are the same number).
+      RunConfig scratch;
+      SetKey(scratch, key, value);
+      value = JsonPointerText(ToJson(scratch), key);
+    }
+  }
+  return spec;
+}
+
+std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
+  // The varied dimensions: every grid axis alone, every zip group as one dimension.
+  std::vector<std::vector<Assignment>> dims;
+  for (const auto& [key, values] : spec.grid) {
+    std::vector<Assignment> d;
+    for (const std::string& v : values) d.push_back({{key, v}});
+    dims.push_back(std::move(d));
+  }
+  for (const auto& g : spec.zips) {
+    std::vector<Assignment> d(g[0].second.size());
+    for (const auto& [key, values] : g) {
+      for (size_t i = 0; i < values.size(); ++i) d[i].emplace_back(key, values[i]);
+    }
+    dims.push_back(std::move(d));
+  }
+  std::vector<Assignment> assignments;
+  size_t total = 1;
+  for (const auto& d : dims) total *= d.size();
+  MAVG_CHECK(total <= 10000000, "{}: {} points is too many", spec.path, total);
+  std::vector<size_t> idx(dims.size(), 0);
+  for (size_t n = 0; n < total; ++n) {
+    Assignment a;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      for (const auto& kv : dims[k][idx[k]]) a.push_back(kv);
+    }
+    assignments.push_back(std::move(a));
+    for (size_t k = dims.size(); k-- > 0;) {  // last axis fastest
+      if (++idx[k] < dims[k].size()) break;
+      idx[k] = 0;
+    }
+  }
+  for (const Assignment& inc : spec.includes) assignments.push_back(inc);
+
+  std::vector<SweepPoint> points;
+  std::unordered_set<std::string> ids;
+  for (const Assignment& a : assignments) {
+    RunConfig config = spec.base;
+    for (const auto& [key, value] : a) SetKey(config, key, value);
+    const nlohmann::json json = ToJson(config);
+    Assignment axes;
+    for (const std::string& key : spec.axes) axes.emplace_back(key, JsonPointerText(json, key));
+    auto axis_value = [&](const std::string& key) -> const std::string& {
+      return std::find_if(axes.begin(), axes.end(), [&](const auto& kv) { return kv.first == key; })
+          ->second;
+    };
+    const bool excluded =
+        std::any_of(spec.excludes.begin(), spec.excludes.end(), [&](const Assignment& ex) {
+          return std::all_of(ex.begin(), ex.end(),
+                             [&](const auto& kv) { return axis_value(kv.first) == kv.second; });
+        });
+    if (excluded) continue;
+    std::string where;
+    for (const auto& [key, value] : axes)
+      where += fmt::format("{}{}={}", where.empty() ? "" : " ", key, value);
+    for (int r = 0; r < spec.replicates; ++r) {
+      SweepPoint p;
+      p.config = config;
+      p.config.seed = ReplicateSeed(config.seed, r);
+      p.axes = axes;
+      p.replicate = r;
+      Validate(p.config, fmt::format("{} point [{}]", spec.path, where));
+      p.run_id = RunId(p.config);
+      if (ids.insert(p.run_id).second) points.push_back(std::move(p));
+    }
+  }
+  MAVG_CHECK(!points.empty(), "{}: the sweep has no points (everything excluded?)", spec.path);
+  return points;
+}
+
+}  // namespace mavg

@@ -1,0 +1,64 @@
+#pragma once
+// Sweep specs (YAML): a base run config, fixed overrides, and axes to vary.
+//   name: table3
+//   base: configs/fmnist.yaml                 # relative to the working directory (or this file)
+//   set:  {optimizer.momentum: 0.9}           # fixed overrides
+//   grid: {parallel.workers: [1, 16], parallel.average_every: [10, 20]}   # cartesian product
+//   zip:  [{optimizer.minibatch: [256, 1024], schedule.lr: [0.08, 0.32]}] # paired axes
+//   exclude: [{parallel.workers: 1, parallel.average_every: 20}]
+//   include: [{parallel.workers: 32, parallel.average_every: 10}]         # extra points
+//   replicates: 3                             # seeds per point, derived deterministically
+//   resources: {time: "02:00:00", threads: 1, gpus_per_worker: 0}
+// Every key and value is checked against the config schema when the spec is loaded, and every
+// point is validated as a run config, so a typo fails before anything runs.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace mavg {
+
+using AxisValues = std::vector<std::pair<std::string, std::vector<std::string>>>;
+using Assignment = std::vector<std::pair<std::string, std::string>>;
+
+struct SweepResources {
+  std::string time;  // wall-clock limit per run, "HH:MM:SS" or "MM:SS" (empty: none)
+  int threads = 0;   // CPU threads per process (0: the launcher divides the cores)
+  int gpus_per_worker = 0;
+  int nodes = 1;
+  double TimeSeconds() const;  // 0 when unset
+};
+
+struct SweepSpec {
+  std::string path;  // the spec file
+  std::string name;
+  std::string base_path;  // the base run config file as resolved
+  RunConfig base;         // base config with `set` applied
+  AxisValues grid;
+  std::vector<AxisValues> zips;
+  std::vector<Assignment> excludes, includes;
+  int replicates = 1;
+  SweepResources resources;
+  std::vector<std::string> axes;  // every varied key, in spec order (grid, zip, include)
+};
+
+struct SweepPoint {
+  RunConfig config;
+  Assignment axes;  // value of every sweep axis for this point (as the config prints it)
+  int replicate = 0;
+  std::string run_id;
+};
+
+// Loads and checks a spec; throws one line naming the file and the problem.
+SweepSpec LoadSweepSpec(const std::string& path);
+// All points, in order: grid (first axis slowest) x zip groups, exclusions removed, inclusions
+// appended, each with `replicates` seeds; points with equal run ids are kept once.
+std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec);
+
+// Seed of replicate r: replicate 0 keeps the base seed (so a sweep point is the same run as the
+// plain config), others get a seed derived from (base seed, r).
+int64_t ReplicateSeed(int64_t base_seed, int replicate);
+
+}  // namespace mavg
