@@ -16,5 +16,6 @@ void AddBenchCommand(CLI::App& app);
 void AddConfigCommand(CLI::App& app);
 void AddModelCommand(CLI::App& app);
 void AddSweepCommand(CLI::App& app);
+void AddReportCommand(CLI::App& app);
 
 }  // namespace mavg::cli

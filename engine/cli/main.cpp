@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddConfigCommand(app);
   mavg::cli::AddModelCommand(app);
   mavg::cli::AddSweepCommand(app);
+  mavg::cli::AddReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,122 @@
+// mavg report table|speedup|paper|model
+#include <iostream>
+
+#include "engine/cli/commands.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/report/paper.h"
+#include "engine/report/perf_model.h"
+#include "engine/report/tables.h"
+
+namespace mavg::cli {
+namespace {
+
+std::vector<std::pair<std::string, std::string>> ParseWhere(const std::vector<std::string>& in) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& s : in) {
+    const size_t eq = s.find('=');
+    MAVG_CHECK(eq != std::string::npos && eq > 0, "--where '{}': expected AXIS=VALUE", s);
+    out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return out;
+}
+
+std::unique_ptr<Store> OpenStore(const std::string& results, const std::string& db) {
+  const std::string path = db.empty() ? results + "/mavg.db" : db;
+  MAVG_CHECK(PathExists(path), "{}: no results database (run a sweep first)", path);
+  return std::make_unique<Store>(path);
+}
+
+}  // namespace
+
+void AddReportCommand(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("report", "Tables from the results database");
+  cmd->require_subcommand(1);
+  struct Args {
+    std::string results = "results", db, name;
+    std::vector<std::string> where;
+    TableOptions table;
+    SpeedupOptions speedup;
+    std::string baseline = "parallel.workers=1";
+    PaperOptions paper;
+    PaperProjectionOptions model;
+    std::string model_reference = "sweeps/paper/reference.yaml";
+  };
+  auto a = std::make_shared<Args>();
+  auto common = [a](CLI::App* c) {
+    c->add_option("name", a->name, "Sweep name")->required();
+    c->add_option("--where", a->where, "Fix another axis: AXIS=VALUE (repeatable)");
+    c->add_option("--results", a->results, "Results directory")->capture_default_str();
+    c->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  };
+
+  CLI::App* table =
+      cmd->add_subcommand("table", "A metric by two axes, mean ± std over replicates");
+  common(table);
+  table->add_option("--rows", a->table.rows, "Axis for the rows")->required();
+  table->add_option("--cols", a->table.cols, "Axis for the columns");
+  table
+      ->add_option("--value", a->table.value,
+                   "Metric: a result key (test_acc, cv_acc, wer, wall_s, ...) or test_error, "
+                   "cv_error, epoch_s, projected_epoch_s, comm_s, ...")
+      ->capture_default_str();
+  table->add_option("--agg", a->table.agg, "mean | min | max")->capture_default_str();
+  table->add_option("--format", a->table.format, "md | csv | latex")->capture_default_str();
+  table->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    a->table.where = ParseWhere(a->where);
+    std::cout << MetricTable(a->name, LoadSweepRuns(*store, a->name), a->table);
+  });
+
+  CLI::App* speedup = cmd->add_subcommand("speedup", "Epoch time, speedup and efficiency");
+  common(speedup);
+  speedup->add_option("--baseline", a->baseline, "AXIS=VALUE of the reference runs")
+      ->capture_default_str();
+  speedup->add_option(
+      "--interconnect", a->speedup.interconnect,
+      "Add a model column: ib-fdr, ib-edr, ib-hdr, ib-ndr, pcie3-x16, nvlink4, ...");
+  speedup->add_option("--staging", a->speedup.staging, "Host staging link for the model column");
+  speedup->add_option("--fit", a->speedup.fit,
+                      "Model column from a measured all-reduce (mavg bench allreduce --json)");
+  speedup->add_option("--format", a->speedup.format, "md | csv | latex")->capture_default_str();
+  speedup->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    const auto w = ParseWhere({a->baseline});
+    a->speedup.axis = w[0].first;
+    a->speedup.baseline = w[0].second;
+    a->speedup.where = ParseWhere(a->where);
+    std::cout << SpeedupTable(a->name, LoadSweepRuns(*store, a->name), a->speedup);
+  });
+
+  CLI::App* paper = cmd->add_subcommand("paper", "Our numbers beside Su & Chen 2015's");
+  common(paper);
+  paper->add_option("--metric", a->paper.metric, "Our metric (test_error, wer, ...)")
+      ->capture_default_str();
+  paper->add_option("--reference", a->paper.reference, "The paper's numbers (YAML)")
+      ->capture_default_str();
+  paper->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    a->paper.where = ParseWhere(a->where);
+    std::cout << PaperComparison(a->name, LoadSweepRuns(*store, a->name), a->paper);
+  });
+
+  CLI::App* model = cmd->add_subcommand(
+      "model", "The alpha-beta averaging model applied to the paper's own setup");
+  model->add_option("--interconnect", a->model.link, "Network preset")->capture_default_str();
+  model->add_option("--staging", a->model.staging, "Host staging preset ('' for none)")
+      ->capture_default_str();
+  model->add_option("--params", a->model.params, "Parameters averaged")->capture_default_str();
+  model->add_option("--frames", a->model.frames, "Training frames per epoch")
+      ->capture_default_str();
+  model->add_option("--minibatch", a->model.minibatch, "Frames per minibatch")
+      ->capture_default_str();
+  model->add_option("--average-every", a->model.average_every, "Minibatches between averagings")
+      ->capture_default_str();
+  model->add_option("--time-unit", a->model.time_unit_s, "Seconds per time.dat unit (assumed)")
+      ->capture_default_str();
+  model->add_option("--reference", a->model_reference, "The paper's numbers (YAML)")
+      ->capture_default_str();
+  model->callback([a] { std::cout << PaperProjection(a->model, a->model_reference); });
+}
+
+}  // namespace mavg::cli

@@ -1,0 +1,129 @@
+#include "engine/report/perf_model.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+
+namespace mavg {
+
+const std::vector<Interconnect>& InterconnectPresets() {
+  static const std::vector<Interconnect> kPresets = {
+      {"ib-fdr", "InfiniBand FDR 4x (56 Gb/s)", 54.55e9 / 8, 1.0e-6,
+       "IBTA: 14.0625 Gb/s per lane, 64b/66b coding, 4 lanes; ~1 us MPI latency "
+       "(Mellanox ConnectX-3 product brief). Stampede's interconnect."},
+      {"ib-edr", "InfiniBand EDR 4x (100 Gb/s)", 100e9 / 8, 0.6e-6,
+       "IBTA: 25.78125 Gb/s per lane, 64b/66b, 4 lanes; 0.6 us (ConnectX-4 product brief)"},
+      {"ib-hdr", "InfiniBand HDR 4x (200 Gb/s)", 200e9 / 8, 0.6e-6,
+       "IBTA: 50 Gb/s per lane (PAM4), 4 lanes; 0.6 us (ConnectX-6 product brief)"},
+      {"ib-ndr", "InfiniBand NDR 4x (400 Gb/s)", 400e9 / 8, 0.6e-6,
+       "IBTA: 100 Gb/s per lane (PAM4), 4 lanes (ConnectX-7 product brief)"},
+      {"eth-10g", "10 Gigabit Ethernet", 10e9 / 8, 5e-6, "IEEE 802.3ae; TCP latency ~5 us"},
+      {"eth-100g", "100 Gigabit Ethernet", 100e9 / 8, 3e-6, "IEEE 802.3ba/bj"},
+      {"pcie2-x16", "PCIe 2.0 x16 (host staging of a K20)", 8.0e9, 5e-6,
+       "PCI-SIG PCIe 2.0: 5 GT/s per lane, 8b/10b coding = 500 MB/s per lane per direction"},
+      {"pcie3-x16", "PCIe 3.0 x16", 15.75e9, 5e-6,
+       "PCI-SIG PCIe 3.0: 8 GT/s per lane, 128b/130b = 985 MB/s per lane per direction"},
+      {"pcie4-x16", "PCIe 4.0 x16", 31.5e9, 5e-6, "PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b"},
+      {"pcie5-x16", "PCIe 5.0 x16", 63.0e9, 5e-6, "PCI-SIG PCIe 5.0: 32 GT/s per lane, 128b/130b"},
+      {"nvlink3", "NVLink 3 (A100 SXM)", 300e9, 2e-6,
+       "NVIDIA A100 datasheet: 600 GB/s total, i.e. 300 GB/s per direction"},
+      {"nvlink4", "NVLink 4 (H100/H200 SXM)", 450e9, 2e-6,
+       "NVIDIA H100 datasheet: 900 GB/s total, i.e. 450 GB/s per direction"},
+  };
+  return kPresets;
+}
+
+const Interconnect& FindInterconnect(const std::string& name) {
+  std::string names;
+  for (const Interconnect& i : InterconnectPresets()) {
+    if (i.name == name) return i;
+    names += (names.empty() ? "" : ", ") + i.name;
+  }
+  MAVG_FAIL("unknown interconnect '{}' (presets: {}; or --fit a measured all-reduce)", name, names);
+}
+
+Interconnect FitInterconnect(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ReadFile(path));
+  } catch (const nlohmann::json::exception& e) {
+    MAVG_FAIL("{}: not a JSON file: {}", path, e.what());
+  }
+  MAVG_CHECK(j.contains("allreduce_busbw_gb_per_s"),
+             "{}: not the output of mavg bench allreduce --json", path);
+  Interconnect i;
+  i.name = "fitted";
+  i.description = fmt::format("measured all-reduce ({} ranks, {:.0f} MB, {})", j.value("ranks", 0),
+                              j.value("megabytes", 0.0), j.value("communicator", "mpi"));
+  i.bandwidth = j["allreduce_busbw_gb_per_s"].get<double>() * 1e9;
+  i.latency = 0.0;
+  i.source = path;
+  return i;
+}
+
+AveragingCost AveragingTime(double bytes, int workers, const Interconnect& link,
+                            const Interconnect* staging) {
+  AveragingCost c;
+  if (workers <= 1) return c;
+  const double n = workers;
+  c.allreduce_s = 2.0 * (n - 1) * link.latency + 2.0 * (n - 1) / n * bytes / link.bandwidth;
+  if (staging != nullptr) c.staging_s = 2.0 * bytes / staging->bandwidth;
+  return c;
+}
+
+std::string PaperProjection(const PaperProjectionOptions& o, const std::string& reference_yaml) {
+  const Interconnect& link = FindInterconnect(o.link);
+  const Interconnect* staging = o.staging.empty() ? nullptr : &FindInterconnect(o.staging);
+  YAML::Node ref;
+  try {
+    ref = YAML::LoadFile(reference_yaml)["timing"];
+  } catch (const YAML::Exception& e) {
+    MAVG_FAIL("{}: cannot read the paper's timing: {}", reference_yaml, e.what());
+  }
+  MAVG_CHECK(ref && ref["gpus"], "{}: no 'timing' section with 'gpus'", reference_yaml);
+  const auto gpus = ref["gpus"].as<std::vector<int>>();
+  const auto train = ref["train_time"].as<std::vector<double>>();
+  std::vector<double> paper_comm;
+  for (const auto& c : ref["comm_time"]) paper_comm.push_back(c.IsNull() ? 0.0 : c.as<double>());
+
+  const double bytes = o.params * 4.0;
+  const double t1 = o.t1 * o.time_unit_s;
+  std::string out;
+  out += fmt::format(
+      "Model: ring all-reduce of {:.1f} MB on {} ({:.2f} GB/s, {:.1f} us), host staging over "
+      "{} ({:.2f} GB/s); averaging every {} minibatches of {} frames; {:.1f}M training frames "
+      "per epoch; compute per worker = the 1-GPU time / N (ideal split); time unit of time.dat "
+      "taken as {} s.\n\n",
+      bytes / 1e6, link.description, link.bandwidth / 1e9, link.latency * 1e6,
+      staging ? staging->description : "none", staging ? staging->bandwidth / 1e9 : 0.0,
+      o.average_every, o.minibatch, o.frames / 1e6, o.time_unit_s);
+  out +=
+      "| GPUs | averagings/epoch | one averaging (s) | model comm | model train | model "
+      "speedup | paper comm | paper train | paper speedup | paper compute (train - comm) | "
+      "compute / ideal |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (int n : o.workers) {
+    const double per_worker = o.frames / n;
+    const double r = n > 1 ? std::floor(per_worker / (o.average_every * o.minibatch)) : 0;
+    const AveragingCost c = AveragingTime(bytes, n, link, staging);
+    const double comm = r * c.Total();
+    const double model_train = t1 / n + comm;
+    std::string paper = "| – | – | – | – | – |";
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      if (gpus[i] != n) continue;
+      const double compute = train[i] - paper_comm[i];
+      paper = fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.2f} |",
+                          paper_comm[i] > 0 ? fmt::format("{:.2f}", paper_comm[i]) : "–", train[i],
+                          train[0] / train[i], compute, compute / (train[0] / n));
+    }
+    out += fmt::format("| {} | {:.0f} | {:.3f} | {:.2f} | {:.2f} | {:.2f} {}\n", n, r, c.Total(),
+                       comm / o.time_unit_s, model_train / o.time_unit_s, t1 / model_train, paper);
+  }
+  out += fmt::format("\nSources: {}; {}.\n", link.source, staging ? staging->source : "no staging");
+  return out;
+}
+
+}  // namespace mavg
