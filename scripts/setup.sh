@@ -34,7 +34,7 @@ packages=(
   zlib1g-dev                   # gzip'd idx files, CRC-32
   libopenmpi-dev openmpi-bin   # MPI ranks (parallel.mode: mpi)
   libsqlite3-dev               # results store
-  python3-matplotlib           # analysis/plot.py (figures)
+  python3-matplotlib python3-yaml  # analysis/plot.py (figures)
   libgtest-dev                 # tests
   dataset-fashion-mnist        # built-in demo data
 )

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Ctrl-C on `mavg sweep run` stops the runs at a checkpoint, marks them interrupted and leaves
+# the database consistent; running the sweep again resumes them; a per-run timeout stops a run
+# and records why.
+source "$(dirname "$0")/lib.bash"
+make_small_fmnist data 1000 200
+cat > base.yaml <<YAML
+data: {train: data/train, dev: data/dev}
+model: {hidden_layers: 1, hidden_dim: 16}
+optimizer: {minibatch: 32}
+schedule: {type: constant, lr: 0.004, epochs: 10000}
+parallel: {workers: 2, average_every: 2}
+YAML
+printf 'name: long\nbase: base.yaml\ngrid: {seed: [1]}\n' > long.yaml
+R=(--results res)
+rc_file=$WORK/rc
+( rc=0; "$MAVG" -q sweep run long.yaml "${R[@]}" > run.log 2>&1 || rc=$?; echo "$rc" > "$rc_file" ) &
+run_dir=
+for _ in $(seq 200); do
+  run_dir=$(ls -d res/runs/long/*/ 2>/dev/null | head -1 || true)
+  [ -n "$run_dir" ] && [ -s "$run_dir/metrics.jsonl" ] && break
+  sleep 0.1
+done
+[ -s "$run_dir/metrics.jsonl" ] || fail "the run did not start"
+controller=$(pgrep -f -- "sweep run long.yaml" | head -1)
+kill -INT "$controller"
+for _ in $(seq 300); do [ -s "$rc_file" ] && break; sleep 0.1; done
+[ "$(cat "$rc_file")" = 130 ] || fail "interrupted sweep should exit 130, got $(cat "$rc_file"): $(cat run.log)"
+[ "$(json_get "$run_dir/state.json" status)" = preempted ] || fail "run not checkpointed/preempted"
+[ -s "$run_dir/checkpoint/meta.json" ] || fail "no checkpoint"
+"$MAVG" sweep status long "${R[@]}" | grep -q "interrupted" || fail "status should show interrupted"
+python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); assert db.execute("PRAGMA integrity_check").fetchone()[0]=="ok"; assert db.execute("SELECT state FROM attempts").fetchone()[0]=="interrupted"'
+epochs_before=$(wc -l < "$run_dir/metrics.jsonl")
+
+# Again: the interrupted run resumes from its checkpoint; a 2 s timeout then stops it.
+rc=0
+"$MAVG" -q sweep run long.yaml "${R[@]}" --timeout 2 > run2.log 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "a timed-out run should make the sweep exit 1, got $rc"
+grep -q -- "--resume" "$run_dir/launcher.log" || fail "second attempt did not resume"
+[ "$(wc -l < "$run_dir/metrics.jsonl")" -gt "$epochs_before" ] || fail "no progress after resuming"
+"$MAVG" sweep status long "${R[@]}" | grep -q "timed out after 2 s" || fail "timeout reason missing"
+echo PASS

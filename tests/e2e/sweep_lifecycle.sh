@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# A sweep from plan to reports: run, skip finished runs, idempotent collect, reuse across
+# sweeps, stale runs, failures that do not stop the sweep, retry, reports and figures.
+source "$(dirname "$0")/lib.bash"
+make_small_fmnist data 2000 500
+cat > base.yaml <<YAML
+data: {train: data/train, dev: data/dev, test: data/test}
+model: {hidden_layers: 1, hidden_dim: 32}
+optimizer: {minibatch: 32}
+schedule: {type: constant, lr: 0.004, epochs: 2}
+YAML
+cat > s.yaml <<YAML
+name: small
+base: base.yaml
+set: {parallel.mode: simulated}
+grid: {parallel.workers: [1, 2], parallel.average_every: [1, 5]}
+replicates: 2
+YAML
+R=(--results res)
+"$MAVG" sweep plan s.yaml "${R[@]}" > plan0.txt
+grep -q "totals: new 8 done 0" plan0.txt || fail "expected 8 new runs: $(tail -1 plan0.txt)"
+[ ! -e res/mavg.db ] || fail "plan must not create the database"
+"$MAVG" -q sweep run s.yaml "${R[@]}" --jobs 2 > run1.txt
+grep -q "launched 8, completed 8" run1.txt || fail "first run: $(cat run1.txt)"
+"$MAVG" sweep plan s.yaml "${R[@]}" | grep -q "totals: new 0 done 8" || fail "not all done"
+"$MAVG" -q sweep run s.yaml "${R[@]}" | grep -q "launched 0" || fail "finished runs must be skipped"
+
+# Collecting twice changes nothing.
+dump() { python3 -c 'import sqlite3,sys; print("\n".join(sqlite3.connect(sys.argv[1]).iterdump()))' res/mavg.db; }
+"$MAVG" sweep collect small "${R[@]}" >/dev/null
+dump > d1.sql
+"$MAVG" sweep collect small "${R[@]}" | grep -q "8 ingested" || fail "collect"
+dump > d2.sql
+cmp -s d1.sql d2.sql || fail "collecting twice changed the database"
+python3 - <<'PY'
+import sqlite3
+db = sqlite3.connect("res/mavg.db")
+assert db.execute("SELECT COUNT(*) FROM epochs e JOIN sweep_runs s USING(run_id)").fetchone()[0] == 16
+assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+assert db.execute("PRAGMA user_version").fetchone()[0] >= 1
+# Plain SQL answers questions through the views.
+rows = db.execute("""SELECT value, AVG(test_acc) FROM sweep_results r JOIN sweep_axes a
+                     ON a.sweep = r.sweep AND a.run_id = r.run_id
+                     WHERE r.sweep = 'small' AND a.axis = 'parallel.workers' GROUP BY value""").fetchall()
+assert len(rows) == 2 and all(0.5 < acc < 1 for _, acc in rows), rows
+# Replicates have different seeds.
+seeds = {r[0] for r in db.execute("SELECT json_extract(config_json, '$.seed') FROM runs")}
+assert len(seeds) == 2, seeds
+PY
+
+# Reports.
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value test_acc > t.md
+grep -q "± .* (n=2)" t.md || fail "table lacks mean ± std (n=2): $(cat t.md)"
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value test_acc --format csv | head -1 | grep -q "parallel.workers,parallel.average_every,test_acc_mean,test_acc_std,n" || fail "csv header"
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --format latex | grep -q '\\begin{tabular}' || fail "latex"
+expect_error "axis parallel.average_every varies" "$MAVG" report table small "${R[@]}" --rows parallel.workers
+expect_error "not an axis" "$MAVG" report table small "${R[@]}" --rows parallel.wrkers
+expect_error "has the metric 'wer2'" "$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value wer2
+"$MAVG" report speedup small "${R[@]}" --baseline parallel.workers=1 --where parallel.average_every=5 --interconnect ib-fdr | grep -q "projected speedup" || fail "speedup"
+"$MAVG" report paper small "${R[@]}" --reference "$MAVG_SOURCE_DIR/sweeps/paper/reference.yaml" --where parallel.average_every=5 | grep -q "paper: WER SWB" || fail "paper"
+if /usr/bin/python3 -c 'import matplotlib, yaml' 2>/dev/null; then
+  /usr/bin/python3 "$MAVG_SOURCE_DIR/analysis/plot.py" res/mavg.db --sweep small --kind metric --out figs >/dev/null
+  /usr/bin/python3 "$MAVG_SOURCE_DIR/analysis/plot.py" res/mavg.db --sweep small --kind speedup --out figs \
+    --reference "$MAVG_SOURCE_DIR/sweeps/paper/reference.yaml" >/dev/null
+  for f in small-test_error small-speedup; do [ -s "figs/$f.png" ] && [ -s "figs/$f.pdf" ] || fail "figure $f"; done
+fi
+
+# The same point in another sweep is the same run: reused, not rerun.
+cat > other.yaml <<YAML
+name: other
+base: base.yaml
+set: {parallel.mode: simulated}
+grid: {parallel.workers: [2, 4], parallel.average_every: [5]}
+YAML
+"$MAVG" sweep plan other.yaml "${R[@]}" > other.txt
+grep -q "totals: new 1 done 1" other.txt || fail "shared point not reused: $(tail -1 other.txt)"
+"$MAVG" -q sweep run other.yaml "${R[@]}" | grep -q "launched 1" || fail "only the new point runs"
+
+# Code changed since a run: stale.
+python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); db.execute("UPDATE runs SET code_version=\"0ld\" WHERE run_id IN (SELECT run_id FROM sweep_runs WHERE sweep=\"other\")"); db.commit()'
+"$MAVG" sweep plan other.yaml "${R[@]}" | grep -q "stale 2" || fail "stale runs not shown"
+
+# A failing point does not stop the sweep; the summary names it; exit code non-zero.
+cat > bad.yaml <<YAML
+name: mixed
+base: base.yaml
+grid: {model.activation: [sigmoid, relu], schedule.lr: [0.004, 5]}
+YAML
+rc=0
+"$MAVG" -q sweep run bad.yaml "${R[@]}" > mixed.txt || rc=$?
+[ "$rc" -eq 1 ] || fail "a sweep with failures should exit 1, got $rc"
+grep -q "diverged" mixed.txt || fail "summary lacks the diverged run: $(cat mixed.txt)"
+grep -q "completed" mixed.txt || fail "the other runs should complete: $(cat mixed.txt)"
+"$MAVG" sweep status mixed "${R[@]}" > status.txt
+grep -q "non-finite loss in epoch" status.txt || fail "status lacks the reason: $(cat status.txt)"
+rc=0
+"$MAVG" -q sweep retry mixed "${R[@]}" --state diverged > retry.txt || rc=$?
+grep -q "retrying 1 run" retry.txt || fail "retry: $(cat retry.txt)"
+
+# ---- bad input ----
+printf 'name: x\nbase: base.yaml\ngrid: {parallel.wrkers: [1, 2]}\n' > e1.yaml
+expect_error "unknown axis 'parallel.wrkers' (did you mean 'parallel.workers'?)" "$MAVG" sweep plan e1.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\ngrid: {parallel.workers: []}\n' > e2.yaml
+expect_error "empty list of values" "$MAVG" sweep plan e2.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\nzip: [{optimizer.minibatch: [16, 32], schedule.lr: [0.1]}]\n' > e3.yaml
+expect_error "zip lists must have equal lengths" "$MAVG" sweep plan e3.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\ngrid: {parallel.workers: [1, 2]}\nexclude: [{seed: 3}]\n' > e4.yaml
+expect_error "exclude names 'seed', which is not an axis" "$MAVG" sweep plan e4.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\ngrid: {parallel.workers: [1, two]}\n' > e5.yaml
+expect_error "expects an integer" "$MAVG" sweep plan e5.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\ngird: {parallel.workers: [1]}\n' > e6.yaml
+expect_error "unknown sweep key 'gird' (did you mean 'grid'?)" "$MAVG" sweep plan e6.yaml "${R[@]}"
+sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
+expect_error "already exists in res/mavg.db with a different spec" "$MAVG" sweep run s2.yaml "${R[@]}" --max-runs 1
+echo garbage > notadb.db
+expect_error "notadb.db" "$MAVG" sweep status small --db notadb.db
+# A corrupt result.json: that run is reported failed with the reason, the rest are ingested.
+victim=$(python3 -c 'import sqlite3; print(sqlite3.connect("res/mavg.db").execute("SELECT run_dir FROM sweep_results WHERE sweep=\"small\" ORDER BY position LIMIT 1").fetchone()[0])')
+echo '{"status": "compl' > "$victim/result.json"
+"$MAVG" sweep collect small "${R[@]}" | grep -q "completed 7, failed 1" || fail "corrupt result.json not isolated"
+"$MAVG" sweep status small "${R[@]}" | grep -q "result.json: corrupt JSON" || fail "no reason for the corrupt run"
+echo PASS
