@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One command from a fresh machine to a trained model: dependencies, build, the built-in
-# Fashion-MNIST data (from Debian's dataset-fashion-mnist), training configs/fmnist.yaml, and
-# the result. Running it again reuses the data and a completed run.
+# One command from a fresh machine to the demo sweep's tables and figures: dependencies,
+# build, the built-in Fashion-MNIST data (Debian's dataset-fashion-mnist), the sweep
+# sweeps/quickstart.yaml (simulated workers x averaging interval), then the tables and plots.
+# Running it again reuses the data and every finished run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
@@ -11,25 +12,26 @@ if [ ! -f data/fmnist/test/feats.scp ]; then
   "$mavg" data fmnist --out data/fmnist --force
 fi
 
-run=results/runs/quickstart/fmnist
-if grep -qs '"status": "completed"' "$run/result.json"; then
-  echo "[quickstart] $run already completed; delete it to train again"
-else
-  "$mavg" train configs/fmnist.yaml --out "$run" --force
-fi
+# One run at a time: each run gets the whole machine, so its timings are not disturbed by
+# another run (the speedup table depends on them).
+"$mavg" sweep run sweeps/quickstart.yaml --jobs 1
 
 echo
-echo "[quickstart] per-epoch metrics ($run/metrics.jsonl):"
-python3 - "$run" <<'PY'
-import json, sys
-run = sys.argv[1]
-print(f"{'epoch':>5} {'lr':>9} {'train_acc':>9} {'cv_loss':>8} {'cv_acc':>7} {'wall_s':>7}")
-for line in open(f"{run}/metrics.jsonl"):
-    m = json.loads(line)
-    print(f"{m['epoch']:>5} {m['lr']:>9.5f} {100*m['train_acc']:>8.2f}% {m['cv_loss']:>8.4f} "
-          f"{100*m['cv_acc']:>6.2f}% {m['wall_s']:>7.1f}")
-r = json.load(open(f"{run}/result.json"))
-print(f"\nstatus {r['status']}: test accuracy {100*r['test_acc']:.2f}% "
-      f"(CV {100*r['cv_acc']:.2f}%), {r['epochs']} epochs, {r['wall_s']:.0f} s, "
-      f"{r['frames_per_s']:.0f} frames/s on {r['build']['device']}")
-PY
+"$mavg" report table quickstart --rows parallel.workers --cols parallel.average_every \
+  --value test_error
+echo
+"$mavg" report speedup quickstart --baseline parallel.workers=1 \
+  --where parallel.average_every=10 --interconnect ib-fdr
+echo
+"$mavg" report paper quickstart --where parallel.average_every=10
+echo
+echo "[quickstart] figures:"
+/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind metric \
+  --out results/figures
+/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind speedup \
+  --out results/figures
+/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind breakdown \
+  --where parallel.average_every=10 --out results/figures
+/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind curves \
+  --where parallel.average_every=10 --out results/figures
+echo "[quickstart] database: results/mavg.db (views sweep_results, sweep_axes, sweep_epochs)"

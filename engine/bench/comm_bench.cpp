@@ -20,8 +20,9 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
-  MAVG_CHECK(LaunchedUnderMpi(), "bench allreduce runs under mpirun, e.g. mpirun -np 2 mavg "
-                                 "bench allreduce");
+  MAVG_CHECK(LaunchedUnderMpi(),
+             "bench allreduce runs under mpirun, e.g. mpirun -np 2 mavg "
+             "bench allreduce");
   auto comm = CreateMpiCommunicator(options.deterministic);
   SetLogRank(comm->Rank(), comm->WorldSize());
   const size_t n = static_cast<size_t>(options.floats);
@@ -54,10 +55,10 @@ nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
                       {"memcpy_gb_per_s", bytes / mc / 1e9},
                       {"busbw_over_memcpy", bus / (bytes / mc)},
                       {"repeats", options.repeats}};
-  spdlog::info("[bench] all-reduce of {:.1f} MB over {} ranks ({}): {:.3f}s, {:.2f} GB/s bus "
-               "bandwidth; memcpy {:.2f} GB/s; ratio {:.2f}",
-               bytes / 1e6, p, comm->Name(), ar, bus / 1e9, bytes / mc / 1e9,
-               bus / (bytes / mc));
+  spdlog::info(
+      "[bench] all-reduce of {:.1f} MB over {} ranks ({}): {:.3f}s, {:.2f} GB/s bus "
+      "bandwidth; memcpy {:.2f} GB/s; ratio {:.2f}",
+      bytes / 1e6, p, comm->Name(), ar, bus / 1e9, bytes / mc / 1e9, bus / (bytes / mc));
   if (comm->Rank() != 0) r = nlohmann::json();
   return r;
 }

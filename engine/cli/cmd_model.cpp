@@ -53,8 +53,8 @@ void AddModelCommand(CLI::App& app) {
         d.max_elementwise);
     if (args->max_rel >= 0.0) {
       MAVG_CHECK(args->max_rel > 0.0 ? d.max_rel <= args->max_rel : d.differing == 0,
-                 "models differ: max_rel {:.3g} > {:.3g} ({} of {} parameters differ)",
-                 d.max_rel, args->max_rel, d.differing, d.params);
+                 "models differ: max_rel {:.3g} > {:.3g} ({} of {} parameters differ)", d.max_rel,
+                 args->max_rel, d.differing, d.params);
     }
   });
 }

@@ -49,13 +49,13 @@ struct ScheduleConfig {
 };
 
 struct ParallelConfig {
-  int64_t workers = 1;               // data-parallel workers N
-  std::string mode = "simulated";    // simulated (N replicas in one process) | mpi (one rank each)
-  int64_t average_every = 10;        // average after every K minibatches ...
-  int64_t average_frames = 0;        // ... or when the frame count crosses a multiple of F (>0)
-  std::string lr_scaling = "linear"; // linear: per-worker lr = N x schedule lr | none
-  bool deterministic = false;        // sum in rank order in every mode (bitwise reproducible)
-  bool average_momentum = false;     // also average optimizer momentum (paper: not averaged)
+  int64_t workers = 1;                // data-parallel workers N
+  std::string mode = "simulated";     // simulated (N replicas in one process) | mpi (one rank each)
+  int64_t average_every = 10;         // average after every K minibatches ...
+  int64_t average_frames = 0;         // ... or when the frame count crosses a multiple of F (>0)
+  std::string lr_scaling = "linear";  // linear: per-worker lr = N x schedule lr | none
+  bool deterministic = false;         // sum in rank order in every mode (bitwise reproducible)
+  bool average_momentum = false;      // also average optimizer momentum (paper: not averaged)
 };
 
 struct DeviceOptions {

@@ -44,7 +44,7 @@ Model LoadModel(const std::string& path, Backend& backend);
 // How far apart the parameters of two models of the same architecture are.
 struct ParamDiff {
   int64_t params = 0;
-  int64_t differing = 0;      // parameters that are not bit-identical
+  int64_t differing = 0;         // parameters that are not bit-identical
   double max_abs = 0.0;          // max |a - b|
   double max_rel = 0.0;          // max |a - b| / max |a|: relative to the parameters' scale
   double max_elementwise = 0.0;  // max |a_i - b_i| / max(|a_i|, |b_i|, 1e-3): per parameter

@@ -658,10 +658,11 @@ nlohmann::json Trainer::Run() {
   result["world_size"] = n_;
   result["mode"] = n_ == 1 ? "single" : config_.parallel.mode;
   result["host"] = HostName();
-  result["build"] = {{"git_commit", build_info::kGitCommit},
-                     {"code_version", build_info::kCodeVersion}, {"build_type", build_info::kBuildType},
-                     {"compiler", build_info::kCompiler},    {"with_cuda", build_info::kWithCuda},
-                     {"device", backend_->Describe()},       {"communicator", comm_.Name()}};
+  result["build"] = {
+      {"git_commit", build_info::kGitCommit}, {"code_version", build_info::kCodeVersion},
+      {"build_type", build_info::kBuildType}, {"compiler", build_info::kCompiler},
+      {"with_cuda", build_info::kWithCuda},   {"device", backend_->Describe()},
+      {"communicator", comm_.Name()}};
   result["finished"] = UtcNow();
   return result;
 }

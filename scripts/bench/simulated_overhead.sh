@@ -2,19 +2,20 @@
 # N simulated workers against one worker on the same data, one epoch each, alternated ROUNDS
 # times in one run: compares the epoch's training time (compute + io + averaging, CV excluded)
 # summed over workers, i.e. what simulation costs beyond the work itself (target <= 1.1x).
-#   scripts/bench/simulated_overhead.sh [CONFIG] [WORKERS] [ROUNDS]
+#   scripts/bench/simulated_overhead.sh [CONFIG] [WORKERS] [ROUNDS] [AVERAGE_EVERY]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 config="${1:-configs/fmnist.yaml}"
 workers="${2:-16}"
 rounds="${3:-3}"
+average_every="${4:-10}"
 mavg=build/bin/mavg
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for r in $(seq "$rounds"); do
   for n in 1 "$workers"; do
     "$mavg" -q train "$config" --set schedule.epochs=1 --set parallel.workers="$n" \
-      --set parallel.average_every=10 --out "$out/w$n-$r" --no-progress >/dev/null
+      --set parallel.average_every="$average_every" --out "$out/w$n-$r" --no-progress >/dev/null
   done
 done
 python3 - "$out" "$workers" "$rounds" <<'PY'

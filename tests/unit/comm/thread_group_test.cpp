@@ -1,4 +1,6 @@
 // Collectives over a thread group, checked against closed forms.
+#include "engine/comm/thread_group.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,7 +9,6 @@
 #include <numeric>
 
 #include "engine/comm/communicator.h"
-#include "engine/comm/thread_group.h"
 #include "engine/core/error.h"
 
 namespace mavg {

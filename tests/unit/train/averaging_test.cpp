@@ -1,10 +1,11 @@
 // When workers average, how, and the closed form of one averaged step.
+#include "engine/train/averaging.h"
+
 #include <gtest/gtest.h>
 
 #include "engine/comm/thread_group.h"
 #include "engine/nn/init.h"
 #include "engine/optim/sgd.h"
-#include "engine/train/averaging.h"
 #include "engine/train/step.h"
 #include "tests/testing/test_util.h"
 
