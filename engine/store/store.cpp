@@ -5,6 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/sysinfo.h"
 
 namespace mavg {
 
@@ -13,15 +14,6 @@ const std::vector<std::string>& Migrations();
 }
 
 namespace {
-
-std::string NowUtc() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 sql::Value JsonToValue(const nlohmann::json& v) {
   if (v.is_null()) return sql::Value();
@@ -91,7 +83,7 @@ void Store::PutSweep(const SweepRecord& sweep, bool force) {
   } else {
     auto i =
         db_.Prepare("INSERT INTO sweeps(name, spec_yaml, spec_hash, created) VALUES (?,?,?,?)");
-    i.Bind(1, sweep.name).Bind(2, sweep.spec_yaml).Bind(3, sweep.spec_hash).Bind(4, NowUtc()).Run();
+    i.Bind(1, sweep.name).Bind(2, sweep.spec_yaml).Bind(3, sweep.spec_hash).Bind(4, UtcNow()).Run();
   }
   tx.Commit();
 }
@@ -171,7 +163,7 @@ void Store::StartAttempt(const std::string& run_id, int n, const std::string& la
       .Bind(2, n)
       .Bind(3, launcher)
       .Bind(4, job_id)
-      .Bind(5, NowUtc())
+      .Bind(5, UtcNow())
       .Bind(6, host)
       .Run();
 }
@@ -179,7 +171,7 @@ void Store::StartAttempt(const std::string& run_id, int n, const std::string& la
 void Store::EndAttempt(const std::string& run_id, int n, const std::string& state, int exit_code) {
   auto s = db_.Prepare(
       "UPDATE attempts SET state = ?, exit_code = ?, ended = ? WHERE run_id = ? AND n = ?");
-  s.Bind(1, state).Bind(2, exit_code).Bind(3, NowUtc()).Bind(4, run_id).Bind(5, n).Run();
+  s.Bind(1, state).Bind(2, exit_code).Bind(3, UtcNow()).Bind(4, run_id).Bind(5, n).Run();
 }
 
 std::string Store::IngestRun(const std::string& run_id, const std::string& run_dir) {

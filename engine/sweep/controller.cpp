@@ -14,6 +14,7 @@
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/logging.h"
+#include "engine/core/sysinfo.h"
 
 namespace mavg {
 namespace {
@@ -39,9 +40,7 @@ bool RunningButDead(const std::string& run_dir) {
   try {
     const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));
     if (state.value("status", "") != "running") return false;
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    if (state.value("host", "") != host) return false;
+    if (state.value("host", "") != HostName()) return false;
     const int pid = state.value("pid", 0);
     return pid <= 0 || kill(pid, 0) != 0;
   } catch (const std::exception&) {
@@ -60,8 +59,7 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   }
   std::map<std::string, std::string> final_status;
   int done = 0;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
+  const std::string host = HostName();
   LaunchCallbacks cb;
   cb.started = [&](const LaunchRequest& q, const std::string& job) {
     store.SetRunStatus(q.run_id, "running");

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/core/sysinfo.h"
+
 namespace mavg {
 
 class RunDir {
@@ -40,9 +42,5 @@ class RunDir {
   int attempt_;
   std::string started_;  // ISO-8601 UTC start of this attempt
 };
-
-// Current time as ISO-8601 UTC, e.g. 2026-11-30T12:34:56Z.
-std::string UtcNow();
-std::string HostName();
 
 }  // namespace mavg
