@@ -45,8 +45,13 @@ void AddTrainCommand(CLI::App& app) {
     Validate(config, config_path);
     TrainOptions options;
     options.resume = !args->resume.empty();
-    MAVG_CHECK(!options.resume || args->sets.empty(),
-               "--set cannot change a run being resumed (it would be another run)");
+    if (options.resume) {
+      // Only execution knobs (not part of the run id, e.g. device_options.threads) may change.
+      const std::string id = RunId(LoadConfigFile(config_path));
+      MAVG_CHECK(RunId(config) == id,
+                 "--set cannot change a run being resumed (it would be another run; only keys "
+                 "outside the run id, such as device_options.threads, may change)");
+    }
     options.run_dir = options.resume      ? args->resume
                       : args->out.empty() ? "results/runs/adhoc/" + RunId(config)
                                           : args->out;

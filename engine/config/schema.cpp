@@ -478,6 +478,13 @@ void Validate(const RunConfig& config_in, const std::string& source) {
         fmt::format("data.randomizer_size: {} is smaller than optimizer.minibatch {}",
                     config.data.randomizer_size, config.optimizer.minibatch));
   }
+  if (config.parallel.average_frames > 0 &&
+      config.parallel.average_frames < config.optimizer.minibatch) {
+    problems.push_back(fmt::format(
+        "parallel.average_frames: {} is smaller than optimizer.minibatch {} (workers average at "
+        "most once per minibatch)",
+        config.parallel.average_frames, config.optimizer.minibatch));
+  }
   if (config.schedule.type == "newbob" &&
       config.schedule.newbob.min_epochs > config.schedule.epochs) {
     problems.push_back(fmt::format("schedule.newbob.min_epochs: {} exceeds schedule.epochs {}",

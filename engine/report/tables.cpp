@@ -79,7 +79,10 @@ std::string Render(const std::vector<std::string>& header,
   std::string out;
   if (format == "csv") {
     auto csv = [](const std::string& s) {
-      return s.find_first_of(",\"") == std::string::npos ? s : "\"" + s + "\"";
+      if (s.find_first_of(",\"\n") == std::string::npos) return s;
+      std::string q = "\"";
+      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
     };
     for (size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + csv(header[i]);
     out += "\n";
@@ -98,7 +101,8 @@ std::string Render(const std::vector<std::string>& header,
     for (size_t i = 0; i < header.size(); ++i) out += (i ? " & " : "") + esc(header[i]);
     out += " \\\\\n\\hline\n";
     for (const auto& r : rows) {
-      for (size_t i = 0; i < r.size(); ++i) out += (i ? " & " : "") + r[i];
+      // The first cell is an axis value (text); the others are numbers we formatted.
+      for (size_t i = 0; i < r.size(); ++i) out += (i ? " & " + r[i] : esc(r[i]));
       out += " \\\\\n";
     }
     out += "\\hline\n\\end{tabular}\n";
@@ -223,6 +227,8 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
 
 std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                          const SpeedupOptions& o) {
+  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex",
+             "--format must be md, csv or latex, not '{}'", o.format);
   const std::vector<const ReportRun*> sel = SelectRuns(runs, o.where, {o.axis});
   std::optional<Interconnect> link;
   if (!o.fit.empty()) link = FitInterconnect(o.fit);
@@ -285,9 +291,11 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
                   {"model epoch s (" + link->name + ")", "model speedup", "model efficiency"});
   }
   std::vector<std::vector<std::string>> rows;
+  // Efficiency = speedup x baseline workers / workers (the baseline need not be 1 worker).
   auto triple = [&](double t, double base_t, int n) -> std::vector<std::string> {
     if (!std::isfinite(t) || !std::isfinite(base_t)) return {"–", "–", "–"};
-    return {Num(t), fmt::format("{:.2f}", base_t / t), fmt::format("{:.2f}", base_t / t / n)};
+    return {Num(t), fmt::format("{:.2f}", base_t / t),
+            fmt::format("{:.2f}", base_t / t * base.workers / n)};
   };
   for (const auto& v : order) {
     if (!by_value.count(v)) {

@@ -1,5 +1,8 @@
 #include "engine/store/sqlite.h"
 
+#include <chrono>
+#include <thread>
+
 #include "engine/core/error.h"
 
 namespace mavg::sql {
@@ -16,8 +19,24 @@ Database::Database(const std::string& path, int busy_timeout_ms) : path_(path) {
   }
   sqlite3_busy_timeout(db_, busy_timeout_ms);
   try {
-    // A file that is not a database fails here (SQLITE_NOTADB) with a clear message.
-    Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    // A file that is not a database fails here (SQLITE_NOTADB) with a clear message. Switching a
+    // new database to WAL needs a lock that the busy handler does not wait for, so two
+    // processes opening it at once retry here instead of failing.
+    for (int waited_ms = 0;; waited_ms += 20) {
+      {
+        Statement mode(*this, "PRAGMA journal_mode");  // finalized before the switch below
+        if (mode.Step() && mode.Text(0) == "wal") break;
+      }
+      char* err = nullptr;
+      const int code = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, &err);
+      sqlite3_free(err);
+      if (code == SQLITE_OK) break;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || waited_ms >= busy_timeout_ms) {
+        Fail(code, "cannot switch to WAL mode");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    Exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;

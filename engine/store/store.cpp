@@ -152,6 +152,16 @@ void Store::SetRunStatus(const std::string& run_id, const std::string& status,
   s.Bind(1, status).Bind(2, reason).Bind(3, run_id).Run();
 }
 
+bool Store::ClaimRun(const std::string& run_id, const std::string& expected) {
+  sql::Transaction tx(db_);
+  auto s = db_.Prepare(
+      "UPDATE runs SET status = 'running', reason = '' WHERE run_id = ? AND status = ?");
+  s.Bind(1, run_id).Bind(2, expected).Run();
+  const bool claimed = sqlite3_changes(db_.Raw()) == 1;
+  tx.Commit();
+  return claimed;
+}
+
 void Store::StartAttempt(const std::string& run_id, int n, const std::string& launcher,
                          const std::string& job_id, const std::string& host) {
   auto s = db_.Prepare(
@@ -218,6 +228,20 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
   const int attempt = state ? state->value("attempt", 1) : 0;
 
   sql::Transaction tx(db_);
+  // A run that stopped at a checkpoint because the launcher stopped it: the launcher's reason
+  // decides (time limit: failed, resumable by retry; Ctrl-C: interrupted).
+  if (status == "preempted" || status == "running") {
+    auto last = db_.Prepare("SELECT state FROM attempts WHERE run_id = ? ORDER BY n DESC LIMIT 1");
+    last.Bind(1, run_id);
+    const std::string launcher_state = last.Step() ? last.Text(0) : "";
+    if (launcher_state == "timeout") {
+      status = "failed";
+      reason = "stopped at the time limit (its checkpoint is kept: retry resumes it)";
+    } else if (launcher_state == "interrupted") {
+      status = "interrupted";
+      reason = "interrupted by the sweep controller (resumable)";
+    }
+  }
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
   upd.Bind(1, status).Bind(2, reason).Bind(3, run_id).Run();
   if (result && result->contains("build")) {
@@ -227,7 +251,8 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
   auto del_e = db_.Prepare("DELETE FROM epochs WHERE run_id = ?");
   del_e.Bind(1, run_id).Run();
   auto ins_e = db_.Prepare(
-      "INSERT INTO epochs(run_id, epoch, attempt, lr, accepted, train_loss, train_acc, cv_loss, "
+      "INSERT OR REPLACE INTO epochs(run_id, epoch, attempt, lr, accepted, train_loss, train_acc, "
+      "cv_loss, "
       "cv_acc, frames, frames_dropped, averagings, world_size, wall_s, compute_s, comm_s, io_s, "
       "wait_s, cv_s, projected_wall_s, metrics_json) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -286,7 +311,9 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
     // The run's own view of its attempt; the launcher's columns are kept if present.
     auto att = db_.Prepare(
         "INSERT INTO attempts(run_id, n, state, started, host) VALUES (?,?,?,?,?) "
-        "ON CONFLICT(run_id, n) DO UPDATE SET state = excluded.state, "
+        "ON CONFLICT(run_id, n) DO UPDATE SET state = CASE WHEN attempts.state IN "
+        "('timeout', 'interrupted', 'failed-to-start') THEN attempts.state ELSE excluded.state "
+        "END, "
         "started = COALESCE(attempts.started, excluded.started), "
         "host = COALESCE(attempts.host, excluded.host)");
     att.Bind(1, run_id)

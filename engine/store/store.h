@@ -66,6 +66,9 @@ class Store {
   std::map<std::string, RunRecord> FindRuns(const std::vector<std::string>& run_ids);
   void SetRunStatus(const std::string& run_id, const std::string& status,
                     const std::string& reason = "");
+  // Marks the run "running" if its status is still `expected` (compare-and-set in one write
+  // transaction); false when another controller got there first.
+  bool ClaimRun(const std::string& run_id, const std::string& expected);
 
   // Launcher bookkeeping of one attempt.
   void StartAttempt(const std::string& run_id, int n, const std::string& launcher,

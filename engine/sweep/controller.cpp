@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <iostream>
@@ -35,8 +36,10 @@ std::string PlanState(const RunRecord* rec) {
   return rec->status;  // failed, diverged, running
 }
 
-// A run recorded as running whose process is gone (same host) is resumable.
+// A run recorded as running whose process is gone (same host) is resumable. Without a
+// state.json the run may be starting right now (another controller just launched it): alive.
 bool RunningButDead(const std::string& run_dir) {
+  if (!PathExists(run_dir + "/state.json")) return false;
   try {
     const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));
     if (state.value("status", "") != "running") return false;
@@ -48,71 +51,98 @@ bool RunningButDead(const std::string& run_dir) {
   }
 }
 
+// The attempt number the next launch of a run will have (the run writes the same number).
+int NextAttempt(const std::string& run_dir) {
+  try {
+    return nlohmann::json::parse(ReadFile(run_dir + "/state.json")).value("attempt", 0) + 1;
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+// One launch request; the same rules for `run` and `retry`.
+LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
+                          const RunConfig& config, const std::string& state,
+                          const SweepRunOptions& options, const SweepResources& resources) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  LaunchRequest q;
+  q.run_id = run_id;
+  q.run_dir = run_dir;
+  q.config_path = run_dir + "/sweep-config.yaml";
+  q.config = config;
+  q.ranks = config.parallel.mode == "mpi" ? static_cast<int>(config.parallel.workers) : 1;
+  q.threads = options.threads > 0     ? options.threads
+              : resources.threads > 0 ? resources.threads
+                                      : std::max(1, cores / (options.jobs * q.ranks));
+  // Threads are not part of the run's identity: the launcher chooses them for every attempt.
+  q.config.device_options.threads = q.threads;
+  q.timeout_s = options.timeout_s > 0 ? options.timeout_s : resources.TimeSeconds();
+  // A run with a checkpoint continues from it (interrupted, timed out, crashed); a diverged run
+  // would diverge again from there and starts over; a stale or done run is redone (--force).
+  q.force = state == "stale" || state == "done";
+  q.resume = !q.force && state != "diverged" && PathExists(run_dir + "/checkpoint/meta.json");
+  q.attempt = NextAttempt(run_dir);
+  q.planned_status = state;
+  return q;
+}
+
 }  // namespace
 
 // Writes each request's config, launches them, and records/collects every run as it ends.
 static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string& sweep,
-                            const std::vector<LaunchRequest>& requests) {
-  for (const LaunchRequest& q : requests) {
+                            std::vector<LaunchRequest> requests) {
+  // Claim every run in the database first (compare-and-set on its status), so that two
+  // controllers never launch the same run; the run directory's lock is the second guard.
+  std::vector<LaunchRequest> claimed;
+  for (LaunchRequest& q : requests) {
+    if (!store.ClaimRun(q.run_id, q.db_status)) {
+      spdlog::warn("[sweep] {} is being launched by another controller; skipped", q.run_id);
+      continue;
+    }
     MakeDirs(q.run_dir);
     WriteFileAtomic(q.config_path, ToYaml(q.config));
+    claimed.push_back(std::move(q));
   }
   std::map<std::string, std::string> final_status;
   int done = 0;
   const std::string host = HostName();
   LaunchCallbacks cb;
   cb.started = [&](const LaunchRequest& q, const std::string& job) {
-    store.SetRunStatus(q.run_id, "running");
-    int attempt = 1;
-    try {
-      attempt = nlohmann::json::parse(ReadFile(q.run_dir + "/state.json")).value("attempt", 0) + 1;
-    } catch (const std::exception&) {
-    }
-    store.StartAttempt(q.run_id, attempt, launcher.Name(), job, host);
+    store.StartAttempt(q.run_id, q.attempt, launcher.Name(), job, host);
     spdlog::info("[sweep] started {} ({}{})", q.run_id, job, q.resume ? ", resuming" : "");
   };
   cb.ended = [&](const LaunchRequest& q, const LaunchOutcome& o) {
+    // The launcher's view of the attempt first: IngestRun reads it (a time limit or an
+    // interruption decides the status of a run that stopped at a checkpoint).
+    store.EndAttempt(q.run_id, q.attempt, o.state == "finished" ? "finished" : o.state,
+                     o.exit_code);
     std::string status = store.IngestRun(q.run_id, q.run_dir);
-    int attempt = 1;
-    try {
-      attempt = nlohmann::json::parse(ReadFile(q.run_dir + "/state.json")).value("attempt", 1);
-    } catch (const std::exception&) {
-    }
-    if (o.state == "timeout") {
-      status = "failed";
-      store.SetRunStatus(
-          q.run_id, status,
-          fmt::format("timed out after {:.0f} s (checkpointed; retry resumes it)", q.timeout_s));
-    } else if (o.state == "interrupted") {
-      status = "interrupted";
-      store.SetRunStatus(q.run_id, status, "interrupted by the sweep controller");
-    } else if (status == "running" || status == "new") {
+    if (status == "running" || status == "new") {
       // The process ended without recording an outcome (killed, or it never started).
       status = "failed";
       store.SetRunStatus(q.run_id, status,
                          fmt::format("exited with code {} without a result{}", o.exit_code,
                                      o.detail.empty() ? "" : " (" + o.detail + ")"));
     }
-    store.EndAttempt(q.run_id, attempt, o.state == "finished" ? status : o.state, o.exit_code);
     final_status[q.run_id] = status;
     ++done;
-    spdlog::info("[sweep] {}/{} {} {} (exit {})", done, requests.size(), q.run_id, status,
+    spdlog::info("[sweep] {}/{} {} {} (exit {})", done, claimed.size(), q.run_id, status,
                  o.exit_code);
   };
-  const bool completed = launcher.Launch(requests, cb);
+  const bool completed = launcher.Launch(claimed, cb);
 
   // Summary.
   std::map<std::string, int> counts;
-  for (const auto& [id, s] : final_status) ++counts[s];
-  std::string summary = fmt::format("sweep {}: launched {}", sweep, requests.size());
-  for (const auto& [s, n] : counts) summary += fmt::format(", {} {}", s, n);
+  for (const auto& [id, st] : final_status) ++counts[st];
+  std::string summary = fmt::format("sweep {}: launched {}", sweep, claimed.size());
+  for (const auto& [st, n] : counts) summary += fmt::format(", {} {}", st, n);
   std::cout << summary << "\n";
   bool any_failed = false;
   const auto runs = store.RunsOfSweep(sweep);
-  for (const auto& [id, s] : final_status) {
-    if (s == "failed" || s == "diverged") {
+  for (const auto& [id, st] : final_status) {
+    if (st == "failed" || st == "diverged") {
       any_failed = true;
-      std::cout << fmt::format("  {} {}: {}\n", s, id, runs.at(id).reason);
+      std::cout << fmt::format("  {} {}: {}\n", st, id, runs.at(id).reason);
     }
   }
   if (!completed) return 130;
@@ -196,23 +226,17 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
     pending.resize(options.max_runs);
   }
 
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<LaunchRequest> requests;
+  const auto known = store.FindRuns([&] {
+    std::vector<std::string> ids_of_pending;
+    for (PlannedRun* r : pending) ids_of_pending.push_back(r->point.run_id);
+    return ids_of_pending;
+  }());
   for (PlannedRun* r : pending) {
-    LaunchRequest q;
-    q.run_id = r->point.run_id;
-    q.run_dir = r->run_dir;
-    q.config_path = r->run_dir + "/sweep-config.yaml";
-    q.config = r->point.config;
-    q.ranks = q.config.parallel.mode == "mpi" ? static_cast<int>(q.config.parallel.workers) : 1;
-    q.threads = options.threads > 0          ? options.threads
-                : spec.resources.threads > 0 ? spec.resources.threads
-                                             : std::max(1, cores / (options.jobs * q.ranks));
-    // Threads are not part of the run's identity: the launcher may choose them.
-    q.config.device_options.threads = q.threads;
-    q.timeout_s = options.timeout_s > 0 ? options.timeout_s : spec.resources.TimeSeconds();
-    q.resume = PathExists(r->run_dir + "/checkpoint/meta.json") && r->state != "failed" &&
-               r->state != "diverged" && r->state != "stale";
+    LaunchRequest q = MakeRequest(r->point.run_id, r->run_dir, r->point.config, r->state, options,
+                                  spec.resources);
+    const auto it = known.find(q.run_id);
+    q.db_status = it == known.end() ? "new" : it->second.status;
     requests.push_back(std::move(q));
   }
 
@@ -235,6 +259,16 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
     }
     store.RegisterRuns(spec.name, runs, members);
   }
+  // Another controller may have registered a run first: its directory is the run's directory.
+  {
+    std::vector<std::string> request_ids;
+    for (const auto& q : requests) request_ids.push_back(q.run_id);
+    const auto registered = store.FindRuns(request_ids);
+    for (auto& q : requests) {
+      q.run_dir = registered.at(q.run_id).run_dir;
+      q.config_path = q.run_dir + "/sweep-config.yaml";
+    }
+  }
   spdlog::info("[sweep] {}: {} runs, {} to launch with the {} launcher", spec.name, plan.size(),
                requests.size(), launcher.Name());
 
@@ -246,23 +280,24 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::st
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The spec's resources (time limit, threads) apply to retries too.
+  SweepResources resources;
+  try {
+    const YAML::Node res = YAML::Load(store.GetSweep(sweep)->spec_yaml)["resources"];
+    if (res && res["time"]) resources.time = res["time"].as<std::string>();
+    if (res && res["threads"]) resources.threads = res["threads"].as<int>();
+  } catch (const std::exception&) {
+  }
   std::vector<LaunchRequest> requests;
   for (const SweepMember& m : store.MembersOfSweep(sweep)) {
     const RunRecord& r = runs.at(m.run_id);
-    if (std::find(states.begin(), states.end(), PlanState(&r)) == states.end()) continue;
-    LaunchRequest q;
-    q.run_id = r.run_id;
-    q.run_dir = r.run_dir;
-    q.config_path = r.run_dir + "/sweep-config.yaml";
-    q.config = ConfigFromJson(nlohmann::json::parse(r.config_json), store.Db().Path());
-    q.ranks = q.config.parallel.mode == "mpi" ? static_cast<int>(q.config.parallel.workers) : 1;
-    q.threads =
-        options.threads > 0 ? options.threads : std::max(1, cores / (options.jobs * q.ranks));
-    q.config.device_options.threads = q.threads;
-    q.timeout_s = options.timeout_s;
-    // A failed or diverged run starts over; an interrupted one continues from its checkpoint.
-    q.resume = PlanState(&r) == "interrupted" && PathExists(r.run_dir + "/checkpoint/meta.json");
+    const std::string state = PlanState(&r);
+    if (std::find(states.begin(), states.end(), state) == states.end()) continue;
+    LaunchRequest q =
+        MakeRequest(r.run_id, r.run_dir,
+                    ConfigFromJson(nlohmann::json::parse(r.config_json), store.Db().Path()), state,
+                    options, resources);
+    q.db_status = r.status;
     requests.push_back(std::move(q));
     if (options.max_runs > 0 && static_cast<int>(requests.size()) >= options.max_runs) break;
   }

@@ -16,11 +16,14 @@ struct LaunchRequest {
   std::string run_dir;
   std::string config_path;  // resolved config to train (written by the controller)
   RunConfig config;
-  bool resume = false;     // the run dir has a checkpoint: continue it
-  int ranks = 1;           // processes (mpirun -np) for parallel.mode mpi, else 1
-  int threads = 1;         // CPU threads per process
-  double timeout_s = 0.0;  // 0: none
-  int attempt = 1;
+  bool resume = false;         // the run dir has a checkpoint: continue it
+  bool force = false;          // redo a run that completed (stale runs)
+  int ranks = 1;               // processes (mpirun -np) for parallel.mode mpi, else 1
+  int threads = 1;             // CPU threads per process
+  double timeout_s = 0.0;      // 0: none
+  int attempt = 1;             // the attempt number this launch will be
+  std::string planned_status;  // the plan's state of the run (new, interrupted, ...)
+  std::string db_status;       // its status in the store (for the atomic claim)
 };
 
 struct LaunchOutcome {

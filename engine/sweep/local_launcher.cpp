@@ -46,7 +46,10 @@ std::vector<std::string> Command(const LaunchRequest& r, const std::string& mavg
   } else {
     argv.insert(argv.end(), {r.config_path, "--out", r.run_dir});
   }
-  argv.insert(argv.end(), {"--no-progress"});
+  if (r.force) argv.push_back("--force");
+  // Execution-only: the launcher's thread budget for this attempt (not part of the run id).
+  argv.insert(argv.end(), {"--set", fmt::format("device_options.threads={}", r.threads)});
+  argv.push_back("--no-progress");
   return argv;
 }
 
@@ -59,8 +62,13 @@ std::string Join(const std::vector<std::string>& argv) {
 class LocalLauncher final : public Launcher {
  public:
   explicit LocalLauncher(const LocalLauncherOptions& o) : options_(o) {
+    MAVG_CHECK(options_.jobs >= 1, "--jobs must be at least 1, got {}", options_.jobs);
     if (options_.cores <= 0) options_.cores = static_cast<int>(std::thread::hardware_concurrency());
     if (options_.mavg_path.empty()) options_.mavg_path = SelfExe();
+    if (geteuid() == 0) {  // OpenMPI refuses root unless told; set once, inherited by children
+      setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+      setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    }
   }
 
   std::string Name() const override { return "local"; }
@@ -95,6 +103,30 @@ class LocalLauncher final : public Launcher {
       std::string state = "finished";
     };
     std::vector<Active> active;
+    // If anything below throws, no child is left running unattended and the handlers return.
+    struct Guard {
+      std::vector<Active>* active;
+      struct sigaction old_int, old_term;
+      ~Guard() {
+        for (const Active& a : *active) kill(-a.pid, SIGTERM);
+        for (const Active& a : *active) {
+          for (int i = 0; i < 100 && waitpid(a.pid, nullptr, WNOHANG) == 0; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          }
+          kill(-a.pid, SIGKILL);
+          waitpid(a.pid, nullptr, 0);
+        }
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+      }
+    } guard{&active, old_int, old_term};
+    auto notify = [&](const auto& fn) {  // a failing callback (e.g. the database) is logged
+      try {
+        fn();
+      } catch (const std::exception& e) {
+        spdlog::error("[sweep] {}", e.what());
+      }
+    };
     size_t next = 0;
     int used = 0;
     auto cost = [](const LaunchRequest& r) { return r.ranks * r.threads; };
@@ -104,14 +136,22 @@ class LocalLauncher final : public Launcher {
           !g_interrupted && next < runs.size() && static_cast<int>(active.size()) < options_.jobs &&
           (active.empty() || options_.oversubscribe || used + cost(runs[next]) <= options_.cores)) {
         const LaunchRequest& r = runs[next++];
-        const pid_t pid = Spawn(r);
+        pid_t pid = -1;
+        std::string why;
+        try {
+          pid = Spawn(r);
+          if (pid < 0) why = std::strerror(errno);
+        } catch (const std::exception& e) {
+          why = e.what();
+        }
         if (pid < 0) {
-          cb.ended(r, LaunchOutcome{"failed-to-start", -1, std::strerror(errno)});
+          notify([&] { cb.ended(r, LaunchOutcome{"failed-to-start", -1, why}); });
           continue;
         }
+        setpgid(pid, pid);  // also here: a signal may come before the child sets it
         used += cost(r);
         active.push_back(Active{&r, pid, Timer(), false, Timer()});
-        cb.started(r, std::to_string(pid));
+        notify([&] { cb.started(r, std::to_string(pid)); });
       }
       if (g_interrupted && next < runs.size()) next = runs.size();  // start nothing more
       // Reap, time out, interrupt.
@@ -125,8 +165,9 @@ class LocalLauncher final : public Launcher {
           o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
           if (WIFSIGNALED(status)) o.detail = fmt::format("killed by signal {}", WTERMSIG(status));
           used -= cost(*a.req);
-          cb.ended(*a.req, o);
+          const LaunchRequest* req = a.req;
           active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
+          notify([&] { cb.ended(*req, o); });
           continue;
         }
         const bool timed_out = a.req->timeout_s > 0 && a.started.Seconds() > a.req->timeout_s;
@@ -142,8 +183,6 @@ class LocalLauncher final : public Launcher {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
     return !g_interrupted;
   }
 
@@ -153,6 +192,9 @@ class LocalLauncher final : public Launcher {
     const std::string log = r.run_dir + "/launcher.log";
     MakeDirs(r.run_dir);
     AppendLine(log, fmt::format("# attempt {}: {}", r.attempt, Join(argv)));
+    std::vector<char*> args;  // built before fork: the child only execs
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
     const pid_t pid = fork();
     if (pid != 0) return pid;
     // Child: own process group (Ctrl-C reaches only the controller, which forwards SIGTERM),
@@ -164,13 +206,6 @@ class LocalLauncher final : public Launcher {
       dup2(fd, STDERR_FILENO);
       close(fd);
     }
-    if (geteuid() == 0) {
-      setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-      setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execvp(args[0], args.data());
     std::fprintf(stderr, "mavg sweep: cannot run %s: %s\n", args[0], std::strerror(errno));
     _exit(127);

@@ -123,18 +123,43 @@ std::string JsonPointerText(const nlohmann::json& config, const std::string& key
 }  // namespace
 
 double SweepResources::TimeSeconds() const {
+  // SLURM's formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
   if (time.empty()) return 0.0;
-  int parts[3] = {0, 0, 0}, n = 0;
+  auto number = [&](const std::string& part) {
+    MAVG_CHECK(!part.empty() && part.find_first_not_of("0123456789") == std::string::npos,
+               "resources.time '{}' is not a time (SLURM formats: MM, MM:SS, HH:MM:SS, "
+               "D-HH[:MM[:SS]])",
+               time);
+    return std::stod(part);
+  };
+  double days = 0;
+  std::string rest = time;
+  const size_t dash = time.find('-');
+  if (dash != std::string::npos) {
+    days = number(time.substr(0, dash));
+    rest = time.substr(dash + 1);
+  }
+  std::vector<double> f;
   size_t start = 0;
-  while (n < 3) {
-    const size_t colon = time.find(':', start);
-    parts[n++] = std::stoi(time.substr(start, colon - start));
+  while (true) {
+    const size_t colon = rest.find(':', start);
+    f.push_back(number(rest.substr(start, colon - start)));
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
-  if (n == 3) return parts[0] * 3600.0 + parts[1] * 60.0 + parts[2];
-  if (n == 2) return parts[0] * 60.0 + parts[1];
-  return parts[0] * 60.0;  // SLURM: a bare number is minutes
+  MAVG_CHECK(f.size() <= 3, "resources.time '{}' has too many fields", time);
+  double seconds = 0;
+  if (dash != std::string::npos) {  // D-H, D-H:M, D-H:M:S
+    const double unit[3] = {3600, 60, 1};
+    for (size_t k = 0; k < f.size(); ++k) seconds += f[k] * unit[k];
+  } else if (f.size() == 1) {
+    seconds = f[0] * 60;  // minutes
+  } else if (f.size() == 2) {
+    seconds = f[0] * 60 + f[1];
+  } else {
+    seconds = f[0] * 3600 + f[1] * 60 + f[2];
+  }
+  return days * 86400 + seconds;
 }
 
 int64_t ReplicateSeed(int64_t base_seed, int replicate) {

@@ -1,8 +1,12 @@
 #include "engine/train/run_dir.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -30,6 +34,19 @@ void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
   }
 }
 
+// An exclusive lock on <dir>/.lock: only one process works in a run directory at a time. The
+// descriptor stays open (and the lock held) until the process exits.
+int LockRunDir(const std::string& path) {
+  const std::string lock = path + "/.lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  MAVG_CHECK(fd >= 0, "{}: cannot create: {}", lock, std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    MAVG_FAIL("{}: another process is working in this run directory", path);
+  }
+  return fd;
+}
+
 }  // namespace
 
 RunDir RunDir::Resume(const std::string& path) {
@@ -38,7 +55,10 @@ RunDir RunDir::Resume(const std::string& path) {
   const nlohmann::json state = ReadState(state_path);
   MAVG_CHECK(state.value("status", "") != "completed", "{}: the run is already completed", path);
   CheckNotRunning(path, state);
-  return RunDir(path, state.value("attempt", 0) + 1, UtcNow());
+  const int lock = LockRunDir(path);
+  // The previous attempt's result (preempted, failed) no longer describes the run.
+  std::filesystem::remove(path + "/result.json");
+  return RunDir(path, state.value("attempt", 0) + 1, UtcNow(), lock);
 }
 
 void RunDir::TruncateMetrics(int epochs) const {
@@ -63,6 +83,7 @@ void RunDir::TruncateMetrics(int epochs) const {
 
 RunDir RunDir::Prepare(const std::string& path, bool force) {
   MakeDirs(path);
+  const int lock = LockRunDir(path);
   int attempt = 1;
   const std::string state_path = path + "/state.json";
   if (PathExists(state_path)) {
@@ -77,13 +98,14 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
     }
     std::filesystem::remove_all(path + "/checkpoint");
   }
-  return RunDir(path, attempt, UtcNow());
+  return RunDir(path, attempt, UtcNow(), lock);
 }
 
 void RunDir::WriteState(const std::string& status, const nlohmann::json& extra) {
   nlohmann::json state = {{"status", status},   {"attempt", attempt_}, {"pid", getpid()},
                           {"host", HostName()}, {"started", started_}, {"heartbeat", UtcNow()}};
-  for (const auto& [key, value] : extra.items()) state[key] = value;
+  for (const auto& [key, value] : extra.items()) extra_[key] = value;
+  for (const auto& [key, value] : extra_.items()) state[key] = value;
   WriteJson("state.json", state);
 }
 

@@ -36,11 +36,16 @@ class RunDir {
   void WriteJson(const std::string& name, const nlohmann::json& value) const;
 
  private:
-  RunDir(std::string path, int attempt, std::string started)
-      : path_(std::move(path)), attempt_(attempt), started_(std::move(started)) {}
+  RunDir(std::string path, int attempt, std::string started, int lock_fd)
+      : path_(std::move(path)),
+        attempt_(attempt),
+        started_(std::move(started)),
+        lock_fd_(lock_fd) {}
   std::string path_;
   int attempt_;
   std::string started_;  // ISO-8601 UTC start of this attempt
+  int lock_fd_ = -1;     // flock on <run>/.lock, held while this process lives
+  nlohmann::json extra_ = nlohmann::json::object();  // state fields kept across writes
 };
 
 }  // namespace mavg

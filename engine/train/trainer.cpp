@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "engine/backend/device_buffer.h"
 #include "engine/comm/communicator.h"
@@ -105,7 +106,7 @@ class Trainer {
   // Copies `src` into the network's own parameters and every replica.
   void SetAllParams(ConstMatrixView src);
   std::vector<WorkerStats> GatherStats();
-  void WriteCheckpoint(int epochs_done, const nlohmann::json& progress);
+  void WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped = false);
 
   const RunConfig& config_;
   const TrainOptions& options_;
@@ -336,7 +337,7 @@ std::vector<WorkerStats> Trainer::GatherStats() {
   return out;
 }
 
-void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress) {
+void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped) {
   CheckpointDir dir(options_.run_dir);
   const int64_t gen = ++generation_;
   for (Worker& w : workers_) {
@@ -353,6 +354,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress) {
     nlohmann::json meta = {{"generation", gen},
                            {"epochs_done", epochs_done},
                            {"progress", progress},
+                           {"stopped", stopped},  // the schedule ended training here
                            {"schedule", schedule_->SaveState()},
                            {"has_best", best_ != nullptr},
                            {"run_id", RunId(config_)},
@@ -390,6 +392,7 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
   compute_total_ = meta.value("compute_total", 0.0);
   frames_total_ = meta.value("frames_total", int64_t{0});
   start_epoch_ = meta.at("epochs_done").get<int>() + 1;
+  if (meta.value("stopped", false)) start_epoch_ = std::numeric_limits<int>::max();  // done
   resume_progress_ = meta.at("progress");
   spdlog::info("[train] resumed from checkpoint {}: {} epochs done{}", generation_,
                start_epoch_ - 1,
@@ -526,7 +529,9 @@ nlohmann::json Trainer::Run() {
       spdlog::warn("[train] {}: no checkpoint yet; starting from the beginning", options_.run_dir);
     }
   }
-  if (IsRoot() && run_ != nullptr) run_->TruncateMetrics(start_epoch_ - 1);
+  if (IsRoot() && run_ != nullptr && start_epoch_ < std::numeric_limits<int>::max()) {
+    run_->TruncateMetrics(start_epoch_ - 1);
+  }
   if (schedule_->NeedsInitialCvLoss() && !restored_) {  // a checkpoint carries its own
     const EvalSums cv0 = EvaluateSet(data_.dev, dev_shards_);
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
@@ -629,7 +634,7 @@ nlohmann::json Trainer::Run() {
         decision.accept ? "accepted" : "REJECTED", sum.frames / max.compute_s, epoch_wall,
         simulated_ && n_ > 1 ? fmt::format(" (projected {:.1f}s on {} devices)", projected_s_, n_)
                              : "");
-    WriteCheckpoint(epoch, nullptr);
+    WriteCheckpoint(epoch, nullptr, decision.stop);
     if (decision.stop) break;
   }
 
@@ -718,13 +723,17 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
     result = trainer.Run();
   } catch (const std::exception& e) {
     if (root) {
-      LogErrorToFiles(fmt::format("[train] failed: {}", e.what()));
-      run->WriteJson("result.json", {{"status", "failed"},
-                                     {"error", e.what()},
-                                     {"run_id", RunId(config)},
-                                     {"finished", UtcNow()}});
-      run->WriteState("failed", {{"error", e.what()}});
-      RemoveLogFiles();
+      try {  // best effort: the disk may be what failed
+        LogErrorToFiles(fmt::format("[train] failed: {}", e.what()));
+        run->WriteJson("result.json", {{"status", "failed"},
+                                       {"error", e.what()},
+                                       {"run_id", RunId(config)},
+                                       {"finished", UtcNow()}});
+        run->WriteState("failed", {{"error", e.what()}});
+        RemoveLogFiles();
+      } catch (const std::exception& write_error) {
+        std::fprintf(stderr, "mavg: error: cannot record the failure: %s\n", write_error.what());
+      }
     }
     if (comm->IsDistributed()) {
       // Peers may be waiting in a collective: take them all down rather than hang.
@@ -734,9 +743,17 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
     throw;
   }
   if (root) {
-    run->WriteJson("result.json", result);
-    run->WriteState(result["status"].get<std::string>());
-    RemoveLogFiles();
+    try {
+      run->WriteJson("result.json", result);
+      run->WriteState(result["status"].get<std::string>());
+      RemoveLogFiles();
+    } catch (const std::exception& e) {
+      if (comm->IsDistributed()) {  // peers wait at the barrier below: take them down
+        std::fprintf(stderr, "mavg: error: %s\n", e.what());
+        comm->Abort(1);
+      }
+      throw;
+    }
   }
   // No rank leaves before the root has written the run's files: under mpirun a rank that exits
   // non-zero (preempted, diverged) gets the others killed.

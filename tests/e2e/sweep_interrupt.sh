@@ -38,5 +38,12 @@ rc=0
 [ "$rc" -eq 1 ] || fail "a timed-out run should make the sweep exit 1, got $rc"
 grep -q -- "--resume" "$run_dir/launcher.log" || fail "second attempt did not resume"
 [ "$(wc -l < "$run_dir/metrics.jsonl")" -gt "$epochs_before" ] || fail "no progress after resuming"
-"$MAVG" sweep status long "${R[@]}" | grep -q "timed out after 2 s" || fail "timeout reason missing"
+"$MAVG" sweep status long "${R[@]}" | grep -q "stopped at the time limit" || fail "timeout reason missing"
+# Collecting again keeps the launcher's verdict; retry resumes from the checkpoint.
+"$MAVG" sweep collect long "${R[@]}" >/dev/null
+"$MAVG" sweep status long "${R[@]}" | grep -q "failed 1" || fail "collect changed the timed-out run's status"
+rc=0
+"$MAVG" -q sweep retry long "${R[@]}" --state failed --timeout 2 > retry.log 2>&1 || rc=$?
+[ "$(grep -c -- "--resume" "$run_dir/launcher.log")" -ge 2 ] || fail "retry did not resume"
+grep -q "device_options.threads=" "$run_dir/launcher.log" || fail "launcher does not set threads"
 echo PASS

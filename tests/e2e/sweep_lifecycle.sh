@@ -79,6 +79,8 @@ grep -q "totals: new 1 done 1" other.txt || fail "shared point not reused: $(tai
 # Code changed since a run: stale.
 python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); db.execute("UPDATE runs SET code_version=\"0ld\" WHERE run_id IN (SELECT run_id FROM sweep_runs WHERE sweep=\"other\")"); db.commit()'
 "$MAVG" sweep plan other.yaml "${R[@]}" | grep -q "stale 2" || fail "stale runs not shown"
+"$MAVG" -q sweep run other.yaml "${R[@]}" --rerun-stale | grep -q "launched 2, completed 2" || fail "stale rerun"
+"$MAVG" sweep plan other.yaml "${R[@]}" | grep -q "totals: new 0 done 2 stale 0" || fail "stale runs not redone"
 
 # A failing point does not stop the sweep; the summary names it; exit code non-zero.
 cat > bad.yaml <<YAML

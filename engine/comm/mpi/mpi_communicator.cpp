@@ -89,7 +89,8 @@ class MpiCommunicator final : public Communicator {
     // the owner adds the N contributions in rank order; then everyone gathers all chunks.
     const size_t n = data.size();
     const size_t chunk = (n + size_ - 1) / size_;
-    MAVG_CHECK(chunk <= kMaxCount, "deterministic all-reduce of {} elements is too large", n);
+    MAVG_CHECK(n <= static_cast<size_t>(std::numeric_limits<int>::max()),
+               "deterministic all-reduce of {} elements is too large (MPI counts are int)", n);
     std::vector<int> counts(size_), displs(size_);
     for (int r = 0; r < size_; ++r) {
       const size_t begin = std::min(n, r * chunk);
