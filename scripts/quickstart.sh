@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command from a fresh machine to the demo sweep's tables and figures: dependencies,
-# build, the built-in Fashion-MNIST data (Debian's dataset-fashion-mnist), the sweep
+# build, the small digits speech corpus (synthesised with flite and espeak-ng), the sweep
 # sweeps/quickstart.yaml (simulated workers x averaging interval), then the tables and plots.
 # Running it again reuses the data and every finished run.
 set -euo pipefail
@@ -8,8 +8,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 mavg=build/bin/mavg
 
-if [ ! -f data/fmnist/test/feats.scp ]; then
-  "$mavg" data fmnist --out data/fmnist --force
+if [ ! -f data/digits-small/corpus.json ]; then
+  "$mavg" data digits --out data/digits-small --train-utts 1200 --dev-utts 200 \
+    --test-utts 400 --test-seen-utts 100 --force
 fi
 
 # One run at a time: each run gets the whole machine, so its timings are not disturbed by
@@ -18,16 +19,19 @@ fi
 
 echo
 "$mavg" report table quickstart --rows parallel.workers --cols parallel.average_every \
-  --value test_error
+  --value wer
+echo
+"$mavg" report table quickstart --rows parallel.workers --cols parallel.average_every \
+  --value cv_error
 echo
 "$mavg" report speedup quickstart --baseline parallel.workers=1 \
   --where parallel.average_every=10 --interconnect ib-fdr
 echo
-"$mavg" report paper quickstart --where parallel.average_every=10
+"$mavg" report paper quickstart --where parallel.average_every=10 --metric wer
 echo
 echo "[quickstart] figures:"
 /usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind metric \
-  --out results/figures
+  --metric wer --out results/figures
 /usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind speedup \
   --out results/figures
 /usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind breakdown \

@@ -17,5 +17,6 @@ void AddConfigCommand(CLI::App& app);
 void AddModelCommand(CLI::App& app);
 void AddSweepCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
+void AddDecodeCommand(CLI::App& app);
 
 }  // namespace mavg::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddModelCommand(app);
   mavg::cli::AddSweepCommand(app);
   mavg::cli::AddReportCommand(app);
+  mavg::cli::AddDecodeCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

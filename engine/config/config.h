@@ -15,6 +15,7 @@ struct DataConfig {
   int64_t context = 0;              // splice +-context frames (edge frames repeated)
   std::string cmvn = "global";      // global | none
   int64_t randomizer_size = 32768;  // frames in the shuffling buffer
+  std::string lang;                 // lang dir for decoding (empty: <train>/../lang if present)
 };
 
 struct ModelConfig {
@@ -58,6 +59,14 @@ struct ParallelConfig {
   bool average_momentum = false;      // also average optimizer momentum (paper: not averaged)
 };
 
+struct DecodeConfig {
+  bool tune = true;             // choose acoustic scale and word penalty on dev (a grid)
+  double acoustic_scale = 0.1;  // used when tune is false
+  double word_penalty = 0.0;    // used when tune is false
+  double beam = 13.0;
+  double sil_prob = 0.5;
+};
+
 struct DeviceOptions {
   int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
 };
@@ -68,6 +77,7 @@ struct RunConfig {
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
   ParallelConfig parallel;
+  DecodeConfig decode;
   std::string device = "cpu";  // cpu | cuda
   int64_t device_index = 0;
   DeviceOptions device_options;

@@ -73,6 +73,9 @@ const std::vector<Binding>& Bindings() {
                  "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
                  "minibatch")
           .Min(1),
+      KeyBuilder("data.lang", VT::kString, MAVG_FIELD(data.lang),
+                 "lang dir (lexicon, phones, pdfs, transitions) to decode the test set with; "
+                 "empty: the train dir's sibling `lang` if it exists, else no decoding"),
       KeyBuilder("model.hidden_layers", VT::kInt, MAVG_FIELD(model.hidden_layers),
                  "number of hidden layers")
           .Min(0)
@@ -161,6 +164,21 @@ const std::vector<Binding>& Bindings() {
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
       KeyBuilder("parallel.average_momentum", VT::kBool, MAVG_FIELD(parallel.average_momentum),
                  "also average the optimizer's momentum (the paper averages parameters only)"),
+      KeyBuilder("decode.tune", VT::kBool, MAVG_FIELD(decode.tune),
+                 "choose the acoustic scale and word penalty with the lowest dev WER on a grid "
+                 "(as Kaldi's scoring picks the LM weight), then decode test with them"),
+      KeyBuilder("decode.acoustic_scale", VT::kFloat, MAVG_FIELD(decode.acoustic_scale),
+                 "acoustic scale when decode.tune is false")
+          .Min(0, true),
+      KeyBuilder("decode.word_penalty", VT::kFloat, MAVG_FIELD(decode.word_penalty),
+                 "word insertion penalty (log units) when decode.tune is false"),
+      KeyBuilder("decode.beam", VT::kFloat, MAVG_FIELD(decode.beam),
+                 "Viterbi beam (log units, as Kaldi's --beam)")
+          .Min(0, true),
+      KeyBuilder("decode.sil_prob", VT::kFloat, MAVG_FIELD(decode.sil_prob),
+                 "probability of optional silence between words")
+          .Min(0)
+          .Max(1),
       KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device")
           .Choices({"cpu", "cuda"}),
       KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index), "CUDA device ordinal")

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "engine/backend/device_buffer.h"
 #include "engine/comm/communicator.h"
@@ -24,6 +25,7 @@
 #include "engine/optim/sgd.h"
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
+#include "engine/train/decode_eval.h"
 #include "engine/train/run_data.h"
 #include "engine/train/run_dir.h"
 #include "engine/train/schedule.h"
@@ -650,7 +652,17 @@ nlohmann::json Trainer::Run() {
                    100 * test.Accuracy(), static_cast<int64_t>(test.frames));
     }
     network_->BindParams(MatrixView());
-    if (IsRoot()) SaveModel(run_->File("model.bin"), model_);
+    if (IsRoot()) {
+      SaveModel(run_->File("model.bin"), model_);
+      // Speech data with a lang dir: WER on the test set (settings chosen on dev).
+      const int threads = config_.device_options.threads > 0
+                              ? static_cast<int>(config_.device_options.threads)
+                              : static_cast<int>(std::thread::hardware_concurrency());
+      if (auto report = DecodeTestSet(*network_, data_, config_, threads)) {
+        for (const auto& [k, v] : report->result.items()) result[k] = v;
+        WriteFileAtomic(run_->File("decode_test.txt"), report->alignments);
+      }
+    }
   }
   result["run_id"] = RunId(config_);
   result["epochs"] = schedule_->EpochsDone();

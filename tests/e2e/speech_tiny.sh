@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The speech task end to end on a tiny corpus: synthesis (deterministic), features, alignments,
+# 2 epochs of training, decoding with settings tuned on dev, WER in result.json; mavg decode.
+source "$(dirname "$0")/lib.bash"
+small=(--train-utts 120 --dev-utts 24 --test-utts 30 --test-seen-utts 12 --speakers-per-voice 3
+       --voices flite:kal16 flite:kal espeak:en-us espeak:en-gb-x-rp)
+"$MAVG" -q data digits --out d1 "${small[@]}" --threads 1 > build1.txt
+"$MAVG" -q data digits --out d2 "${small[@]}" --threads 2 > /dev/null
+cat build1.txt
+for f in train/text train/utt2spk train/ali.ark train/feats.ark test/feats.ark lang/lexicon.txt lang/transitions.txt; do
+  cmp -s "d1/$f" "d2/$f" || fail "$f differs between builds with the same seed"
+done
+for s in train dev test test_seen; do
+  for f in wav.scp text utt2spk spk2utt feats.scp feats.ark ali.ark; do [ -s "d1/$s/$f" ] || fail "d1/$s/$f missing"; done
+done
+python3 - <<'PY'
+import json
+c = json.load(open("d1/corpus.json"))
+s = c["sets"]
+assert s["train"]["utterances"] == 120 and s["test"]["utterances"] == 30, s
+# Test speakers (voice + prosody) never occur in training.
+spk = lambda d: {l.split()[1] for l in open(f"d1/{d}/utt2spk")}
+assert not (spk("test") & spk("train")), "a test speaker is also a training speaker"
+assert not (spk("dev") & spk("train"))
+assert spk("test_seen") <= spk("train")
+words = set()
+for l in open("d1/train/text"):
+    w = l.split()[1:]
+    assert 1 <= len(w) <= 7, l
+    words |= set(w)
+assert words <= {"oh", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+PY
+# --held-out-voice keeps a whole voice out of training.
+"$MAVG" -q data digits --out d3 "${small[@]}" --held-out-voice espeak:en-us > /dev/null
+! grep -q "^en_us-" d3/train/utt2spk || fail "held-out voice in training"
+grep -q "^en_us-" d3/test/utt2spk || fail "held-out voice not in test"
+
+cat > tiny.yaml <<YAML
+data: {train: d1/train, dev: d1/dev, test: d1/test, context: 5}
+model: {hidden_layers: 2, hidden_dim: 128}
+optimizer: {minibatch: 64}
+schedule: {type: constant, lr: 0.004, epochs: 2}
+device_options: {threads: 1}
+YAML
+"$MAVG" -q train tiny.yaml --out run --no-progress
+python3 - <<'PY'
+import json
+r = json.load(open("run/result.json"))
+print(f"WER {r['wer']:.2f} % (dev {r['wer_dev']:.2f} %), SER {r['ser']:.2f} %, scale {r['decode_acoustic_scale']}, penalty {r['decode_word_penalty']}")
+assert 0 <= r["wer"] <= 100 and r["wer_ref_words"] > 30
+assert r["wer"] < 90, "2 epochs should already recognise some digits"
+assert r["decode_rtf"] < 0.1
+PY
+[ -s run/decode_test.txt ] || fail "no per-utterance alignments"
+grep -q "^REF:" run/decode_test.txt || fail "alignments not in sclite style"
+"$MAVG" decode --model run/model.bin --data d1/test_seen --acoustic-scale 0.1 > dec.txt 2>&1
+grep -q "^%WER" dec.txt || fail "mavg decode: $(cat dec.txt)"
+
+# ---- bad input ----
+mkdir -p bad && cp d1/test/text bad/text
+head -3 d1/test/wav.scp > bad/wav.scp
+python3 - <<'PY'
+import struct, wave
+w = wave.open("bad/slow.wav", "wb"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(8000)
+w.writeframes(b"\0\0" * 8000); w.close()
+w = wave.open("bad/short.wav", "wb"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000)
+w.writeframes(b"\0\0" * 100); w.close()
+PY
+utt=$(head -1 bad/wav.scp | cut -d' ' -f1)
+printf '%s bad/slow.wav\n' "$utt" > bad/wav.scp
+expect_error "$utt" "$MAVG" data fbank bad
+printf '%s bad/short.wav\n' "$utt" > bad/wav.scp
+expect_error "$utt" "$MAVG" data fbank bad
+printf 'x.wav\n' > bad/notawav.wav; printf '%s bad/notawav.wav\n' "$utt" > bad/wav.scp
+expect_error "notawav.wav" "$MAVG" data fbank bad
+# A transcript word outside the lexicon.
+cp -r d1/test oov && sed -i '1s/$/ eleven/' oov/text
+expect_error "eleven" "$MAVG" decode --model run/model.bin --data oov --lang d1/lang
+echo PASS
