@@ -34,6 +34,7 @@ packages=(
   zlib1g-dev                   # gzip'd idx files, CRC-32
   libopenmpi-dev openmpi-bin   # MPI ranks (parallel.mode: mpi)
   libsqlite3-dev               # results store
+  libeigen3-dev                # symmetric eigendecompositions (NG-SGD)
   libfftw3-dev libsamplerate0-dev  # filterbank features, resampling
   flite1-dev libespeak-ng-dev espeak-ng-data  # TTS voices for the digits corpus
   python3-matplotlib python3-yaml  # analysis/plot.py (figures)

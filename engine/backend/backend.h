@@ -64,6 +64,11 @@ class Backend {
   virtual void SumRows(float alpha, ConstMatrixView m, float beta, MatrixView out) = 0;
   // Sum of squares of all elements (synchronizes).
   virtual double SumSquares(ConstMatrixView x) = 0;
+  // out[0][i] = sum_j x[i][j]^2 (squared norm of every row); out is [1 x x.rows].
+  virtual void RowSumSquares(ConstMatrixView x, MatrixView out) = 0;
+  // y = beta * y + diag(scales) * x, i.e. row i of x scaled by scales[0][i]; scales is
+  // [1 x x.rows]. (beta == 0 ignores y's contents.)
+  virtual void MulRowsAdd(ConstMatrixView scales, ConstMatrixView x, float beta, MatrixView y) = 0;
 
   // ---- Activations (y may alias x; dx may alias dy) ------------------------------------------
   virtual void Sigmoid(ConstMatrixView x, MatrixView y) = 0;

@@ -7,7 +7,7 @@
 #include "engine/core/rng.h"
 #include "engine/core/timer.h"
 #include "engine/nn/init.h"
-#include "engine/optim/sgd.h"
+#include "engine/optim/factory.h"
 #include "engine/train/step.h"
 
 namespace mavg {
@@ -88,8 +88,9 @@ nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& 
   const double zeros[3] = {0, 0, 0};
   stats.CopyFromHost(zeros, 3);
 
-  SgdOptimizer sgd(*backend, SgdOptions{static_cast<float>(config.optimizer.momentum),
-                                        static_cast<float>(config.optimizer.l2)});
+  std::unique_ptr<Optimizer> optimizer = CreateOptimizer(*backend, config.optimizer);
+  optimizer->Prepare(net);
+  Optimizer& sgd = *optimizer;
   const float lr = static_cast<float>(1e-4);
   GemmSequence gemms(*backend, net, mb);
 
@@ -121,6 +122,7 @@ nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& 
       {"output_dim", spec.output_dim},
       {"num_params", net.NumParams()},
       {"minibatch", mb},
+      {"optimizer", config.optimizer.type},
       {"repeats", options.repeats},
       {"step_s_median", step},
       {"frames_per_s", mb / step},

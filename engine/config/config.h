@@ -26,11 +26,24 @@ struct ModelConfig {
   int64_t num_outputs = 0;             // output units (0: 1 + largest training label)
 };
 
+struct NgsgdConfig {
+  int64_t rank_in = 20;       // rank of the input-side Fisher model
+  int64_t rank_out = 80;      // rank of the output-side Fisher model
+  int64_t update_period = 4;  // update the models every this many minibatches
+  double alpha = 4.0;         // smoothing towards the identity
+  int64_t num_samples_history = 2000;
+  double epsilon = 1e-10;
+  double delta = 5e-4;
+  bool reset_each_epoch = true;  // restart the preconditioners at every epoch (the paper)
+};
+
 struct OptimizerConfig {
-  std::string type = "sgd";  // sgd
+  std::string type = "sgd";  // sgd | ngsgd
   int64_t minibatch = 256;   // frames per minibatch
   double momentum = 0.0;
   double l2 = 0.0;  // L2 penalty per frame on weights (Kaldi nnet1 --l2-penalty)
+  double max_change_per_sample = 0.075;  // ngsgd: limit of the parameter change per frame
+  NgsgdConfig ngsgd;
 };
 
 struct NewbobConfig {

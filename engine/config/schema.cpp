@@ -95,8 +95,9 @@ const std::vector<Binding>& Bindings() {
                  "a label outside the output layer is an error")
           .Min(0),
       KeyBuilder("optimizer.type", VT::kString, MAVG_FIELD(optimizer.type),
-                 "sgd: plain SGD with momentum and L2 on the summed minibatch gradient")
-          .Choices({"sgd"}),
+                 "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
+                 "Kaldi's online natural-gradient SGD with max-change")
+          .Choices({"sgd", "ngsgd"}),
       KeyBuilder("optimizer.minibatch", VT::kInt, MAVG_FIELD(optimizer.minibatch),
                  "frames per minibatch (the last partial minibatch of an epoch is dropped)")
           .Min(1),
@@ -107,6 +108,37 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("optimizer.l2", VT::kFloat, MAVG_FIELD(optimizer.l2),
                  "L2 penalty per frame on weights: W *= 1 - lr*l2*minibatch each step")
           .Min(0),
+      KeyBuilder("optimizer.max_change_per_sample", VT::kFloat,
+                 MAVG_FIELD(optimizer.max_change_per_sample),
+                 "ngsgd: bound on lr x sum_i |x_i| |g_i| per frame; larger steps are scaled "
+                 "down (nnet2 max-change-per-sample; 0: no limit)")
+          .Min(0),
+      KeyBuilder("optimizer.ngsgd.rank_in", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_in),
+                 "ngsgd: rank of the input-side Fisher model (at most input dim)")
+          .Min(1),
+      KeyBuilder("optimizer.ngsgd.rank_out", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_out),
+                 "ngsgd: rank of the output-side Fisher model (at most output dim - 1)")
+          .Min(1),
+      KeyBuilder("optimizer.ngsgd.update_period", VT::kInt,
+                 MAVG_FIELD(optimizer.ngsgd.update_period),
+                 "ngsgd: update the Fisher models every this many minibatches (after 10)")
+          .Min(1),
+      KeyBuilder("optimizer.ngsgd.alpha", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.alpha),
+                 "ngsgd: smoothing of the Fisher model towards the identity")
+          .Min(0),
+      KeyBuilder("optimizer.ngsgd.num_samples_history", VT::kInt,
+                 MAVG_FIELD(optimizer.ngsgd.num_samples_history),
+                 "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most 0.9")
+          .Min(1),
+      KeyBuilder("optimizer.ngsgd.epsilon", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.epsilon),
+                 "ngsgd: absolute floor of the Fisher model's eigenvalues")
+          .Min(0, true),
+      KeyBuilder("optimizer.ngsgd.delta", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.delta),
+                 "ngsgd: floor of the eigenvalues relative to the largest")
+          .Min(0, true),
+      KeyBuilder("optimizer.ngsgd.reset_each_epoch", VT::kBool,
+                 MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
+                 "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)"),
       KeyBuilder("schedule.type", VT::kString, MAVG_FIELD(schedule.type),
                  "learning-rate schedule: exponential (lr * final_ratio^((k-1)/(E-1))), "
                  "newbob (Kaldi nnet1 halving with epoch rejection), constant")
@@ -502,6 +534,21 @@ void Validate(const RunConfig& config_in, const std::string& source) {
         "parallel.average_frames: {} is smaller than optimizer.minibatch {} (workers average at "
         "most once per minibatch)",
         config.parallel.average_frames, config.optimizer.minibatch));
+  }
+  if (config.optimizer.type == "ngsgd") {
+    if (config.optimizer.momentum != 0.0) {
+      problems.push_back(fmt::format(
+          "optimizer.momentum: {} but optimizer.type ngsgd takes no momentum (set it to 0)",
+          config.optimizer.momentum));
+    }
+    if (config.optimizer.l2 != 0.0) {
+      problems.push_back(
+          fmt::format("optimizer.l2: {} but optimizer.type ngsgd takes no L2 penalty (set it to 0)",
+                      config.optimizer.l2));
+    }
+    if (config.parallel.average_momentum) {
+      problems.push_back("parallel.average_momentum: only for optimizer.type sgd");
+    }
   }
   if (config.schedule.type == "newbob" &&
       config.schedule.newbob.min_epochs > config.schedule.epochs) {

@@ -5,6 +5,7 @@
 // what it means in Kaldi nnet1 recipes, e.g. 0.008 for minibatch 256, 0.32 for 1024 x 2048).
 // Optimizer state (momentum, preconditioners) belongs to one worker and is never averaged.
 
+#include <cstdint>
 #include <vector>
 
 #include "engine/nn/network.h"
@@ -23,6 +24,14 @@ class Optimizer {
   virtual void Prepare(const Network& /*net*/) {}
   // The state tensors in a fixed order (for checkpoints and optional averaging); may be empty.
   virtual std::vector<MatrixView> State() { return {}; }
+  // Called after the tensors of State() were overwritten from a checkpoint.
+  virtual void StateLoaded() {}
+
+  // Layer updates since the last call, and how many of them max-change scaled down.
+  struct UpdateStats {
+    int64_t updates = 0, limited = 0;
+  };
+  virtual UpdateStats TakeUpdateStats() { return {}; }
 };
 
 }  // namespace mavg

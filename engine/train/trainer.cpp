@@ -22,7 +22,7 @@
 #include "engine/data/minibatch.h"
 #include "engine/nn/init.h"
 #include "engine/nn/model.h"
-#include "engine/optim/sgd.h"
+#include "engine/optim/factory.h"
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/decode_eval.h"
@@ -38,16 +38,17 @@ namespace {
 struct WorkerStats {
   double loss_sum = 0, correct = 0, frames = 0;  // this epoch's training loss statistics
   double compute_s = 0, io_s = 0, comm_s = 0, wait_s = 0;
-  double interval_s = 0;  // compute + io since the last averaging (simulated projection)
-  static constexpr int kFields = 8;
+  double interval_s = 0;            // compute + io since the last averaging (simulated projection)
+  double updates = 0, limited = 0;  // layer updates, and those max-change scaled down
+  static constexpr int kFields = 10;
   void To(double* out) const {
-    const double v[kFields] = {loss_sum, correct, frames, compute_s,
-                               io_s,     comm_s,  wait_s, interval_s};
+    const double v[kFields] = {loss_sum, correct, frames,     compute_s, io_s,
+                               comm_s,   wait_s,  interval_s, updates,   limited};
     std::copy_n(v, kFields, out);
   }
   void From(const double* in) {
     loss_sum = in[0], correct = in[1], frames = in[2], compute_s = in[3], io_s = in[4];
-    comm_s = in[5], wait_s = in[6], interval_s = in[7];
+    comm_s = in[5], wait_s = in[6], interval_s = in[7], updates = in[8], limited = in[9];
   }
 };
 
@@ -62,14 +63,6 @@ struct Worker {
   WorkerStats stats;
   int64_t minibatches = 0;  // done in this epoch
 };
-
-std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConfig& c) {
-  MAVG_CHECK(c.type == "sgd", "optimizer.type: '{}' is not available (valid: sgd)", c.type);
-  SgdOptions o;
-  o.momentum = static_cast<float>(c.momentum);
-  o.l2 = static_cast<float>(c.l2);
-  return std::make_unique<SgdOptimizer>(backend, o);
-}
 
 // Finite numbers as numbers; NaN/Inf as null (JSON has no NaN).
 nlohmann::json Num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
@@ -240,6 +233,9 @@ int64_t Trainer::Step(Worker& w) {
   w.stats.io_s += io;
   w.stats.compute_s += compute;
   w.stats.interval_s += io + compute;
+  const Optimizer::UpdateStats u = w.optimizer->TakeUpdateStats();
+  w.stats.updates += static_cast<double>(u.updates);
+  w.stats.limited += static_cast<double>(u.limited);
   ++w.minibatches;
   if (w.rank == 0 && epoch_ == test_stop_epoch_ && w.minibatches == test_stop_minibatch_) {
     RequestStopForTesting(SIGUSR1);
@@ -385,8 +381,10 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
   }
   for (Worker& w : workers_) {
     std::vector<MatrixView> state = w.optimizer->State();
-    if (!state.empty())
+    if (!state.empty()) {
       dir.ReadTensors(*backend_, generation_, fmt::format("opt-{}", w.rank), state);
+      w.optimizer->StateLoaded();
+    }
   }
   schedule_->LoadState(meta.at("schedule"));
   const auto cv = meta.at("cv_best").get<std::vector<double>>();
@@ -435,6 +433,10 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
     averagings_ = progress->at("averagings").get<int64_t>();
     projected_s_ = progress->value("projected_s", 0.0);
     const auto all = progress->at("workers").get<std::vector<double>>();
+    MAVG_CHECK(all.size() == static_cast<size_t>(n_) * WorkerStats::kFields,
+               "checkpoint: progress has {} worker statistics, expected {} (written by another "
+               "version of mavg?)",
+               all.size(), static_cast<size_t>(n_) * WorkerStats::kFields);
     for (Worker& w : workers_) {
       MAVG_CHECK(w.reader->Skip(done) == done, "checkpoint is past the end of the epoch");
       w.minibatches = done;
@@ -448,6 +450,7 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
       std::vector<MatrixView> state = w.optimizer->State();
       if (!state.empty()) {
         dir.ReadTensors(*backend_, generation_, fmt::format("opt-{}", w.rank), state);
+        w.optimizer->StateLoaded();
       }
     }
   }
@@ -585,6 +588,7 @@ nlohmann::json Trainer::Run() {
       sum.loss_sum += s.loss_sum, sum.correct += s.correct, sum.frames += s.frames;
       sum.compute_s += s.compute_s, sum.io_s += s.io_s, sum.comm_s += s.comm_s;
       sum.wait_s += s.wait_s;
+      sum.updates += s.updates, sum.limited += s.limited;
       max.compute_s = std::max(max.compute_s, s.compute_s);
       max.io_s = std::max(max.io_s, s.io_s);
       max.comm_s = std::max(max.comm_s, s.comm_s);
@@ -625,6 +629,7 @@ nlohmann::json Trainer::Run() {
                         {"wait_s_mean", sum.wait_s / n_},
                         {"cv_s", cv_s}};
     if (simulated_ && n_ > 1) m["projected_wall_s"] = projected_s_;
+    if (sum.updates > 0) m["max_change_limited"] = sum.limited / sum.updates;
     if (IsRoot()) {
       run_->AppendMetrics(m);
       run_->WriteState("running", {{"epoch", epoch}});

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpirun -np N against N simulated workers: the same model (within 1e-5 relative after two
-# epochs; bit for bit with parallel.deterministic).
+# epochs; bit for bit with parallel.deterministic), with SGD and NG-SGD.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 3000 500
 cat > eq.yaml <<YAML
@@ -32,6 +32,12 @@ assert a["world_size"] == b["world_size"]
 PY
   done
 done
+# NG-SGD: every rank keeps its own preconditioners; bit for bit with deterministic averaging.
+ng=(--set parallel.workers=2 --set parallel.deterministic=true --set optimizer.type=ngsgd
+    --set optimizer.momentum=0)
+"$MAVG" -q train eq.yaml "${ng[@]}" --out sim-ng --no-progress
+"${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${ng[@]}" --set parallel.mode=mpi --out mpi-ng --no-progress
+"$MAVG" model diff sim-ng/model.bin mpi-ng/model.bin --max-rel 0 || fail "ngsgd: MPI differs from simulated"
 # A rank count that does not match parallel.workers is a clear error on every rank.
 rc=0
 out=$("${MPIRUN[@]}" -np 2 "$MAVG" train eq.yaml --set parallel.workers=3 --set parallel.mode=mpi \

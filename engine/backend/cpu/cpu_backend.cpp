@@ -171,6 +171,33 @@ class CpuBackend final : public Backend {
     return total;
   }
 
+  void RowSumSquares(ConstMatrixView x, MatrixView out) override {
+    MAVG_CHECK(out.rows == 1 && out.cols == x.rows, "RowSumSquares: out is {}x{}, needs 1x{}",
+               out.rows, out.cols, x.rows);
+    ForRows(x.Size(), x.rows, [&](int64_t r) {
+      const float* xr = x.Row(r);
+      double s = 0.0;
+      for (int64_t c = 0; c < x.cols; ++c) s += static_cast<double>(xr[c]) * xr[c];
+      out.data[r] = static_cast<float>(s);
+    });
+  }
+
+  void MulRowsAdd(ConstMatrixView scales, ConstMatrixView x, float beta, MatrixView y) override {
+    CheckSame("MulRowsAdd", x, y);
+    MAVG_CHECK(scales.rows == 1 && scales.cols == x.rows, "MulRowsAdd: scales are {}x{}, need 1x{}",
+               scales.rows, scales.cols, x.rows);
+    ForRows(x.Size(), x.rows, [&](int64_t r) {
+      const float s = scales.data[r];
+      const float* xr = x.Row(r);
+      float* yr = y.Row(r);
+      if (beta == 0.0f) {
+        for (int64_t c = 0; c < x.cols; ++c) yr[c] = s * xr[c];
+      } else {
+        for (int64_t c = 0; c < x.cols; ++c) yr[c] = s * xr[c] + beta * yr[c];
+      }
+    });
+  }
+
   void Sigmoid(ConstMatrixView x, MatrixView y) override {
     Map(x, y, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
   }

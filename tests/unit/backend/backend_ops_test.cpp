@@ -119,6 +119,27 @@ TEST_P(BackendOps, SumSquares) {
   EXPECT_NEAR(B().SumSquares(ToDevice(B(), x)), ref, 1e-9 * ref);
 }
 
+TEST_P(BackendOps, RowSumSquaresAndMulRowsAdd) {
+  HostMat x = RandomHost(6, 9, 30), y = RandomHost(6, 9, 31), s = RandomHost(1, 6, 32);
+  Matrix dx = ToDevice(B(), x), dy = ToDevice(B(), y), ds = ToDevice(B(), s), dn(B(), 1, 6);
+  B().RowSumSquares(dx, dn);
+  HostMat n = ToHost(B(), dn);
+  for (int r = 0; r < 6; ++r) {
+    double ref = 0;
+    for (int c = 0; c < 9; ++c) ref += static_cast<double>(x(r, c)) * x(r, c);
+    EXPECT_NEAR(n(0, r), ref, 1e-5 * ref);
+  }
+  B().MulRowsAdd(ds, dx, 0.5f, dy);
+  HostMat ref(6, 9);
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 9; ++c) ref(r, c) = s(0, r) * x(r, c) + 0.5f * y(r, c);
+  EXPECT_LT(NormalizedError(ToHost(B(), dy), ref), 1e-6);
+  B().MulRowsAdd(ds, dx, 0.0f, dy);
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 9; ++c) ref(r, c) = s(0, r) * x(r, c);
+  EXPECT_LT(NormalizedError(ToHost(B(), dy), ref), 1e-6);
+}
+
 TEST_P(BackendOps, ActivationsAndTheirDerivatives) {
   HostMat x = RandomHost(8, 11, 12, 3.0), dy = RandomHost(8, 11, 13);
   Matrix dx = ToDevice(B(), x), ddy = ToDevice(B(), dy);

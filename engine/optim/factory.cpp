@@ -1,0 +1,32 @@
+#include "engine/optim/factory.h"
+
+#include "engine/core/error.h"
+#include "engine/optim/ngsgd.h"
+#include "engine/optim/sgd.h"
+
+namespace mavg {
+
+std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConfig& c) {
+  if (c.type == "ngsgd") {
+    NgsgdOptions o;
+    const auto& n = c.ngsgd;
+    o.in = {static_cast<int>(n.rank_in),
+            static_cast<int>(n.update_period),
+            static_cast<double>(n.num_samples_history),
+            n.alpha,
+            n.epsilon,
+            n.delta};
+    o.out = o.in;
+    o.out.rank = static_cast<int>(n.rank_out);
+    o.max_change_per_sample = c.max_change_per_sample;
+    o.reset_each_epoch = n.reset_each_epoch;
+    return std::make_unique<NgsgdOptimizer>(backend, o);
+  }
+  MAVG_CHECK(c.type == "sgd", "optimizer.type: '{}' is not available (valid: sgd, ngsgd)", c.type);
+  SgdOptions o;
+  o.momentum = static_cast<float>(c.momentum);
+  o.l2 = static_cast<float>(c.l2);
+  return std::make_unique<SgdOptimizer>(backend, o);
+}
+
+}  // namespace mavg

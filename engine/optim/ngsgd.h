@@ -1,0 +1,57 @@
+#pragma once
+// Natural-gradient SGD as Kaldi nnet2's AffineComponentPreconditionedOnline (algorithms.md §2a,
+// §2d): for a minibatch with inputs X (N x Din) and output derivatives G (N x Dout) of the
+// summed loss, both sides are preconditioned by online low-rank Fisher models,
+//   Xa = [X 1];  (Pin, g_in) = precond_in(Xa);  (Pout, g_out) = precond_out(G)
+// and, with s = g_in g_out and the max-change scale ms,
+//   W -= lr s ms Pout^T Pin[:, :Din],   b -= lr s ms bias_coef Pout^T Pin[:, Din].
+// Max-change (nnet2 GetScalingFactor): tot = lr s sum_i sqrt(|pin_i|^2 |pout_i|^2) bounds
+// ||dW||_F; when it exceeds max_change_per_sample * N the step is scaled down to that.
+// The preconditioners belong to the worker and are never averaged; they restart every epoch by
+// default (reset_each_epoch, as the paper's setup, where every epoch was a new process).
+// Momentum and L2 are not used by this update (as in Kaldi's NG components).
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "engine/optim/online_preconditioner.h"
+#include "engine/optim/optimizer.h"
+
+namespace mavg {
+
+struct NgsgdOptions {
+  PreconditionerOptions in{20, 4, 2000, 4.0, 1e-10, 5e-4};   // rank_in = 20
+  PreconditionerOptions out{80, 4, 2000, 4.0, 1e-10, 5e-4};  // rank_out = 80
+  double max_change_per_sample = 0.075;                      // 0: no limit
+  bool reset_each_epoch = true;
+};
+
+class NgsgdOptimizer final : public Optimizer {
+ public:
+  NgsgdOptimizer(Backend& backend, const NgsgdOptions& options)
+      : backend_(&backend), options_(options) {}
+
+  void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
+                    ConstMatrixView out_grad, float lr) override;
+  void Reset() override;
+  void Prepare(const Network& net) override;
+  std::vector<MatrixView> State() override;
+  void StateLoaded() override;
+
+  UpdateStats TakeUpdateStats() override { return std::exchange(stats_, UpdateStats{}); }
+  // The preconditioners of affine layer k (tests).
+  OnlinePreconditioner& In(int k) { return *in_[k]; }
+  OnlinePreconditioner& Out(int k) { return *out_[k]; }
+
+ private:
+  void Ensure(int k, const AffineLayer& layer);
+
+  Backend* backend_;  // [not null], not owned
+  NgsgdOptions options_;
+  std::vector<std::unique_ptr<OnlinePreconditioner>> in_, out_;  // [affine layer]
+  Matrix xa_, g_, prod_in_, prod_out_;  // workspace: [X 1], G copy, row products
+  UpdateStats stats_;
+};
+
+}  // namespace mavg

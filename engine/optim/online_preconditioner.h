@@ -1,0 +1,82 @@
+#pragma once
+// Online natural-gradient preconditioning (Povey et al., Kaldi nnet2 OnlinePreconditioner /
+// nnet3 OnlineNaturalGradient; algorithms.md §2). It keeps a low-rank-plus-diagonal model of
+// the Fisher matrix of a stream of vectors,
+//   F_t = X_t^T diag(d_t) X_t + rho_t I,   X_t: R x D with orthonormal rows,
+// updated from every minibatch R_t (N x D) as a forgetting average with
+// eta = 1 - exp(-N / num_samples_history) (capped at 0.9), and preconditions the minibatch with
+// (a scaled) inverse: P = beta_t R_t G_t^{-1}, G_t = F_t + (alpha / D) tr(F_t) I, computed
+// without D x D matrices as P = R_t - (R_t W_t^T) W_t with W_t = E_t^{1/2} X_t stored.
+// The small R x R symmetric eigenproblem is solved in double precision (Eigen). Everything of
+// size N x D or R x D stays on the Backend.
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend/device_buffer.h"
+
+namespace mavg {
+
+struct PreconditionerOptions {
+  int rank = 20;                      // R (reduced to D - 1 for small D)
+  int update_period = 4;              // update the Fisher model every this many minibatches
+  double num_samples_history = 2000;  // S in eta = 1 - exp(-N / S)
+  double alpha = 4.0;                 // smoothing towards the identity
+  double epsilon = 1e-10;             // absolute floor of rho and d
+  double delta = 5e-4;                // relative floor (of the largest eigenvalue)
+};
+
+class OnlinePreconditioner {
+ public:
+  OnlinePreconditioner(Backend& backend, const PreconditionerOptions& options);
+
+  // Replaces x [N x D] by its preconditioned version P (in place), writes the squared norms of
+  // P's rows to row_products [1 x N] (before scaling), and returns the scale gamma to apply to
+  // P so that ||gamma P||_F = ||x||_F. Initialises itself on the first call (and after Reset).
+  float Precondition(MatrixView x, MatrixView row_products);
+
+  // Back to the uninitialised state (the next minibatch initialises).
+  void Reset() { t_ = -1; }
+
+  // Inspection (tests): the current model.
+  int Rank() const { return rank_; }
+  bool Initialized() const { return t_ >= 0; }
+  int64_t Updates() const { return t_; }
+  double Rho() const { return rho_; }
+  const std::vector<double>& D() const { return d_; }
+  // X_t = E_t^{-1/2} W_t, the orthonormal basis, as a host R x D row-major array.
+  std::vector<double> OrthonormalBasis();
+  double Eta(int64_t n) const;
+
+  // Serialised state for checkpoints: W_t and the scalars (doubles stored bit for bit).
+  std::vector<MatrixView> State();
+  // Sets the state tensors' sizes for dimension D before State() can be read into.
+  void PrepareState(int dim);
+  // After the tensors of State() were overwritten (a checkpoint): take the scalars from them.
+  void StateLoaded() {
+    if (rank_ > 0) SyncScalarsFromState();
+  }
+
+ private:
+  void InitDefault(int dim);
+  void Init(ConstMatrixView x0);
+  float PreconditionInternal(MatrixView x, MatrixView row_products, bool update);
+  void ComputeE(const std::vector<double>& d, double beta, std::vector<double>& e) const;
+  void SyncScalarsToState();
+  void SyncScalarsFromState();
+
+  Backend* backend_;  // [not null], not owned
+  PreconditionerOptions options_;
+  int rank_ = 0;     // R actually used
+  int dim_ = 0;      // D
+  int64_t t_ = -1;   // updates done; -1: uninitialised
+  int skipped_ = 0;  // minibatches since the last update
+  double rho_ = 0.0;
+  std::vector<double> d_;  // [R]
+  Matrix w_;               // [R x D] W_t = E_t^{1/2} X_t
+  Matrix scalars_;         // [1 x 2*(R+3)]: d, rho, t, skipped as double bits
+  // Workspace.
+  Matrix h_, j_, b_, w1_, small_, small2_, coef_;
+};
+
+}  // namespace mavg

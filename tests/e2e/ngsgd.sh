@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# NG-SGD end to end: simulated workers learn, report max-change statistics, and resume bit for
+# bit from a mid-epoch preemption (preconditioner state in the checkpoint), with the state
+# restarted every epoch (the default) and carried across epochs; newbob with one worker.
+source "$(dirname "$0")/lib.bash"
+make_small_fmnist data 4000 1000
+cat > ng.yaml <<YAML
+data: {train: data/train, dev: data/dev, test: data/test}
+model: {hidden_layers: 2, hidden_dim: 64}
+optimizer: {type: ngsgd, minibatch: 32, ngsgd: {rank_in: 10, rank_out: 5}}
+schedule: {type: exponential, lr: 0.004, final_ratio: 0.5, epochs: 3}
+parallel: {workers: 4, mode: simulated, average_every: 5}
+device_options: {threads: 1}
+YAML
+"$MAVG" -q train ng.yaml --out full --no-progress
+python3 - <<'PY'
+import json
+lines = [json.loads(l) for l in open("full/metrics.jsonl")]
+assert len(lines) == 3, lines
+for m in lines:
+    assert 0 <= m["max_change_limited"] <= 1, m
+r = json.load(open("full/result.json"))
+assert r["status"] == "completed", r
+print("test accuracy", r["test_acc"])
+assert r["test_acc"] > 0.6, r
+PY
+
+check_resume() {  # check_resume NAME STOP_AT [--set ...]: preempt at STOP_AT, resume, compare
+  local name=$1 stop=$2 rc=0
+  shift 2
+  "$MAVG" -q train ng.yaml "$@" --out "$name-full" --no-progress
+  MAVG_TEST_STOP_AT=$stop "$MAVG" -q train ng.yaml "$@" --out "$name-pre" --no-progress || rc=$?
+  [ "$rc" -eq 75 ] || fail "$name: preempted run should exit 75, got $rc"
+  "$MAVG" -q train --resume "$name-pre" --no-progress
+  "$MAVG" model diff "$name-full/model.bin" "$name-pre/model.bin" --max-rel 0 \
+    || fail "$name: resumed model differs"
+  diff <(python3 -c 'import json,sys; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"], json.loads(l)["max_change_limited"]) for l in open(sys.argv[1])]' "$name-full/metrics.jsonl") \
+       <(python3 -c 'import json,sys; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"], json.loads(l)["max_change_limited"]) for l in open(sys.argv[1])]' "$name-pre/metrics.jsonl") \
+    || fail "$name: resumed metrics differ"
+  echo "ok: $name resumes bit for bit"
+}
+# Preempted at minibatch 12 of epoch 2: the preconditioners have been updated 3 times there.
+check_resume reset 2:12
+check_resume carried 2:12 --set optimizer.ngsgd.reset_each_epoch=false
+check_resume newbob 1:20 --set parallel.workers=1 --set schedule.type=newbob --set schedule.lr=0.02
+
+# Carrying the state across epochs changes the result (the option is not ignored).
+if "$MAVG" model diff full/model.bin carried-full/model.bin --max-rel 0 >/dev/null 2>&1; then
+  fail "reset_each_epoch=false gave the same model as true"
+fi
+
+# NG-SGD takes no momentum or L2 (as Kaldi's natural-gradient components).
+expect_error "optimizer.momentum" "$MAVG" train ng.yaml --set optimizer.momentum=0.9 --out bad --no-progress
+expect_error "optimizer.ngsgd.rank_in" "$MAVG" train ng.yaml --set optimizer.ngsgd.rank_in=0 --out bad --no-progress
+echo PASS
