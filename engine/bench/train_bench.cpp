@@ -1,6 +1,7 @@
 #include "engine/bench/train_bench.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "engine/backend/device_buffer.h"
 #include "engine/core/logging.h"
@@ -125,6 +126,10 @@ nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& 
       {"optimizer", config.optimizer.type},
       {"repeats", options.repeats},
       {"step_s_median", step},
+      // The mean counts steps with periodic extra work (NG-SGD's Fisher update every
+      // update_period minibatches), which the median hides; use repeats divisible by it.
+      {"step_s_mean", std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size()},
+      {"step_s", step_s},
       {"frames_per_s", mb / step},
       {"model_gflops_per_s", model_flops / step / 1e9},
       {"gemm_flops_per_step", gemms.Flops()},
