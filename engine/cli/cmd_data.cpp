@@ -37,26 +37,28 @@ void AddDataCommand(CLI::App& app) {
   auto d = std::make_shared<DigitsOptions>();
   CLI::App* digits = cmd->add_subcommand(
       "digits", "Synthesise the connected-digits speech corpus (flite + espeak-ng TTS, noise)");
-  digits->add_option("--out", *dout, "Output directory (gets train/, dev/, test/, test_seen/, lang/)")
+  digits
+      ->add_option("--out", *dout, "Output directory (gets train/, dev/, test/, test_seen/, lang/)")
       ->required();
   digits->add_option("--train-utts", d->train_utts, "Training utterances")->capture_default_str();
   digits->add_option("--dev-utts", d->dev_utts, "Dev utterances (unseen speakers)")
       ->capture_default_str();
   digits->add_option("--test-utts", d->test_utts, "Test utterances (unseen speakers)")
       ->capture_default_str();
-  digits->add_option("--test-seen-utts", d->test_seen_utts,
-                     "Clean utterances of training speakers")
+  digits->add_option("--test-seen-utts", d->test_seen_utts, "Clean utterances of training speakers")
       ->capture_default_str();
-  digits->add_option("--speakers-per-voice", d->speakers_per_voice,
-                     "Pseudo-speakers per voice (1 dev, 1 test, the rest train)")
+  digits
+      ->add_option("--speakers-per-voice", d->speakers_per_voice,
+                   "Pseudo-speakers per voice (1 dev, 1 test, the rest train)")
       ->capture_default_str();
   digits->add_option("--voices", d->voices, "Voices (default: all; see --list-voices)");
   digits->add_option("--held-out-voice", d->held_out_voice,
                      "Keep this voice out of training entirely");
   digits->add_option("--snr-min", d->snr_min, "Lowest SNR in dB")->capture_default_str();
   digits->add_option("--snr-max", d->snr_max, "Highest SNR in dB")->capture_default_str();
-  digits->add_option("--clean-fraction", d->clean_fraction,
-                     "Fraction of train/dev/test utterances without noise")
+  digits
+      ->add_option("--clean-fraction", d->clean_fraction,
+                   "Fraction of train/dev/test utterances without noise")
       ->capture_default_str();
   digits->add_option("--min-words", d->min_words, "Shortest digit string")->capture_default_str();
   digits->add_option("--max-words", d->max_words, "Longest digit string")->capture_default_str();
@@ -85,9 +87,8 @@ void AddDataCommand(CLI::App& app) {
   fbank->callback([fdir, fthreads] {
     const int t = *fthreads > 0 ? *fthreads : static_cast<int>(std::thread::hardware_concurrency());
     const FbankDirStats st = ComputeFbankForDataDir(*fdir, FbankOptions{}, t);
-    std::cout << fmt::format("{}: {} utterances, {} frames, {:.1f} s of audio in {:.2f} s\n",
-                             *fdir, st.utterances, st.frames, st.audio_seconds,
-                             st.compute_seconds);
+    std::cout << fmt::format("{}: {} utterances, {} frames, {:.1f} s of audio in {:.2f} s\n", *fdir,
+                             st.utterances, st.frames, st.audio_seconds, st.compute_seconds);
   });
 }
 
