@@ -56,7 +56,7 @@ class Backend {
   // dst = src (same shape; may have different strides).
   virtual void Copy(ConstMatrixView src, MatrixView dst) = 0;
   virtual void Fill(MatrixView x, float value) = 0;
-  // y = alpha * x + beta * y (beta == 0 ignores y's contents).
+  // y = alpha * x + beta * y (beta == 0 ignores y's contents). x may be y itself (a scaling).
   virtual void Axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) = 0;
   // m = beta * m + alpha * row, broadcast over rows; row is [1 x m.cols].
   virtual void AddRowVector(float alpha, ConstMatrixView row, float beta, MatrixView m) = 0;
@@ -69,6 +69,19 @@ class Backend {
   // y = beta * y + diag(scales) * x, i.e. row i of x scaled by scales[0][i]; scales is
   // [1 x x.rows]. (beta == 0 ignores y's contents.)
   virtual void MulRowsAdd(ConstMatrixView scales, ConstMatrixView x, float beta, MatrixView y) = 0;
+
+  // ---- Random numbers ------------------------------------------------------------------------
+  // Counter-based (engine/backend/counter_rng.h): element i of x in row-major order is draw
+  // offset + i of the stream `seed`, the same on every backend. Callers advance `offset` by
+  // x.rows * x.cols per fill and use distinct seeds for distinct purposes.
+  // x[i] ~ U[0, 1).
+  virtual void RandomUniform(uint64_t seed, uint64_t offset, MatrixView x) = 0;
+  // x[i] ~ N(0, stddev^2).
+  virtual void RandomGaussian(uint64_t seed, uint64_t offset, float stddev, MatrixView x) = 0;
+  // out[i] = 1 if U[0, 1) draw i < probs[i], else 0 (Kaldi's CuRand::BinarizeProbs); out may
+  // alias probs.
+  virtual void SampleBernoulli(uint64_t seed, uint64_t offset, ConstMatrixView probs,
+                               MatrixView out) = 0;
 
   // ---- Activations (y may alias x; dx may alias dy) ------------------------------------------
   virtual void Sigmoid(ConstMatrixView x, MatrixView y) = 0;

@@ -10,6 +10,7 @@
 #include <limits>
 #include <thread>
 
+#include "engine/backend/counter_rng.h"
 #include "engine/core/error.h"
 
 extern "C" {
@@ -198,6 +199,25 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void RandomUniform(uint64_t seed, uint64_t offset, MatrixView x) override {
+    FillIndexed(x, [&](uint64_t i) { return counter_rng::Uniform(seed, offset + i); });
+  }
+  void RandomGaussian(uint64_t seed, uint64_t offset, float stddev, MatrixView x) override {
+    FillIndexed(x, [&](uint64_t i) { return stddev * counter_rng::Gaussian(seed, offset + i); });
+  }
+  void SampleBernoulli(uint64_t seed, uint64_t offset, ConstMatrixView probs,
+                       MatrixView out) override {
+    CheckSame("SampleBernoulli", probs, out);
+    ForRows(probs.Size(), probs.rows, [&](int64_t r) {
+      const float* pr = probs.Row(r);
+      float* orow = out.Row(r);
+      const uint64_t base = offset + static_cast<uint64_t>(r) * static_cast<uint64_t>(probs.cols);
+      for (int64_t c = 0; c < probs.cols; ++c) {
+        orow[c] = counter_rng::Uniform(seed, base + static_cast<uint64_t>(c)) < pr[c] ? 1.0f : 0.0f;
+      }
+    });
+  }
+
   void Sigmoid(ConstMatrixView x, MatrixView y) override {
     Map(x, y, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
   }
@@ -276,6 +296,16 @@ class CpuBackend final : public Backend {
   void ForRows(int64_t size, int64_t rows, F&& f) {
 #pragma omp parallel for num_threads(threads_) schedule(static) if (size > kParallelThreshold)
     for (int64_t r = 0; r < rows; ++r) f(r);
+  }
+
+  // x[r][c] = f(r * cols + c): the row-major element index, whatever the stride.
+  template <typename F>
+  void FillIndexed(MatrixView x, F f) {
+    ForRows(x.Size(), x.rows, [&](int64_t r) {
+      float* xr = x.Row(r);
+      const uint64_t base = static_cast<uint64_t>(r) * static_cast<uint64_t>(x.cols);
+      for (int64_t c = 0; c < x.cols; ++c) xr[c] = f(base + static_cast<uint64_t>(c));
+    });
   }
 
   template <typename F>
