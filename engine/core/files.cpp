@@ -96,4 +96,19 @@ void MakeDirs(const std::string& path) {
   MAVG_CHECK(!ec, "{}: cannot create directory: {}", path, ec.message());
 }
 
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::vector<nlohmann::json> records;
+  if (!PathExists(path)) return records;
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      records.push_back(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return records;
+}
+
 }  // namespace mavg

@@ -1,64 +1,15 @@
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/files.h"
+#include "engine/core/blob_file.h"
 #include "engine/nn/model.h"
 
 namespace mavg {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'A', 'V', 'G', 'N', 'N', 'E', 'T'};
-
-template <typename T>
-void Put(std::string& out, T value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-
-class Cursor {
- public:
-  Cursor(const std::string& data, const std::string& path) : data_(data), path_(path) {}
-  template <typename T>
-  T Get(const char* what) {
-    T value;
-    Need(sizeof(T), what);
-    std::memcpy(&value, data_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return value;
-  }
-  const char* Take(size_t n, const char* what) {
-    Need(n, what);
-    const char* p = data_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  bool AtEnd() const { return pos_ == data_.size(); }
-
- private:
-  void Need(size_t n, const char* what) {
-    MAVG_CHECK(n <= data_.size() - pos_, "{}: truncated model file (reading {} at byte {})", path_,
-               what, pos_);
-  }
-  const std::string& data_;
-  const std::string& path_;
-  size_t pos_ = 0;
-};
-
-uint32_t Crc(const float* data, size_t n) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto* bytes = reinterpret_cast<const Bytef*>(data);
-  size_t left = n * sizeof(float);
-  while (left > 0) {
-    const uInt chunk = static_cast<uInt>(std::min<size_t>(left, 1u << 30));
-    crc = crc32(crc, bytes, chunk);
-    bytes += chunk;
-    left -= chunk;
-  }
-  return static_cast<uint32_t>(crc);
-}
 
 }  // namespace
 
@@ -79,40 +30,15 @@ void SaveModel(const std::string& path, const Model& model) {
                                  {"scale", model.transform.scale}};
   header["label_counts"] = model.label_counts;
   header["num_params"] = net.NumParams();
-  const std::string header_text = header.dump();
-
   std::vector<float> params(static_cast<size_t>(net.NumParams()));
   net.GetBackend().CopyToHost(net.Params(), params.data());
 
-  std::string out;
-  out.reserve(64 + header_text.size() + params.size() * sizeof(float));
-  out.append(kMagic, sizeof(kMagic));
-  Put<uint32_t>(out, kModelFormatVersion);
-  Put<uint64_t>(out, header_text.size());
-  out += header_text;
-  Put<uint64_t>(out, params.size());
-  out.append(reinterpret_cast<const char*>(params.data()), params.size() * sizeof(float));
-  Put<uint32_t>(out, Crc(params.data(), params.size()));
-  WriteFileAtomic(path, out);
+  WriteBlobFile(path, kMagic, kModelFormatVersion, header, params);
 }
 
 Model LoadModel(const std::string& path, Backend& backend) {
-  const std::string data = ReadFile(path);
-  Cursor cur(data, path);
-  const char* magic = cur.Take(sizeof(kMagic), "magic");
-  MAVG_CHECK(std::memcmp(magic, kMagic, sizeof(kMagic)) == 0, "{}: not a mavg model file", path);
-  const auto version = cur.Get<uint32_t>("version");
-  MAVG_CHECK(version == kModelFormatVersion,
-             "{}: model format version {} is not supported (this build reads {})", path, version,
-             kModelFormatVersion);
-  const auto header_len = cur.Get<uint64_t>("header length");
-  const char* header_text = cur.Take(header_len, "header");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_text, header_text + header_len);
-  } catch (const std::exception& e) {
-    MAVG_FAIL("{}: corrupt model header: {}", path, e.what());
-  }
+  BlobFile blob = ReadBlobFile(path, kMagic, kModelFormatVersion, "model file");
+  const nlohmann::json& header = blob.header;
 
   Model model;
   NetworkSpec spec;
@@ -138,18 +64,11 @@ Model LoadModel(const std::string& path, Backend& backend) {
 
   model.network = std::make_unique<Network>(backend, spec);
   Network& net = *model.network;
-  const auto num_params = cur.Get<uint64_t>("parameter count");
-  MAVG_CHECK(num_params == static_cast<uint64_t>(net.NumParams()),
-             "{}: {} parameters stored but the architecture has {}", path, num_params,
+  MAVG_CHECK(blob.data.size() == static_cast<uint64_t>(net.NumParams()),
+             "{}: {} parameters stored but the architecture has {}", path, blob.data.size(),
              net.NumParams());
-  const char* raw = cur.Take(num_params * sizeof(float), "parameters");
-  std::vector<float> params(num_params);
-  std::memcpy(params.data(), raw, num_params * sizeof(float));
-  const auto crc = cur.Get<uint32_t>("checksum");
-  MAVG_CHECK(crc == Crc(params.data(), params.size()), "{}: parameter checksum mismatch", path);
-  MAVG_CHECK(cur.AtEnd(), "{}: trailing bytes after the model", path);
   MAVG_CHECK(static_cast<int>(coefs.size()) == net.NumAffine(), "{}: corrupt model header", path);
-  backend.CopyFromHost(params.data(), net.Params());
+  backend.CopyFromHost(blob.data.data(), net.Params());
   for (int k = 0; k < net.NumAffine(); ++k) net.Affine(k).SetBiasLearnRateCoef(coefs[k]);
   return model;
 }
