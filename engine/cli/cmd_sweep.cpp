@@ -65,7 +65,7 @@ void AddSweepCommand(CLI::App& app) {
     auto store = OpenForReading(a->paths);
     const auto p = PlanSweep(spec, *store, a->paths);
     const double seconds = t.Seconds();
-    std::cout << FormatPlan(spec, p);
+    std::cout << FormatPlan(spec, p) << FormatPretraining(p, a->paths);
     if (a->timing) std::cout << fmt::format("planned {} runs in {:.3f} s\n", p.size(), seconds);
   });
 
@@ -89,6 +89,7 @@ void AddSweepCommand(CLI::App& app) {
     auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
     a->local.jobs = a->run.jobs;
     auto launcher = CreateLocalLauncher(a->local);
+    a->run.cache_dir = a->paths.Cache();
     ExitCode() = RunSweep(spec, *store, *launcher, a->paths, a->run);
   });
 
@@ -130,6 +131,7 @@ void AddSweepCommand(CLI::App& app) {
     Store store(a->paths.Db());
     a->local.jobs = a->run.jobs;
     auto launcher = CreateLocalLauncher(a->local);
+    a->run.cache_dir = a->paths.Cache();
     ExitCode() = RetrySweep(store, a->name, SplitComma(a->states), *launcher, a->run);
   });
 }

@@ -1,4 +1,4 @@
-// mavg train CONFIG [--set key=value]... [--out DIR] [--dump-config] [--force]
+// mavg train CONFIG [--set key=value]... [--out DIR] [--cache-dir DIR] [--dump-config] [--force]
 #include <fmt/core.h>
 
 #include <iostream>
@@ -20,6 +20,7 @@ void AddTrainCommand(CLI::App& app) {
     bool force = false;
     bool no_progress = false;
     std::string resume;
+    std::string cache_dir = "results/cache";
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "Train one model from a run config (YAML)");
@@ -31,6 +32,9 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_flag("--dump-config", args->dump, "Print the resolved config (YAML) and exit");
   cmd->add_flag("--force", args->force, "Overwrite a run directory that holds a completed run");
   cmd->add_flag("--no-progress", args->no_progress, "Never draw the progress line");
+  cmd->add_option("--cache-dir", args->cache_dir,
+                  "Pretrained stacks shared between runs (model.init rbm; '' for none)")
+      ->capture_default_str();
   cmd->callback([args] {
     MAVG_CHECK(args->config.empty() != args->resume.empty(),
                "give either a CONFIG or --resume RUN_DIR (which holds its config.yaml)");
@@ -56,6 +60,7 @@ void AddTrainCommand(CLI::App& app) {
                       : args->out.empty() ? "results/runs/adhoc/" + RunId(config)
                                           : args->out;
     options.force = args->force;
+    options.cache_dir = args->cache_dir;
     options.progress = !args->no_progress && Progress::StderrIsTerminal();
     const nlohmann::json result = Train(config, options);
     const std::string status = result.value("status", "?");

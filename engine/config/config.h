@@ -22,7 +22,7 @@ struct ModelConfig {
   int64_t hidden_layers = 6;  // the paper: 6 x 2048 sigmoid
   int64_t hidden_dim = 2048;
   std::string activation = "sigmoid";  // sigmoid | tanh | relu
-  std::string init = "random";         // random (Kaldi nnet1 make_nnet_proto.py)
+  std::string init = "random";         // random (Kaldi nnet1 make_nnet_proto.py) | rbm
   int64_t num_outputs = 0;             // output units (0: 1 + largest training label)
 };
 
@@ -80,6 +80,28 @@ struct DecodeConfig {
   double sil_prob = 0.5;
 };
 
+// Kaldi nnet1 RBM pretraining (steps/nnet/pretrain_dbn.sh, rbm-train-cd1-frmshuff).
+struct RbmConfig {
+  int64_t epochs = 1;                     // per Bernoulli-Bernoulli layer (rbm_iter)
+  int64_t epochs_gaussian = 2;            // for the Gaussian-Bernoulli first layer (2 x rbm_iter)
+  double lr = 0.4;                        // Bernoulli-Bernoulli learning rate (rbm_lrate)
+  double lr_gaussian = 0.01;              // Gaussian-Bernoulli learning rate (rbm_lrate_low)
+  int64_t minibatch = 100;                // frames per CD-1 step (bunchsize)
+  double l2 = 0.0002;                     // weight cost on W (rbm_l2penalty)
+  double momentum = 0.5;                  // momentum schedule: from this ...
+  double momentum_max = 0.9;              // ... to this ...
+  int64_t momentum_steps = 40;            // ... in this many steps ...
+  int64_t momentum_step_period = 500000;  // ... of this many frames; lr x (1 - momentum)
+  bool momentum_bug = true;               // Kaldi's with_bug default: momentum_max from the start
+  double param_stddev = 0.1;              // W ~ N(0, stddev^2) (param_stddev, param_stddev_first)
+  int64_t vis_bias_utts = 10000;          // utterances for the visible-bias estimate of layers >= 2
+  int64_t seed = 777;  // shuffling and sampling (not the run seed: runs share a stack)
+};
+
+struct PretrainConfig {
+  RbmConfig rbm;
+};
+
 struct DeviceOptions {
   int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
 };
@@ -91,6 +113,7 @@ struct RunConfig {
   ScheduleConfig schedule;
   ParallelConfig parallel;
   DecodeConfig decode;
+  PretrainConfig pretrain;
   std::string device = "cpu";  // cpu | cuda
   int64_t device_index = 0;
   DeviceOptions device_options;

@@ -88,8 +88,10 @@ const std::vector<Binding>& Bindings() {
           .Choices({"sigmoid", "tanh", "relu"}),
       KeyBuilder("model.init", VT::kString, MAVG_FIELD(model.init),
                  "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
-                 "Gaussian weights; sigmoid hidden biases U[-4,0], others 0)")
-          .Choices({"random"}),
+                 "Gaussian weights; sigmoid hidden biases U[-4,0], others 0); rbm = Kaldi nnet1 "
+                 "RBM pretraining of the hidden layers (pretrain.rbm.*), then a random output "
+                 "layer")
+          .Choices({"random", "rbm"}),
       KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
                  "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
                  "a label outside the output layer is an error")
@@ -196,6 +198,54 @@ const std::vector<Binding>& Bindings() {
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
       KeyBuilder("parallel.average_momentum", VT::kBool, MAVG_FIELD(parallel.average_momentum),
                  "also average the optimizer's momentum (the paper averages parameters only)"),
+      KeyBuilder("pretrain.rbm.epochs", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs),
+                 "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
+          .Min(1),
+      KeyBuilder("pretrain.rbm.epochs_gaussian", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs_gaussian),
+                 "rbm: epochs of CD-1 for the Gaussian-Bernoulli first layer")
+          .Min(1),
+      KeyBuilder("pretrain.rbm.lr", VT::kFloat, MAVG_FIELD(pretrain.rbm.lr),
+                 "rbm: learning rate of the Bernoulli-Bernoulli layers (per frame; applied as "
+                 "lr x (1 - momentum))")
+          .Min(0, true),
+      KeyBuilder("pretrain.rbm.lr_gaussian", VT::kFloat, MAVG_FIELD(pretrain.rbm.lr_gaussian),
+                 "rbm: learning rate of the Gaussian-Bernoulli first layer")
+          .Min(0, true),
+      KeyBuilder("pretrain.rbm.minibatch", VT::kInt, MAVG_FIELD(pretrain.rbm.minibatch),
+                 "rbm: frames per CD-1 step")
+          .Min(1),
+      KeyBuilder("pretrain.rbm.l2", VT::kFloat, MAVG_FIELD(pretrain.rbm.l2),
+                 "rbm: L2 weight cost on W (not on biases)")
+          .Min(0),
+      KeyBuilder("pretrain.rbm.momentum", VT::kFloat, MAVG_FIELD(pretrain.rbm.momentum),
+                 "rbm: initial momentum of the schedule")
+          .Min(0)
+          .Max(0.999999),
+      KeyBuilder("pretrain.rbm.momentum_max", VT::kFloat, MAVG_FIELD(pretrain.rbm.momentum_max),
+                 "rbm: final momentum of the schedule")
+          .Min(0)
+          .Max(0.999999),
+      KeyBuilder("pretrain.rbm.momentum_steps", VT::kInt, MAVG_FIELD(pretrain.rbm.momentum_steps),
+                 "rbm: momentum rises in this many equal steps")
+          .Min(1),
+      KeyBuilder("pretrain.rbm.momentum_step_period", VT::kInt,
+                 MAVG_FIELD(pretrain.rbm.momentum_step_period),
+                 "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
+          .Min(1),
+      KeyBuilder("pretrain.rbm.momentum_bug", VT::kBool, MAVG_FIELD(pretrain.rbm.momentum_bug),
+                 "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
+                 "minibatch while the lr follows the schedule; false: both follow it"),
+      KeyBuilder("pretrain.rbm.param_stddev", VT::kFloat, MAVG_FIELD(pretrain.rbm.param_stddev),
+                 "rbm: initial weights ~ N(0, stddev^2); biases 0")
+          .Min(0, true),
+      KeyBuilder("pretrain.rbm.vis_bias_utts", VT::kInt, MAVG_FIELD(pretrain.rbm.vis_bias_utts),
+                 "rbm: utterances whose mean activations set the visible biases of layers >= 2 "
+                 "(logit of the mean, clipped to [1e-4, 0.9999])")
+          .Min(1),
+      KeyBuilder("pretrain.rbm.seed", VT::kInt, MAVG_FIELD(pretrain.rbm.seed),
+                 "rbm: seed of initialisation, shuffling and sampling; not the run seed, so the "
+                 "runs of a sweep share one pretrained stack")
+          .Min(0),
       KeyBuilder("decode.tune", VT::kBool, MAVG_FIELD(decode.tune),
                  "choose the acoustic scale and word penalty with the lowest dev WER on a grid "
                  "(as Kaldi's scoring picks the LM weight), then decode test with them"),
@@ -550,6 +600,22 @@ void Validate(const RunConfig& config_in, const std::string& source) {
       problems.push_back("parallel.average_momentum: only for optimizer.type sgd");
     }
   }
+  if (config.model.init == "rbm") {
+    if (config.model.activation != "sigmoid") {
+      problems.push_back(
+          fmt::format("model.activation: {} but model.init rbm needs sigmoid (RBM hidden units are "
+                      "sigmoid)",
+                      config.model.activation));
+    }
+    if (config.model.hidden_layers < 1) {
+      problems.push_back("model.hidden_layers: 0 but model.init rbm needs at least one");
+    }
+    if (config.pretrain.rbm.momentum > config.pretrain.rbm.momentum_max) {
+      problems.push_back(
+          fmt::format("pretrain.rbm.momentum: {} exceeds pretrain.rbm.momentum_max {}",
+                      config.pretrain.rbm.momentum, config.pretrain.rbm.momentum_max));
+    }
+  }
   if (config.schedule.type == "newbob" &&
       config.schedule.newbob.min_epochs > config.schedule.epochs) {
     problems.push_back(fmt::format("schedule.newbob.min_epochs: {} exceeds schedule.epochs {}",
@@ -581,11 +647,27 @@ RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) 
   return config;
 }
 
+namespace {
+
+// Settings of an optimizer or an initialisation the config does not use change nothing, so
+// they stay out of the run identity (and adding such keys keeps the ids of existing runs).
+bool UsedBy(const RunConfig& config, const std::string& path) {
+  if (path.starts_with("pretrain.")) return config.model.init == "rbm";
+  if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
+    return config.optimizer.type == "ngsgd";
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string CanonicalJson(const RunConfig& config_in) {
   RunConfig config = config_in;
   nlohmann::json out = nlohmann::json::object();
   for (const Binding& b : Bindings()) {
-    if (b.spec.identity) out[Pointer(b.spec.path)] = FieldJson(config, b);
+    if (b.spec.identity && UsedBy(config, b.spec.path)) {
+      out[Pointer(b.spec.path)] = FieldJson(config, b);
+    }
   }
   return out.dump();  // nlohmann::json objects keep keys sorted
 }

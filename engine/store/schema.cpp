@@ -91,6 +91,23 @@ FROM sweep_runs sr, json_each(sr.axes_json) a;
 CREATE VIEW sweep_epochs AS
 SELECT sr.sweep, e.* FROM sweep_runs sr JOIN epochs e ON e.run_id = sr.run_id;
 )sql",
+      // 2: RBM pretraining records (pretrain.jsonl), one row per layer and epoch.
+      R"sql(
+CREATE TABLE pretrain (
+  run_id          TEXT NOT NULL REFERENCES runs(run_id),
+  layer           INTEGER NOT NULL,
+  epoch           INTEGER NOT NULL,
+  units TEXT, visible INTEGER, hidden INTEGER, frames INTEGER,
+  recon_mse REAL, recon_mse_first REAL, recon_mse_last REAL,
+  lr REAL, momentum REAL, guard_triggers INTEGER, seconds REAL,
+  cached          INTEGER,                   -- 1: the stack came from the cache
+  stack           TEXT,                      -- the cache key of the stack
+  record_json     TEXT NOT NULL,             -- the whole pretrain.jsonl line
+  PRIMARY KEY (run_id, layer, epoch)
+);
+CREATE VIEW sweep_pretrain AS
+SELECT sr.sweep, p.* FROM sweep_runs sr JOIN pretrain p ON p.run_id = sr.run_id;
+)sql",
   };
   return kMigrations;
 }

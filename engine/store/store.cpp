@@ -212,19 +212,8 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
     reason = fmt::format("non-finite loss in epoch {} minibatch {} (lr {})", d.value("epoch", 0),
                          d.value("minibatch", 0), d.value("lr", 0.0));
   }
-  const std::string metrics_path = run_dir + "/metrics.jsonl";
-  if (PathExists(metrics_path)) {
-    std::istringstream in(ReadFile(metrics_path));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      try {
-        epochs.push_back(nlohmann::json::parse(line));
-      } catch (const nlohmann::json::exception&) {
-        // a torn last line of a killed run: ignored
-      }
-    }
-  }
+  epochs = ReadJsonLines(run_dir + "/metrics.jsonl");
+  const std::vector<nlohmann::json> pretrain = ReadJsonLines(run_dir + "/pretrain.jsonl");
   const int attempt = state ? state->value("attempt", 1) : 0;
 
   sql::Transaction tx(db_);
@@ -280,6 +269,25 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
         .Bind(20, get("projected_wall_s"))
         .Bind(21, m.dump());
     ins_e.Run();
+  }
+  auto del_p = db_.Prepare("DELETE FROM pretrain WHERE run_id = ?");
+  del_p.Bind(1, run_id).Run();
+  auto ins_p = db_.Prepare(
+      "INSERT OR REPLACE INTO pretrain(run_id, layer, epoch, units, visible, hidden, frames, "
+      "recon_mse, recon_mse_first, recon_mse_last, lr, momentum, guard_triggers, seconds, cached, "
+      "stack, record_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const nlohmann::json& m : pretrain) {
+    auto get = [&](const char* k) { return m.contains(k) ? JsonToValue(m[k]) : sql::Value(); };
+    if (!m.contains("layer") || !m.contains("epoch")) continue;
+    int col = 1;
+    ins_p.Bind(col++, run_id);
+    for (const char* k :
+         {"layer", "epoch", "units", "visible", "hidden", "frames", "recon_mse", "recon_mse_first",
+          "recon_mse_last", "lr", "momentum", "guard_triggers", "seconds", "cached", "stack"}) {
+      ins_p.Bind(col++, get(k));
+    }
+    ins_p.Bind(col, m.dump());
+    ins_p.Run();
   }
   auto del_r = db_.Prepare("DELETE FROM results WHERE run_id = ?");
   del_r.Bind(1, run_id).Run();

@@ -16,6 +16,8 @@
 #include "engine/core/hash.h"
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
+#include "engine/data/data_identity.h"
+#include "engine/pretrain/stack_cache.h"
 
 namespace mavg {
 namespace {
@@ -69,6 +71,7 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
   q.run_id = run_id;
   q.run_dir = run_dir;
   q.config_path = run_dir + "/sweep-config.yaml";
+  q.cache_dir = options.cache_dir;
   q.config = config;
   q.ranks = config.parallel.mode == "mpi" ? static_cast<int>(config.parallel.workers) : 1;
   q.threads = options.threads > 0     ? options.threads
@@ -202,6 +205,47 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
     out += fmt::format(" {} {}", s, totals.count(s) ? totals[s] : 0);
   }
   out += fmt::format(" (of {})\n", plan.size());
+  return out;
+}
+
+std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPaths& paths) {
+  struct Stack {
+    int runs = 0, pending = 0;
+    std::string train;
+  };
+  std::map<std::string, Stack> stacks;                       // by key
+  std::map<std::string, std::string> fingerprints, missing;  // by data.train
+  int unknown = 0;
+  for (const auto& r : plan) {
+    const RunConfig& c = r.point.config;
+    if (c.model.init != "rbm") continue;
+    if (!fingerprints.count(c.data.train) && !missing.count(c.data.train)) {
+      try {
+        fingerprints[c.data.train] = DataDirFingerprint(c.data.train);
+      } catch (const Error& e) {
+        missing[c.data.train] = e.what();
+      }
+    }
+    if (missing.count(c.data.train)) {
+      ++unknown;
+      continue;
+    }
+    Stack& s = stacks[RbmStackKey(c, fingerprints[c.data.train]).key];
+    ++s.runs;
+    if (r.state != "done") ++s.pending;
+    s.train = c.data.train;
+  }
+  if (stacks.empty() && unknown == 0) return "";
+  std::string out = fmt::format("pretraining (model.init rbm): {} shared stack(s) in {}\n",
+                                stacks.size(), paths.Cache());
+  for (const auto& [key, s] : stacks) {
+    out += fmt::format("  rbm-{}  {}  used by {} run(s) ({} not done), data {}\n", key,
+                       StackCached(paths.Cache(), key) ? "cached" : "to pretrain", s.runs,
+                       s.pending, s.train);
+  }
+  for (const auto& [train, why] : missing) {
+    out += fmt::format("  stack key unknown until the training data exists: {}\n", why);
+  }
   return out;
 }
 

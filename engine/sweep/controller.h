@@ -15,6 +15,7 @@ struct SweepPaths {
   std::string results = "results";  // runs go to <results>/runs/<sweep>/<run-id>/
   std::string db;                   // default <results>/mavg.db
   std::string Db() const { return db.empty() ? results + "/mavg.db" : db; }
+  std::string Cache() const { return results + "/cache"; }  // shared pretrained stacks
 };
 
 // A run of the plan: new, done, stale (done by other code), failed, diverged, running,
@@ -30,6 +31,9 @@ struct PlannedRun {
 std::vector<PlannedRun> PlanSweep(const SweepSpec& spec, Store& store, const SweepPaths& paths);
 // The plan as a table plus the totals.
 std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
+// The shared pretraining steps of the plan (model.init rbm): one line per pretrained stack with
+// the runs that share it and whether it is already in the cache; empty when no run pretrains.
+std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPaths& paths);
 
 struct SweepRunOptions {
   bool dry_run = false;
@@ -38,6 +42,7 @@ struct SweepRunOptions {
   bool rerun_stale = false;
   std::vector<std::string> retry_states;  // also relaunch runs in these states (retry)
   double timeout_s = 0;                   // per run; 0: the spec's resources.time
+  std::string cache_dir;                  // shared pretrained stacks (SweepPaths::Cache())
   int threads = 0;  // per process; 0: spec's resources.threads, else cores / jobs
   int jobs = 1;
 };

@@ -15,6 +15,7 @@ struct LaunchRequest {
   std::string run_id;
   std::string run_dir;
   std::string config_path;  // resolved config to train (written by the controller)
+  std::string cache_dir;    // shared pretrained stacks (<results>/cache)
   RunConfig config;
   bool resume = false;         // the run dir has a checkpoint: continue it
   bool force = false;          // redo a run that completed (stale runs)

@@ -47,6 +47,7 @@ std::vector<std::string> Command(const LaunchRequest& r, const std::string& mavg
     argv.insert(argv.end(), {r.config_path, "--out", r.run_dir});
   }
   if (r.force) argv.push_back("--force");
+  if (!r.cache_dir.empty()) argv.insert(argv.end(), {"--cache-dir", r.cache_dir});
   // Execution-only: the launcher's thread budget for this attempt (not part of the run id).
   argv.insert(argv.end(), {"--set", fmt::format("device_options.threads={}", r.threads)});
   argv.push_back("--no-progress");

@@ -93,7 +93,7 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
     }
     CheckNotRunning(path, state);
     attempt = state.value("attempt", 0) + 1;
-    for (const char* name : {"metrics.jsonl", "result.json", "model.bin"}) {
+    for (const char* name : {"metrics.jsonl", "pretrain.jsonl", "result.json", "model.bin"}) {
       std::filesystem::remove(path + "/" + name);
     }
     std::filesystem::remove_all(path + "/checkpoint");

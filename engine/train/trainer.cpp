@@ -23,6 +23,8 @@
 #include "engine/nn/init.h"
 #include "engine/nn/model.h"
 #include "engine/optim/factory.h"
+#include "engine/pretrain/dbn.h"
+#include "engine/pretrain/stack_cache.h"
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/decode_eval.h"
@@ -88,6 +90,8 @@ class Trainer {
  private:
   bool IsRoot() const { return comm_.Rank() == 0; }
   void Setup();
+  // model.init rbm: the hidden layers from a pretrained stack (cached), on every worker.
+  void InitializeFromRbm();
   void RestoreCheckpoint(const nlohmann::json& meta);
   EpochEnd RunEpoch(int epoch, const nlohmann::json* progress);
   int64_t Step(Worker& w);
@@ -140,6 +144,7 @@ class Trainer {
   int test_stop_epoch_ = -1;
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;
+  nlohmann::json pretrain_info_;  // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
 };
 
 void Trainer::Setup() {
@@ -208,6 +213,48 @@ void Trainer::Setup() {
   }
   x_ = Matrix(*backend_, mb, spec.input_dim);
   labels_ = DeviceBuffer<int32_t>(*backend_, static_cast<size_t>(mb));
+}
+
+void Trainer::InitializeFromRbm() {
+  if (IsRoot()) {
+    const StackKey key = RbmStackKey(config_);
+    const std::string records_path = run_ != nullptr ? run_->File("pretrain.jsonl") : "";
+    if (!records_path.empty()) WriteFileAtomic(records_path, "");  // this attempt's records
+    auto record = [&](nlohmann::json r, bool cached) {
+      r["cached"] = cached;
+      r["stack"] = key.key;
+      if (!records_path.empty()) AppendLine(records_path, r.dump());
+    };
+    DbnOptions o;
+    o.rbm = config_.pretrain.rbm;
+    o.context = static_cast<int>(config_.data.context);
+    o.randomizer_size = config_.data.randomizer_size;
+    o.progress = options_.progress;
+    const CachedStack stack = ObtainStack(
+        options_.cache_dir, key,
+        [&](const DbnEpochCallback& cb) {
+          return PretrainDbn(*backend_, data_.train, network_->Spec().hidden_dims, o, cb);
+        },
+        [&](const nlohmann::json& r) { record(r, false); });
+    if (stack.hit) {
+      for (const auto& r : stack.records) record(r, true);
+    }
+    network_->BindParams(MatrixView());
+    LoadDbnIntoNetwork(stack.dbn, *network_);
+    pretrain_info_ = {
+        {"pretrain_s", stack.seconds}, {"pretrain_cached", stack.hit}, {"pretrain_key", key.key}};
+    spdlog::info("[train] hidden layers from pretrained stack {} ({}, {:.1f} s)", key.key,
+                 stack.hit ? "cached" : "pretrained now", stack.seconds);
+  }
+  network_->BindParams(MatrixView());
+  if (!simulated_ && comm_.WorldSize() > 1) {  // every rank starts from rank 0's stack
+    MatrixView v = network_->Params();
+    staging_.resize(static_cast<size_t>(v.Size()));
+    backend_->CopyToHost(v, staging_.data());
+    comm_.Broadcast(std::span<float>(staging_), 0);
+    backend_->CopyFromHost(staging_.data(), v);
+  }
+  SetAllParams(network_->Params());
 }
 
 void Trainer::SetAllParams(ConstMatrixView src) {
@@ -360,6 +407,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, b
                            {"cv_best", {cv_best_.loss_sum, cv_best_.correct, cv_best_.frames}},
                            {"compute_total", compute_total_},
                            {"frames_total", frames_total_},
+                           {"pretrain", pretrain_info_},
                            {"written", UtcNow()}};
     dir.Commit(meta);
   }
@@ -391,6 +439,7 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
   cv_best_ = EvalSums{cv[0], cv[1], cv[2]};
   compute_total_ = meta.value("compute_total", 0.0);
   frames_total_ = meta.value("frames_total", int64_t{0});
+  pretrain_info_ = meta.value("pretrain", nlohmann::json());
   start_epoch_ = meta.at("epochs_done").get<int>() + 1;
   if (meta.value("stopped", false)) start_epoch_ = std::numeric_limits<int>::max();  // done
   resume_progress_ = meta.at("progress");
@@ -537,6 +586,7 @@ nlohmann::json Trainer::Run() {
   if (IsRoot() && run_ != nullptr && start_epoch_ < std::numeric_limits<int>::max()) {
     run_->TruncateMetrics(start_epoch_ - 1);
   }
+  if (config_.model.init == "rbm" && !restored_) InitializeFromRbm();
   if (schedule_->NeedsInitialCvLoss() && !restored_) {  // a checkpoint carries its own
     const EvalSums cv0 = EvaluateSet(data_.dev, dev_shards_);
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
@@ -678,6 +728,7 @@ nlohmann::json Trainer::Run() {
   result["frames_per_s"] = compute_total_ > 0 ? frames_total_ / compute_total_ : 0.0;
   result["num_params"] = network_->NumParams();
   result["world_size"] = n_;
+  if (pretrain_info_.is_object()) result.update(pretrain_info_);
   result["mode"] = n_ == 1 ? "single" : config_.parallel.mode;
   result["host"] = HostName();
   result["build"] = {

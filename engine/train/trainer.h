@@ -18,6 +18,7 @@ struct TrainOptions {
   bool force = false;     // overwrite a completed run
   bool resume = false;    // continue run_dir from its checkpoint
   bool progress = false;  // draw a progress line on stderr
+  std::string cache_dir;  // pretrained stacks shared between runs (empty: no cache)
 };
 
 // Trains and writes config.yaml, state.json, metrics.jsonl, result.json, model.bin, log.txt,

@@ -146,6 +146,28 @@ TEST(Config, RunIdIgnoresExecutionKnobsOnly) {
   EXPECT_EQ(CanonicalJson(a).find("threads"), std::string::npos);
 }
 
+TEST(Config, RunIdLeavesOutSettingsTheConfigDoesNotUse) {
+  RunConfig a = ParseConfigYaml(kGood, "c.yaml");
+  a.optimizer.type = "sgd";
+  a.model.init = "random";
+  RunConfig b = a;
+  b.optimizer.ngsgd.rank_in = 3;
+  b.optimizer.max_change_per_sample = 1.0;
+  b.pretrain.rbm.lr = 0.1;
+  EXPECT_EQ(RunId(a), RunId(b)) << "ngsgd and rbm settings of an sgd, random-init run";
+  EXPECT_EQ(CanonicalJson(a).find("pretrain"), std::string::npos);
+  EXPECT_EQ(CanonicalJson(a).find("rank_in"), std::string::npos);
+  a.optimizer.type = b.optimizer.type = "ngsgd";
+  a.model.init = b.model.init = "rbm";
+  EXPECT_NE(RunId(a), RunId(b));
+  b = a;
+  b.optimizer.ngsgd.rank_in = 3;
+  EXPECT_NE(RunId(a), RunId(b));
+  b = a;
+  b.pretrain.rbm.seed = 1;
+  EXPECT_NE(RunId(a), RunId(b));
+}
+
 TEST(Config, ReferenceListsEveryKeyWithDefault) {
   const std::string ref = ConfigReferenceMarkdown();
   for (const KeySpec& k : ConfigKeys()) {

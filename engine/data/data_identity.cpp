@@ -1,0 +1,58 @@
+#include "engine/data/data_identity.h"
+
+#include <filesystem>
+#include <set>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
+#include "engine/data/kaldi_io.h"
+
+namespace mavg {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kFullHashLimit = int64_t{256} << 20;
+constexpr int64_t kSample = int64_t{16} << 20;
+
+std::string FileFingerprint(const std::string& path) {
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(fs::file_size(path, ec));
+  MAVG_CHECK(!ec, "{}: cannot read its size: {}", path, ec.message());
+  std::string s = fmt::format("{} {} ", fs::path(path).filename().string(), size);
+  if (size <= kFullHashLimit) return s + Sha256FileHex(path);
+  const auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
+  return s + fmt::format("{} {} {}", mtime, Sha256FileHex(path, 0, kSample),
+                         Sha256FileHex(path, size - kSample, kSample));
+}
+
+}  // namespace
+
+std::string DataDirFingerprint(const std::string& dir) {
+  const std::string scp = dir + "/feats.scp";
+  const std::string ark = dir + "/feats.ark";
+  std::string text;
+  if (PathExists(scp)) {
+    text = "feats.scp " + Sha256FileHex(scp) + "\n";
+    std::set<std::string> archives;  // sorted: the fingerprint does not depend on scp order
+    for (const auto& [key, rxspec] : kaldi::ReadScp(scp)) {
+      std::string path = kaldi::ParseRxspec(rxspec).path;
+      std::error_code ec;
+      // As the data loader: relative to the working directory, else to the data dir.
+      if (fs::path(path).is_relative() && !fs::exists(path, ec)) path = dir + "/" + path;
+      archives.insert(path);
+    }
+    for (const std::string& path : archives) text += FileFingerprint(path) + "\n";
+  } else {
+    MAVG_CHECK(PathExists(ark), "{}: no feats.scp or feats.ark", dir);
+    text = FileFingerprint(ark) + "\n";
+  }
+  // Utterances without an alignment are left out of training: the alignments decide which
+  // frames (and so which CMVN statistics) a run sees.
+  const std::string ali = dir + "/ali.ark";
+  if (PathExists(ali)) text += FileFingerprint(ali) + "\n";
+  return Sha256Hex(text);
+}
+
+}  // namespace mavg

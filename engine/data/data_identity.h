@@ -1,0 +1,16 @@
+#pragma once
+// A fingerprint of the training frames of a Kaldi data dir, for caches keyed by "the same
+// training data": SHA-256 over feats.scp (when present; with the archive paths it holds), every
+// feature archive it names (or feats.ark) and ali.ark (which utterances are used), each by
+// file name, size and contents. Files over 256 MiB are fingerprinted by size, modification
+// time and their first and last 16 MiB instead of every byte. The data dir's own location is
+// not part of it: a copied corpus whose feats.scp uses relative paths keeps its fingerprint.
+
+#include <string>
+
+namespace mavg {
+
+// Throws naming the dir when it has neither feats.scp nor feats.ark.
+std::string DataDirFingerprint(const std::string& dir);
+
+}  // namespace mavg

@@ -1,0 +1,267 @@
+#include "engine/pretrain/dbn.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/blob_file.h"
+#include "engine/core/error.h"
+#include "engine/core/progress.h"
+#include "engine/core/rng.h"
+#include "engine/core/timer.h"
+#include "engine/data/minibatch.h"
+#include "engine/pretrain/rbm.h"
+
+namespace mavg {
+namespace {
+
+constexpr char kDbnMagic[8] = {'M', 'A', 'V', 'G', 'D', 'B', 'N', '\0'};
+constexpr uint32_t kDbnFormatVersion = 1;
+constexpr int64_t kForwardChunk = 1024;  // frames per forward pass for the bias statistics
+
+// Forwards `x` through the hidden probabilities of `stack`, using `acts` as workspaces;
+// returns the top layer's output (x itself for an empty stack).
+ConstMatrixView ForwardStack(const std::vector<Rbm>& stack, ConstMatrixView x,
+                             std::vector<Matrix>& acts) {
+  ConstMatrixView v = x;
+  for (size_t k = 0; k < stack.size(); ++k) {
+    MatrixView h = acts[k].View().RowRange(0, x.rows);
+    stack[k].HiddenProbs(v, h);
+    v = h;
+  }
+  return v;
+}
+
+// Mean of the top layer's activations over the frames of `utts` (in order).
+std::vector<double> MeanActivations(Backend& backend, const Dataset& train,
+                                    const std::vector<int>& utts, int context,
+                                    const std::vector<Rbm>& stack, std::vector<Matrix>& acts) {
+  MinibatchOptions mo;
+  mo.minibatch = kForwardChunk;
+  mo.context = context;
+  mo.shuffle = false;
+  MinibatchReader reader(train, utts, mo);
+  const int dim = stack.back().Hidden();
+  Matrix x(backend, kForwardChunk, reader.SplicedDim());
+  Matrix sums(backend, 1, dim);
+  std::vector<float> host_x, host_sums(static_cast<size_t>(dim));
+  std::vector<int32_t> labels;
+  std::vector<double> total(static_cast<size_t>(dim), 0.0);
+  int64_t frames = 0;
+  while (const int64_t n = reader.Next(host_x, labels)) {
+    MatrixView xv = x.View().RowRange(0, n);
+    backend.CopyFromHost(host_x.data(), xv);
+    backend.SumRows(1.0f, ForwardStack(stack, xv, acts), 0.0f, sums);
+    backend.CopyToHost(sums, host_sums.data());
+    for (int j = 0; j < dim; ++j) total[j] += host_sums[j];
+    frames += n;
+  }
+  MAVG_CHECK(frames > 0, "RBM pretraining: no training frames");
+  for (double& t : total) t /= static_cast<double>(frames);
+  return total;
+}
+
+// Kaldi's momentum schedule (rbm-train-cd1-frmshuff): after `frames` frames the scheduled
+// momentum is momentum + n * step, n = frames / period, capped at momentum_max after `steps`.
+double ScheduledMomentum(const RbmConfig& o, int64_t n) {
+  if (n > o.momentum_steps) return o.momentum_max;
+  return o.momentum + static_cast<double>(n) * (o.momentum_max - o.momentum) /
+                          static_cast<double>(o.momentum_steps);
+}
+
+}  // namespace
+
+Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& hidden_dims,
+                const DbnOptions& options, const DbnEpochCallback& on_epoch) {
+  const RbmConfig& o = options.rbm;
+  MAVG_CHECK(!hidden_dims.empty(), "RBM pretraining needs at least one hidden layer");
+  MAVG_CHECK(train.NumFrames() > 0, "RBM pretraining: {} has no frames", train.source);
+  const uint64_t seed = static_cast<uint64_t>(o.seed);
+  // One shuffled utterance list for every layer (pretrain_dbn.sh shuffles train.scp once).
+  std::vector<int> order = AllUtterances(train);
+  Rng(DeriveSeed(seed, {1})).Shuffle(order.data(), order.size());
+  std::vector<int> bias_utts(
+      order.begin(),
+      order.begin() + std::min<int64_t>(o.vis_bias_utts, static_cast<int64_t>(order.size())));
+
+  const int input_dim = train.dim * (2 * options.context + 1);
+  const int64_t mb = o.minibatch;
+  std::vector<Rbm> stack;
+  std::vector<Matrix> acts;  // [k]: hidden probabilities of layer k, [max(mb, chunk) x hidden]
+  Matrix x(backend, mb, input_dim);
+  std::vector<float> host_x;
+  std::vector<int32_t> labels;
+
+  for (size_t layer = 0; layer < hidden_dims.size(); ++layer) {
+    const bool gaussian = layer == 0;
+    const int visible = gaussian ? input_dim : hidden_dims[layer - 1];
+    Rbm rbm(backend, visible, hidden_dims[layer],
+            gaussian ? RbmUnits::kGaussian : RbmUnits::kBernoulli);
+    rbm.InitRandom(static_cast<float>(o.param_stddev), DeriveSeed(seed, {2, layer}));
+    if (!gaussian) {
+      rbm.SetVisibleBiasFromMeans(
+          MeanActivations(backend, train, bias_utts, options.context, stack, acts));
+    }
+    const double lr0 = gaussian ? o.lr_gaussian : o.lr;
+    const int64_t epochs = gaussian ? o.epochs_gaussian : o.epochs;
+    spdlog::info("[pretrain] layer {} ({}-Bernoulli {} -> {}): lr {}, {} epoch(s)", layer + 1,
+                 gaussian ? "Gaussian" : "Bernoulli", visible, hidden_dims[layer], lr0, epochs);
+
+    const uint64_t sample_seed = DeriveSeed(seed, {3, layer});
+    uint64_t offset = 0;      // draws used from the sampling stream
+    int64_t frames_done = 0;  // frames of this layer so far (drives the momentum schedule)
+    int64_t step_prev = -1;
+    double lr = lr0, momentum = o.momentum;
+    for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
+      Timer timer;
+      MinibatchOptions mo;
+      mo.minibatch = mb;
+      mo.randomizer_size = options.randomizer_size;
+      mo.context = options.context;
+      mo.seed = DeriveSeed(seed, {4, layer, static_cast<uint64_t>(epoch)});
+      MinibatchReader reader(train, order, mo);
+      const int64_t epoch_frames = train.NumFrames();
+      Progress bar(fmt::format("[pretrain] layer {} epoch {}", layer + 1, epoch), epoch_frames,
+                   options.progress);
+      double err = 0.0, err_first = 0.0, err_last = 0.0;
+      int64_t frames = 0, frames_first = 0, frames_last = 0, guards = 0;
+      while (const int64_t n = reader.Next(host_x, labels)) {
+        const int64_t step = frames_done / o.momentum_step_period;
+        if (step != step_prev) {  // a new momentum step also restores a guard-lowered lr
+          step_prev = step;
+          momentum = ScheduledMomentum(o, step);
+          lr = lr0 * (1.0 - momentum);
+        }
+        MatrixView xv = x.View().RowRange(0, n);
+        backend.CopyFromHost(host_x.data(), xv);
+        const ConstMatrixView v = ForwardStack(stack, xv, acts);
+        const double m_update = o.momentum_bug ? o.momentum_max : momentum;
+        const Cd1Result r = rbm.Cd1(v, static_cast<float>(lr), static_cast<float>(m_update),
+                                    static_cast<float>(o.l2), sample_seed, offset);
+        offset += static_cast<uint64_t>(n) * static_cast<uint64_t>(rbm.Hidden());
+        if (r.guard) {
+          lr *= 0.9;
+          if (guards++ < 5) {
+            spdlog::warn(
+                "[pretrain] layer {}: reconstruction std {:.3g} > 2 x data std {:.3g}: weights "
+                "scaled by {:.3g}, lr lowered to {:.3g} (Kaldi's explosion guard)",
+                layer + 1, r.neg_std, r.pos_std, r.pos_std / r.neg_std, lr);
+          }
+        }
+        if (!std::isfinite(r.recon_sq_error)) {
+          MAVG_FAIL(
+              "RBM pretraining diverged: non-finite reconstruction error in layer {} epoch {}",
+              layer + 1, epoch);
+        }
+        err += r.recon_sq_error;
+        if (frames < epoch_frames / 10) err_first += r.recon_sq_error, frames_first += n;
+        if (frames >= epoch_frames - epoch_frames / 10)
+          err_last += r.recon_sq_error, frames_last += n;
+        frames += n;
+        frames_done += n;
+        bar.Update(frames);
+      }
+      bar.Finish();
+      const double per = static_cast<double>(visible);
+      auto mse = [&](double e, int64_t f) {
+        return f > 0 ? e / (static_cast<double>(f) * per) : 0.0;
+      };
+      const nlohmann::json record = {
+          {"layer", layer + 1},
+          {"units", gaussian ? "gaussian-bernoulli" : "bernoulli-bernoulli"},
+          {"visible", visible},
+          {"hidden", rbm.Hidden()},
+          {"epoch", epoch},
+          {"frames", frames},
+          {"recon_mse", mse(err, frames)},
+          {"recon_mse_first", mse(err_first, frames_first)},
+          {"recon_mse_last", mse(err_last, frames_last)},
+          {"lr", lr},
+          {"momentum", o.momentum_bug ? o.momentum_max : momentum},
+          {"scheduled_momentum", momentum},
+          {"guard_triggers", guards},
+          {"seconds", timer.Seconds()}};
+      spdlog::info(
+          "[pretrain] layer {} epoch {}: reconstruction MSE {:.5f} (first tenth {:.5f}, last "
+          "{:.5f}), {} guard trigger(s), {:.1f} s",
+          layer + 1, epoch, record["recon_mse"].get<double>(),
+          record["recon_mse_first"].get<double>(), record["recon_mse_last"].get<double>(), guards,
+          timer.Seconds());
+      if (on_epoch) on_epoch(record);
+    }
+    acts.emplace_back(backend, std::max(mb, kForwardChunk), rbm.Hidden());
+    stack.push_back(std::move(rbm));
+  }
+
+  Dbn dbn;
+  for (const Rbm& rbm : stack) {
+    DbnLayer l;
+    l.visible = rbm.Visible();
+    l.hidden = rbm.Hidden();
+    l.weights.resize(static_cast<size_t>(l.visible) * l.hidden);
+    l.hidden_bias.resize(static_cast<size_t>(l.hidden));
+    backend.CopyToHost(rbm.Weights(), l.weights.data());
+    backend.CopyToHost(rbm.HiddenBias(), l.hidden_bias.data());
+    dbn.layers.push_back(std::move(l));
+  }
+  return dbn;
+}
+
+void LoadDbnIntoNetwork(const Dbn& dbn, Network& network) {
+  const NetworkSpec& spec = network.Spec();
+  MAVG_CHECK(dbn.layers.size() == spec.hidden_dims.size(),
+             "pretrained stack has {} layers but the network {} hidden layers", dbn.layers.size(),
+             spec.hidden_dims.size());
+  Backend& backend = network.GetBackend();
+  for (size_t k = 0; k < dbn.layers.size(); ++k) {
+    AffineLayer& a = network.Affine(static_cast<int>(k));
+    const DbnLayer& l = dbn.layers[k];
+    MAVG_CHECK(a.InputDim() == l.visible && a.OutputDim() == l.hidden,
+               "pretrained layer {} is {} -> {} but the network's is {} -> {}", k + 1, l.visible,
+               l.hidden, a.InputDim(), a.OutputDim());
+    backend.CopyFromHost(l.weights.data(), a.Weights());
+    backend.CopyFromHost(l.hidden_bias.data(), a.Bias());
+  }
+}
+
+void SaveDbn(const std::string& path, const Dbn& dbn) {
+  nlohmann::json header;
+  header["layers"] = nlohmann::json::array();
+  std::vector<float> data;
+  for (const DbnLayer& l : dbn.layers) {
+    header["layers"].push_back({{"visible", l.visible}, {"hidden", l.hidden}});
+    data.insert(data.end(), l.weights.begin(), l.weights.end());
+    data.insert(data.end(), l.hidden_bias.begin(), l.hidden_bias.end());
+  }
+  WriteBlobFile(path, kDbnMagic, kDbnFormatVersion, header, data);
+}
+
+Dbn LoadDbn(const std::string& path) {
+  const BlobFile blob = ReadBlobFile(path, kDbnMagic, kDbnFormatVersion, "pretrained stack");
+  Dbn dbn;
+  size_t at = 0;
+  try {
+    for (const auto& l : blob.header.at("layers")) {
+      DbnLayer layer;
+      layer.visible = l.at("visible").get<int>();
+      layer.hidden = l.at("hidden").get<int>();
+      MAVG_CHECK(layer.visible > 0 && layer.hidden > 0, "{}: corrupt pretrained stack header",
+                 path);
+      const size_t w = static_cast<size_t>(layer.visible) * layer.hidden;
+      MAVG_CHECK(at + w + layer.hidden <= blob.data.size(),
+                 "{}: pretrained stack is shorter than its header says", path);
+      layer.weights.assign(blob.data.begin() + at, blob.data.begin() + at + w);
+      at += w;
+      layer.hidden_bias.assign(blob.data.begin() + at, blob.data.begin() + at + layer.hidden);
+      at += layer.hidden;
+      dbn.layers.push_back(std::move(layer));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    MAVG_FAIL("{}: corrupt pretrained stack header: {}", path, e.what());
+  }
+  MAVG_CHECK(at == blob.data.size(), "{}: pretrained stack is longer than its header says", path);
+  return dbn;
+}
+
+}  // namespace mavg

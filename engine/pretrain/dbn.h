@@ -1,0 +1,60 @@
+#pragma once
+// Deep belief network pretraining as Kaldi nnet1's steps/nnet/pretrain_dbn.sh: one RBM per
+// hidden layer, trained greedily bottom-up with CD-1 on the training frames (spliced and
+// CMVN-normalised, the DNN's own input): a Gaussian-Bernoulli RBM on the input, then
+// Bernoulli-Bernoulli RBMs fed with the previous layers' hidden probabilities, each visible
+// bias set from those mean activations. The stack becomes the DNN's hidden affine + sigmoid
+// layers (rbm-convert-to-nnet); the output layer stays randomly initialised.
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/config/config.h"
+#include "engine/data/dataset.h"
+#include "engine/nn/network.h"
+
+namespace mavg {
+
+// One pretrained layer, on the host: W [hidden x visible] row-major and the hidden bias.
+struct DbnLayer {
+  int visible = 0;
+  int hidden = 0;
+  std::vector<float> weights;
+  std::vector<float> hidden_bias;
+};
+
+struct Dbn {
+  std::vector<DbnLayer> layers;
+};
+
+struct DbnOptions {
+  RbmConfig rbm;
+  int context = 0;                  // splicing of the input frames
+  int64_t randomizer_size = 32768;  // frame-shuffling buffer
+  bool progress = false;            // draw a progress line on stderr
+};
+
+// Called after every epoch of every layer with one pretrain.jsonl record: layer, units, epoch,
+// frames, recon_mse (mean squared reconstruction error per visible unit over the epoch),
+// recon_mse_first / recon_mse_last (the same over its first and last tenth), lr and momentum at
+// the end, guard_triggers, seconds.
+using DbnEpochCallback = std::function<void(const nlohmann::json&)>;
+
+// Pretrains a stack of hidden_dims.size() RBMs on every frame of `train`.
+Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& hidden_dims,
+                const DbnOptions& options, const DbnEpochCallback& on_epoch);
+
+// Copies the stack into the hidden affine layers of `network` (sizes must match); the output
+// layer is left as it is.
+void LoadDbnIntoNetwork(const Dbn& dbn, Network& network);
+
+// Native file: magic "MAVGDBN\0", u32 version, u64 header length + JSON header (layer sizes),
+// u64 float count + floats (per layer W then hidden bias), u32 CRC-32; written atomically.
+void SaveDbn(const std::string& path, const Dbn& dbn);
+// Throws naming the file on a bad magic, version, size or checksum.
+Dbn LoadDbn(const std::string& path);
+
+}  // namespace mavg

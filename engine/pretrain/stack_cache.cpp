@@ -1,0 +1,129 @@
+#include "engine/pretrain/stack_cache.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/config/schema.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
+#include "engine/core/sysinfo.h"
+#include "engine/core/timer.h"
+#include "engine/data/data_identity.h"
+
+namespace mavg {
+namespace {
+
+constexpr int kStackKeyVersion = 1;  // raise when the pretraining algorithm changes its output
+
+// An exclusive flock held for the lifetime of the object.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    MAVG_CHECK(fd_ >= 0, "{}: cannot open the lock file: {}", path, std::strerror(errno));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      spdlog::info("[pretrain] another run is pretraining this stack; waiting for it ({})", path);
+      while (flock(fd_, LOCK_EX) != 0) {
+        MAVG_CHECK(errno == EINTR, "{}: cannot lock: {}", path, std::strerror(errno));
+      }
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) close(fd_);  // releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+StackKey RbmStackKey(const RunConfig& config) {
+  MAVG_CHECK(IsDirectory(config.data.train), "data.train: {} is not a directory",
+             config.data.train);
+  return RbmStackKey(config, DataDirFingerprint(config.data.train));
+}
+
+StackKey RbmStackKey(const RunConfig& config, const std::string& train_fingerprint) {
+  // Every pretrain.* setting, straight from the config schema (new settings join the key).
+  RunConfig rbm_config = config;
+  rbm_config.model.init = "rbm";
+  const nlohmann::json rbm =
+      nlohmann::json::parse(CanonicalJson(rbm_config)).value("pretrain", nlohmann::json::object());
+  StackKey key;
+  key.inputs = {{"version", kStackKeyVersion},
+                {"train_features", train_fingerprint},
+                {"context", config.data.context},
+                {"cmvn", config.data.cmvn},
+                {"randomizer_size", config.data.randomizer_size},
+                {"hidden_layers", config.model.hidden_layers},
+                {"hidden_dim", config.model.hidden_dim},
+                {"rbm", rbm}};
+  key.key = Sha256Hex(key.inputs.dump()).substr(0, 16);
+  return key;
+}
+
+std::string StackDir(const std::string& cache_dir, const std::string& key) {
+  return cache_dir + "/rbm-" + key;
+}
+
+bool StackCached(const std::string& cache_dir, const std::string& key) {
+  return !cache_dir.empty() && PathExists(StackDir(cache_dir, key) + "/dbn.bin");
+}
+
+CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
+                        const PretrainFn& pretrain, const DbnEpochCallback& on_epoch) {
+  Timer timer;
+  CachedStack out;
+  if (cache_dir.empty()) {
+    out.dbn = pretrain([&](const nlohmann::json& r) {
+      out.records.push_back(r);
+      if (on_epoch) on_epoch(r);
+    });
+    out.seconds = timer.Seconds();
+    return out;
+  }
+  MakeDirs(cache_dir);
+  const std::string dir = StackDir(cache_dir, key.key);
+  FileLock lock(dir + ".lock");
+  if (PathExists(dir + "/dbn.bin")) {
+    try {
+      out.dbn = LoadDbn(dir + "/dbn.bin");
+      out.records = ReadJsonLines(dir + "/pretrain.jsonl");
+      out.hit = true;
+      out.seconds = timer.Seconds();
+      spdlog::info("[pretrain] cache hit: stack {} from {} ({:.2f} s)", key.key, dir, out.seconds);
+      return out;
+    } catch (const Error& e) {  // damaged on disk: pretrain again and replace it
+      spdlog::warn("[pretrain] unreadable cached stack, pretraining it again: {}", e.what());
+    }
+  }
+  spdlog::info("[pretrain] cache miss: pretraining stack {} into {}", key.key, dir);
+  out.dbn = pretrain([&](const nlohmann::json& r) {
+    out.records.push_back(r);
+    if (on_epoch) on_epoch(r);
+  });
+  out.seconds = timer.Seconds();
+  MakeDirs(dir);
+  std::string lines;
+  for (const auto& r : out.records) lines += r.dump() + "\n";
+  WriteFileAtomic(dir + "/pretrain.jsonl", lines);
+  nlohmann::json info = {{"key", key.key},
+                         {"inputs", key.inputs},
+                         {"pretrain_s", out.seconds},
+                         {"created", UtcNow()},
+                         {"host", HostName()}};
+  WriteFileAtomic(dir + "/key.json", info.dump(2) + "\n");
+  SaveDbn(dir + "/dbn.bin", out.dbn);
+  return out;
+}
+
+}  // namespace mavg

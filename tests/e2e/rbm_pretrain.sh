@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# RBM pretraining: pretrain.jsonl and result fields, the shared stack cache in a sweep (plan
+# shows it, one run pretrains, the other hits), the database rows, resume without pretraining
+# again, and config errors.
+source "$(dirname "$0")/lib.bash"
+make_small_fmnist data 2000 500
+cat > rbm.yaml <<YAML
+data: {train: data/train, dev: data/dev, test: data/test}
+model: {hidden_layers: 2, hidden_dim: 32, init: rbm}
+optimizer: {minibatch: 32}
+schedule: {type: exponential, lr: 0.004, final_ratio: 0.5, epochs: 2}
+pretrain: {rbm: {minibatch: 20}}
+device_options: {threads: 1}
+YAML
+
+"$MAVG" -q train rbm.yaml --out one --cache-dir cache1 --no-progress
+python3 - <<'PY'
+import json, glob
+recs = [json.loads(l) for l in open("one/pretrain.jsonl")]
+assert [(r["layer"], r["epoch"]) for r in recs] == [(1, 1), (1, 2), (2, 1)], recs
+assert recs[0]["units"] == "gaussian-bernoulli" and recs[2]["units"] == "bernoulli-bernoulli"
+assert all(r["cached"] is False and r["frames"] > 0 and r["recon_mse"] > 0 for r in recs)
+r = json.load(open("one/result.json"))
+assert r["status"] == "completed" and r["pretrain_cached"] is False and r["pretrain_s"] > 0, r
+assert len(glob.glob("cache1/rbm-*/dbn.bin")) == 1
+print("test accuracy with RBM init", r["test_acc"])
+assert r["test_acc"] > 0.5
+PY
+
+# A second run with the same stack (another schedule) hits the cache.
+"$MAVG" -q train rbm.yaml --set schedule.lr=0.002 --out two --cache-dir cache1 --no-progress
+python3 -c '
+import json
+r = json.load(open("two/result.json")); assert r["pretrain_cached"] is True, r
+recs = [json.loads(l) for l in open("two/pretrain.jsonl")]
+assert len(recs) == 3 and all(x["cached"] for x in recs), recs'
+
+# A sweep over workers shares one stack: the plan shows it, one run pretrains.
+cat > sweep.yaml <<YAML
+name: rbm-share
+base: rbm.yaml
+set: {parallel.mode: simulated, parallel.average_every: 5}
+grid: {parallel.workers: [1, 2]}
+YAML
+"$MAVG" sweep plan sweep.yaml --results res > plan.txt
+grep -q "pretraining (model.init rbm): 1 shared stack" plan.txt || fail "plan lacks the stack: $(cat plan.txt)"
+grep -q "to pretrain  used by 2 run(s)" plan.txt || fail "plan: $(cat plan.txt)"
+"$MAVG" -q sweep run sweep.yaml --results res --jobs 1 > run.txt 2>&1 || fail "sweep failed: $(cat run.txt)"
+"$MAVG" sweep plan sweep.yaml --results res | grep -q "cached  used by 2 run(s)" || fail "plan after the run"
+python3 - <<'PY'
+import sqlite3
+db = sqlite3.connect("res/mavg.db")
+cached = db.execute("select value from results where key='pretrain_cached' order by value").fetchall()
+assert [c[0] for c in cached] == [0, 1], cached
+rows = db.execute("select sweep, layer, epoch, cached, recon_mse from sweep_pretrain order by cached, layer, epoch").fetchall()
+assert len(rows) == 6 and all(r[0] == "rbm-share" and r[4] > 0 for r in rows), rows
+print("pretrain rows", rows)
+PY
+
+# Preempted after pretraining, resumed: the stack comes from the checkpoint, not pretrained again.
+rc=0
+MAVG_TEST_STOP_AT=1:5 "$MAVG" -q train rbm.yaml --out pre --cache-dir "" --no-progress || rc=$?
+[ "$rc" -eq 75 ] || fail "preempted run should exit 75, got $rc"
+cp pre/pretrain.jsonl pretrain-before.jsonl
+"$MAVG" -q train --resume pre --cache-dir "" --no-progress
+cmp -s pre/pretrain.jsonl pretrain-before.jsonl || fail "resume pretrained again"
+python3 -c '
+import json
+r = json.load(open("pre/result.json")); assert r["status"] == "completed" and r["pretrain_cached"] is False and r["pretrain_s"] > 0, r'
+
+expect_error "model.activation: relu but model.init rbm needs sigmoid" \
+  "$MAVG" train rbm.yaml --set model.activation=relu --out bad
+expect_error "pretrain.rbm.lr" "$MAVG" train rbm.yaml --set pretrain.rbm.lr=0 --out bad
+expect_error "pretrain.rbm.minibach" "$MAVG" train rbm.yaml --set pretrain.rbm.minibach=5 --out bad
+echo PASS
