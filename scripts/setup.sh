@@ -38,6 +38,7 @@ packages=(
   libfftw3-dev libsamplerate0-dev  # filterbank features, resampling
   flite1-dev libespeak-ng-dev espeak-ng-data  # TTS voices for the digits corpus
   python3-matplotlib python3-yaml  # analysis/plot.py (figures)
+  slurmctld slurmd slurm-client munge  # the SLURM launcher's tests (scripts/slurm/local-cluster.sh)
   libgtest-dev                 # tests
   dataset-fashion-mnist        # built-in demo data
 )

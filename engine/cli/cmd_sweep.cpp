@@ -1,4 +1,4 @@
-// mavg sweep plan|run|collect|status|retry
+// mavg sweep plan|run|collect|status|retry|cancel
 #include <fmt/core.h>
 
 #include <iostream>
@@ -40,6 +40,23 @@ void AddPathOptions(CLI::App* cmd, SweepPaths& paths) {
   cmd->add_option("--db", paths.db, "Results database (default: RESULTS/mavg.db)");
 }
 
+void AddSlurmOptions(CLI::App* cmd, SlurmLauncherOptions& o) {
+  cmd->add_option("--partition", o.partition, "slurm: partition (default: the cluster's)");
+  cmd->add_option("--account", o.account, "slurm: account to charge");
+  cmd->add_option("--time", o.time,
+                  "slurm: time limit of every job, e.g. 02:00:00 (default: the run's timeout)");
+  cmd->add_option("--throttle", o.throttle, "slurm: at most this many tasks of an array at once");
+  cmd->add_option("--signal-seconds", o.signal_s,
+                  "slurm: SIGUSR1 this long before the time limit; the run checkpoints, exits "
+                  "preempted and the job requeues itself")
+      ->capture_default_str();
+  cmd->add_flag("--wait", o.wait,
+                "slurm: wait for the jobs and collect every run as it ends (default: submit "
+                "and return; sweep status / collect follow up)");
+  cmd->add_option("--poll", o.poll_s, "slurm: seconds between squeue polls while waiting")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void AddSweepCommand(CLI::App& app) {
@@ -51,9 +68,22 @@ void AddSweepCommand(CLI::App& app) {
     std::string spec, name, launcher = "local", states = "failed,diverged";
     SweepRunOptions run;
     LocalLauncherOptions local;
+    SlurmLauncherOptions slurm;
+    double hung_after_s = 1800;
     bool timing = false;
   };
   auto a = std::make_shared<Args>();
+  // The launcher chosen by --launcher, for sweep `name`.
+  auto MakeLauncher = [](Args& args, const std::string& name) -> std::unique_ptr<Launcher> {
+    if (args.launcher == "slurm") {
+      args.run.cluster = true;
+      args.slurm.sweep = name;
+      args.slurm.script_dir = args.paths.results + "/runs/" + name + "/slurm";
+      return CreateSlurmLauncher(args.slurm);
+    }
+    args.local.jobs = args.run.jobs;
+    return CreateLocalLauncher(args.local);
+  };
 
   CLI::App* plan = cmd->add_subcommand("plan", "List every run of a spec with its state");
   plan->add_option("spec", a->spec, "Sweep spec (YAML)")->required();
@@ -71,10 +101,11 @@ void AddSweepCommand(CLI::App& app) {
 
   CLI::App* run = cmd->add_subcommand("run", "Launch the pending runs of a spec");
   run->add_option("spec", a->spec, "Sweep spec (YAML)")->required();
-  run->add_option("--launcher", a->launcher, "local")
-      ->check(CLI::IsMember({"local"}))
+  run->add_option("--launcher", a->launcher, "local (subprocesses here) or slurm (job arrays)")
+      ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
   run->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
+  AddSlurmOptions(run, a->slurm);
   run->add_flag("--dry-run", a->run.dry_run, "Print the plan and the commands; launch nothing");
   run->add_option("--max-runs", a->run.max_runs, "Launch at most this many runs");
   run->add_option("--timeout", a->run.timeout_s,
@@ -84,11 +115,10 @@ void AddSweepCommand(CLI::App& app) {
   run->add_flag("--force", a->run.force, "Replace a sweep of this name with a different spec");
   run->add_flag("--rerun-stale", a->run.rerun_stale, "Also rerun runs made by older code");
   AddPathOptions(run, a->paths);
-  run->callback([a] {
+  run->callback([a, MakeLauncher] {
     const SweepSpec spec = LoadSweepSpec(a->spec);
     auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
-    a->local.jobs = a->run.jobs;
-    auto launcher = CreateLocalLauncher(a->local);
+    auto launcher = MakeLauncher(*a, spec.name);
     a->run.cache_dir = a->paths.Cache();
     ExitCode() = RunSweep(spec, *store, *launcher, a->paths, a->run);
   });
@@ -112,7 +142,26 @@ void AddSweepCommand(CLI::App& app) {
   status->callback([a] {
     MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
     Store store(a->paths.Db());
+    std::cout << ReconcileSlurm(store, a->name, a->hung_after_s);
     std::cout << FormatStatus(store, a->name);
+  });
+  status
+      ->add_option("--hung-after", a->hung_after_s,
+                   "SLURM: a running job whose run wrote no heartbeat for this many seconds "
+                   "is reported as hung")
+      ->capture_default_str();
+
+  CLI::App* cancel = cmd->add_subcommand("cancel", "Cancel the sweep's SLURM jobs");
+  cancel->add_option("name", a->name, "Sweep name")->required();
+  AddPathOptions(cancel, a->paths);
+  cancel->callback([a] {
+    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
+    Store store(a->paths.Db());
+    const int n = CancelSweep(store, a->name);
+    std::cout << fmt::format(
+        "sweep {}: cancelled {} run(s) on SLURM (now interrupted; "
+        "mavg sweep run resumes them)\n",
+        a->name, n);
   });
 
   CLI::App* retry = cmd->add_subcommand("retry", "Relaunch runs in the given states");
@@ -120,17 +169,20 @@ void AddSweepCommand(CLI::App& app) {
   retry->add_option("--state", a->states, "States to retry (comma-separated)")
       ->capture_default_str();
   retry->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
+  retry->add_option("--launcher", a->launcher, "local or slurm")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  AddSlurmOptions(retry, a->slurm);
   retry->add_flag("--dry-run", a->run.dry_run, "Print the commands; launch nothing");
   retry->add_option("--timeout", a->run.timeout_s, "Seconds per run");
   retry->add_option("--threads", a->run.threads, "CPU threads per process");
   retry->add_flag("--oversubscribe", a->local.oversubscribe,
                   "Allow more ranks x threads than cores");
   AddPathOptions(retry, a->paths);
-  retry->callback([a] {
+  retry->callback([a, MakeLauncher] {
     MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
     Store store(a->paths.Db());
-    a->local.jobs = a->run.jobs;
-    auto launcher = CreateLocalLauncher(a->local);
+    auto launcher = MakeLauncher(*a, a->name);
     a->run.cache_dir = a->paths.Cache();
     ExitCode() = RetrySweep(store, a->name, SplitComma(a->states), *launcher, a->run);
   });

@@ -184,6 +184,20 @@ void Store::EndAttempt(const std::string& run_id, int n, const std::string& stat
   s.Bind(1, state).Bind(2, exit_code).Bind(3, UtcNow()).Bind(4, run_id).Bind(5, n).Run();
 }
 
+std::map<std::string, AttemptRecord> Store::LatestAttempts(const std::string& sweep) {
+  auto s = db_.Prepare(
+      "SELECT a.run_id, a.n, a.launcher, COALESCE(a.job_id, ''), COALESCE(a.state, '') "
+      "FROM attempts a JOIN sweep_runs sr ON sr.run_id = a.run_id "
+      "WHERE sr.sweep = ? AND a.launcher IS NOT NULL ORDER BY a.run_id, a.n");
+  s.Bind(1, sweep);
+  std::map<std::string, AttemptRecord> out;
+  while (s.Step()) {
+    AttemptRecord a{s.Text(0), static_cast<int>(s.Int(1)), s.Text(2), s.Text(3), s.Text(4)};
+    out[a.run_id] = a;
+  }
+  return out;
+}
+
 std::string Store::IngestRun(const std::string& run_id, const std::string& run_dir) {
   std::string status = "new", reason;
   std::optional<nlohmann::json> state, result;

@@ -37,6 +37,12 @@ struct SweepMember {
   int position = 0;  // order of the point in the sweep
 };
 
+struct AttemptRecord {
+  std::string run_id;
+  int n = 0;
+  std::string launcher, job_id, state;
+};
+
 struct CollectSummary {
   int runs = 0;      // runs of the sweep looked at
   int ingested = 0;  // with files (state/result) found and stored
@@ -74,6 +80,8 @@ class Store {
   void StartAttempt(const std::string& run_id, int n, const std::string& launcher,
                     const std::string& job_id, const std::string& host);
   void EndAttempt(const std::string& run_id, int n, const std::string& state, int exit_code);
+  // The latest launcher-recorded attempt of every run of the sweep.
+  std::map<std::string, AttemptRecord> LatestAttempts(const std::string& sweep);
 
   // Ingests one run directory (state.json, result.json, metrics.jsonl) in one transaction.
   // Idempotent: the same files give the same rows. A corrupt result.json makes the run

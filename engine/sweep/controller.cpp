@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -76,6 +77,7 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
   q.ranks = config.parallel.mode == "mpi" ? static_cast<int>(config.parallel.workers) : 1;
   q.threads = options.threads > 0     ? options.threads
               : resources.threads > 0 ? resources.threads
+              : options.cluster       ? 1
                                       : std::max(1, cores / (options.jobs * q.ranks));
   // Threads are not part of the run's identity: the launcher chooses them for every attempt.
   q.config.device_options.threads = q.threads;
@@ -124,8 +126,10 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
       // The process ended without recording an outcome (killed, or it never started).
       status = "failed";
       store.SetRunStatus(q.run_id, status,
-                         fmt::format("exited with code {} without a result{}", o.exit_code,
-                                     o.detail.empty() ? "" : " (" + o.detail + ")"));
+                         o.state == "failed-to-start"
+                             ? fmt::format("failed to start: {}", o.detail)
+                             : fmt::format("exited with code {} without a result{}", o.exit_code,
+                                           o.detail.empty() ? "" : " (" + o.detail + ")"));
     }
     final_status[q.run_id] = status;
     ++done;
@@ -352,6 +356,109 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::st
   }
   std::cout << fmt::format("sweep {}: retrying {} run(s)\n", sweep, requests.size());
   return LaunchAndCollect(store, launcher, sweep, requests);
+}
+
+namespace {
+
+// Seconds since an ISO-8601 UTC time ("2026-11-30T04:52:30Z"); negative if unparsable.
+double SecondsSince(const std::string& iso) {
+  std::tm tm{};
+  if (strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) return -1;
+  return std::difftime(std::time(nullptr), timegm(&tm));
+}
+
+}  // namespace
+
+std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_after_s) {
+  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
+             sweep);
+  const auto runs = store.RunsOfSweep(sweep);
+  std::map<std::string, AttemptRecord> on_slurm;  // run id -> attempt, for runs still "running"
+  for (const auto& [id, a] : store.LatestAttempts(sweep)) {
+    if (a.launcher == "slurm" && !a.job_id.empty() && runs.at(id).status == "running") {
+      on_slurm[id] = a;
+    }
+  }
+  if (on_slurm.empty()) return "";
+  std::vector<std::string> jobs;
+  for (const auto& [id, a] : on_slurm) jobs.push_back(a.job_id);
+  const auto queue = SlurmQueueState(jobs);
+  std::map<std::string, int> counts;
+  std::string details;
+  for (const auto& [id, a] : on_slurm) {
+    const auto q = queue.find(a.job_id);
+    if (q != queue.end()) {
+      ++counts[q->second == "RUNNING" ? "running" : "pending"];
+      if (q->second != "RUNNING") continue;
+      const std::string state_path = runs.at(id).run_dir + "/state.json";
+      try {
+        const auto state = nlohmann::json::parse(ReadFile(state_path));
+        const double age = SecondsSince(state.value("heartbeat", ""));
+        if (age > hung_after_s) {
+          ++counts["hung"];
+          details += fmt::format("  hung {} (job {}): no heartbeat for {:.0f} s ({})\n", id,
+                                 a.job_id, age, state_path);
+        }
+      } catch (const std::exception&) {  // not started writing yet
+      }
+      continue;
+    }
+    // The job has left the queue: what the run wrote decides.
+    store.EndAttempt(id, a.n, "finished", 0);
+    std::string status = store.IngestRun(id, runs.at(id).run_dir);
+    if (status == "running" || status == "new") {
+      status = "failed";
+      store.SetRunStatus(id, status,
+                         fmt::format("lost: SLURM job {} is gone and the run left no result "
+                                     "(its job log is in the sweep's slurm/logs/)",
+                                     a.job_id));
+      ++counts["lost"];
+      details += fmt::format("  lost {} (job {})\n", id, a.job_id);
+    } else {
+      ++counts["collected"];
+    }
+  }
+  std::string out = fmt::format("slurm: {} run(s) were on the cluster:", on_slurm.size());
+  for (const auto& [k, n] : counts) out += fmt::format(" {} {}", k, n);
+  return out + "\n" + details;
+}
+
+int CancelSweep(Store& store, const std::string& sweep) {
+  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
+             sweep);
+  const auto runs = store.RunsOfSweep(sweep);
+  std::vector<AttemptRecord> active;
+  for (const auto& [id, a] : store.LatestAttempts(sweep)) {
+    if (a.launcher == "slurm" && !a.job_id.empty() && runs.at(id).status == "running") {
+      active.push_back(a);
+    }
+  }
+  std::vector<std::string> jobs;
+  for (const auto& a : active) jobs.push_back(a.job_id);
+  // Jobs that already left the queue are collected, not cancelled: their runs ended.
+  const auto queue = SlurmQueueState(jobs);
+  std::vector<AttemptRecord> queued;
+  for (const auto& a : active) {
+    if (queue.count(a.job_id)) {
+      queued.push_back(a);
+    } else {
+      store.EndAttempt(a.run_id, a.n, "finished", 0);
+      store.IngestRun(a.run_id, runs.at(a.run_id).run_dir);
+    }
+  }
+  jobs.clear();
+  for (const auto& a : queued) jobs.push_back(a.job_id);
+  const std::string err = SlurmCancel(jobs);
+  MAVG_CHECK(err.empty(), "scancel failed: {}", err);
+  active = queued;
+  for (const auto& a : active) {
+    store.EndAttempt(a.run_id, a.n, "interrupted", 130);
+    store.SetRunStatus(a.run_id, "interrupted",
+                       fmt::format("cancelled by mavg sweep cancel (SLURM job {}); sweep run "
+                                   "resumes it",
+                                   a.job_id));
+  }
+  return static_cast<int>(active.size());
 }
 
 std::string FormatStatus(Store& store, const std::string& sweep) {

@@ -4,6 +4,8 @@
 // they report through the callbacks and the controller records and collects.
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,5 +60,29 @@ struct LocalLauncherOptions {
 };
 
 std::unique_ptr<Launcher> CreateLocalLauncher(const LocalLauncherOptions& options);
+
+struct SlurmLauncherOptions {
+  std::string sweep;       // job names: mavg-<sweep>
+  std::string script_dir;  // sbatch scripts, manifests and job logs (<sweep dir>/slurm)
+  std::string partition;   // --partition (empty: the cluster's default)
+  std::string account;     // --account
+  std::string time;        // --time for every job (empty: from the run's timeout)
+  int throttle = 0;        // at most this many tasks of an array at once (%M; 0: no limit)
+  int signal_s = 120;      // --signal=B:USR1@<s>: checkpoint this long before the limit
+  bool wait = false;       // wait for the jobs and collect each run as it ends
+  double poll_s = 5;       // squeue polling interval while waiting
+  std::string mavg_path;   // the mavg binary (default: this process's executable)
+};
+
+// Submits one job array per resource shape (ranks, threads, GPUs, time limit), chunked to the
+// cluster's MaxArraySize; array tasks find their run in a manifest. Without `wait` it returns
+// after submitting (the runs stay "running" with their job ids; `sweep status` reconciles).
+std::unique_ptr<Launcher> CreateSlurmLauncher(const SlurmLauncherOptions& options);
+
+// The SLURM state of jobs ("123_4" -> PENDING, RUNNING, ...) for the given array task ids that
+// are still known to squeue; ids absent from the result have left the queue.
+std::map<std::string, std::string> SlurmQueueState(const std::vector<std::string>& job_ids);
+// scancel the given jobs; returns SLURM's message on failure (empty on success).
+std::string SlurmCancel(const std::vector<std::string>& job_ids);
 
 }  // namespace mavg

@@ -15,6 +15,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/logging.h"
+#include "engine/core/subprocess.h"
 #include "engine/core/timer.h"
 #include "engine/sweep/launcher.h"
 
@@ -23,13 +24,6 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void OnInterrupt(int) { g_interrupted = 1; }
-
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  MAVG_CHECK(n > 0, "cannot find the mavg executable (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
-}
 
 std::vector<std::string> Command(const LaunchRequest& r, const std::string& mavg) {
   std::vector<std::string> argv;
@@ -65,7 +59,7 @@ class LocalLauncher final : public Launcher {
   explicit LocalLauncher(const LocalLauncherOptions& o) : options_(o) {
     MAVG_CHECK(options_.jobs >= 1, "--jobs must be at least 1, got {}", options_.jobs);
     if (options_.cores <= 0) options_.cores = static_cast<int>(std::thread::hardware_concurrency());
-    if (options_.mavg_path.empty()) options_.mavg_path = SelfExe();
+    if (options_.mavg_path.empty()) options_.mavg_path = SelfExecutable();
     if (geteuid() == 0) {  // OpenMPI refuses root unless told; set once, inherited by children
       setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
       setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

@@ -92,6 +92,12 @@ class Trainer {
   void Setup();
   // model.init rbm: the hidden layers from a pretrained stack (cached), on every worker.
   void InitializeFromRbm();
+  // Refreshes state.json's heartbeat at most once a minute (cluster launchers detect hung runs).
+  void Heartbeat() {
+    if (run_ == nullptr || heartbeat_.Seconds() < 60) return;
+    run_->WriteState("running");
+    heartbeat_.Reset();
+  }
   void RestoreCheckpoint(const nlohmann::json& meta);
   EpochEnd RunEpoch(int epoch, const nlohmann::json* progress);
   int64_t Step(Worker& w);
@@ -144,7 +150,8 @@ class Trainer {
   int test_stop_epoch_ = -1;
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;
-  nlohmann::json pretrain_info_;  // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
+  nlohmann::json pretrain_info_;
+  Timer heartbeat_;  // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
 };
 
 void Trainer::Setup() {
@@ -565,6 +572,7 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
         return EpochEnd::kPreempted;
       }
       bar.Update(frames_done());
+      Heartbeat();
     }
   }
   bar.Finish();

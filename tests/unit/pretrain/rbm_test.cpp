@@ -155,7 +155,8 @@ struct HostRbm {
     for (int j = 0; j < nh; ++j) {
       for (int i = 0; i < nv; ++i) {
         double g = 0;
-        for (int r = 0; r < n; ++r) g += ph[r * nh + j] * v(r, i) - nh_[r * nh + j] * nv_[r * nv + i];
+        for (int r = 0; r < n; ++r)
+          g += ph[r * nh + j] * v(r, i) - nh_[r * nh + j] * nv_[r * nv + i];
         dw[j * nv + i] = m * dw[j * nv + i] + k * g - lr * l2 * w[j * nv + i];
       }
     }
@@ -184,9 +185,15 @@ TEST_P(RbmTest, Cd1MatchesKaldisUpdateWithMomentumAndWeightCost) {
     B().CopyFromHost(w.v.data(), rbm.Weights());
     B().CopyFromHost(b.v.data(), rbm.VisibleBias());
     B().CopyFromHost(c.v.data(), rbm.HiddenBias());
-    HostRbm ref{nv, nh, gaussian, {w.v.begin(), w.v.end()}, {b.v.begin(), b.v.end()},
-                {c.v.begin(), c.v.end()}, std::vector<double>(nh * nv, 0.0),
-                std::vector<double>(nv, 0.0), std::vector<double>(nh, 0.0)};
+    HostRbm ref{nv,
+                nh,
+                gaussian,
+                {w.v.begin(), w.v.end()},
+                {b.v.begin(), b.v.end()},
+                {c.v.begin(), c.v.end()},
+                std::vector<double>(nh * nv, 0.0),
+                std::vector<double>(nv, 0.0),
+                std::vector<double>(nh, 0.0)};
     for (int step = 0; step < 3; ++step) {  // the momenta carry over between steps
       HostMat v = RandomHost(n, nv, 10 + step, gaussian ? 1.0 : 0.0);
       if (!gaussian) {

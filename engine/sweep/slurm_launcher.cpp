@@ -1,0 +1,324 @@
+// The SLURM launcher: one job array per resource shape, a manifest mapping array tasks to runs,
+// and a batch script that starts (or resumes) its run with mpirun or directly, forwards SLURM's
+// warning signal so the run checkpoints before its time limit, and requeues itself when the run
+// exits "preempted" (75). Under Debian's OpenMPI, mpirun inside the allocation starts the ranks
+// through SLURM's own launcher (its plm/slurm component), so no host list is needed.
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/logging.h"
+#include "engine/core/subprocess.h"
+#include "engine/sweep/launcher.h"
+
+namespace mavg {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void OnSlurmWaitInterrupt(int) { g_interrupted = 1; }
+
+// "D-HH:MM:SS" for sbatch --time (minutes rounded up).
+std::string SlurmTime(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 59) / 60 * 60;
+  return fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int MaxArraySize() {
+  const CommandResult r = RunCommand({"scontrol", "show", "config"});
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("MaxArraySize", 0) == 0) {
+      const auto eq = line.find('=');
+      if (eq != std::string::npos) return std::max(1, std::atoi(line.c_str() + eq + 1));
+    }
+  }
+  return 1001;  // SLURM's default
+}
+
+struct Shape {
+  int ranks = 1, threads = 1, gpus = 0;
+  bool mpi = false;
+  std::string time;
+  auto operator<=>(const Shape&) const = default;
+  std::string Name() const {
+    return fmt::format("r{}-t{}{}{}", ranks, threads, gpus > 0 ? fmt::format("-g{}", gpus) : "",
+                       mpi ? "-mpi" : "");
+  }
+};
+
+// How an array task starts its run: "resume" continues a checkpoint, "fresh" starts over,
+// "force" redoes a completed (stale) run. After a requeue every mode resumes its checkpoint.
+std::string Mode(const LaunchRequest& q) {
+  return q.force ? "force" : q.resume ? "resume" : "fresh";
+}
+
+class SlurmLauncher final : public Launcher {
+ public:
+  explicit SlurmLauncher(SlurmLauncherOptions o) : options_(std::move(o)) {
+    if (options_.mavg_path.empty()) options_.mavg_path = SelfExecutable();
+    // Jobs start in this directory (relative data paths in configs keep their meaning); the
+    // files they read are named absolutely.
+    workdir_ = std::filesystem::current_path().string();
+    options_.script_dir = Absolute(options_.script_dir);
+    MAVG_CHECK(options_.signal_s >= 0, "--signal-seconds must be >= 0, got {}", options_.signal_s);
+    MAVG_CHECK(options_.throttle >= 0, "--throttle must be >= 0, got {}", options_.throttle);
+  }
+  std::string Name() const override { return "slurm"; }
+
+  std::vector<std::string> Describe(const std::vector<LaunchRequest>& runs) const override {
+    std::vector<std::string> out;
+    for (const Chunk& c : Chunks(runs, 1001)) {
+      out.push_back(fmt::format("# {} ({} task(s)), manifest {}:\n{}", ScriptPath(c), c.runs.size(),
+                                ManifestPath(c), Manifest(c)));
+      out.push_back(Script(c));
+    }
+    return out;
+  }
+
+  bool Launch(const std::vector<LaunchRequest>& runs, const LaunchCallbacks& cb) override {
+    if (runs.empty()) return true;
+    MakeDirs(options_.script_dir + "/logs");
+    std::vector<std::pair<std::string, const LaunchRequest*>> submitted;  // task id, run
+    for (const Chunk& c : Chunks(runs, MaxArraySize())) {
+      WriteFileAtomic(ManifestPath(c), Manifest(c));
+      WriteFileAtomic(ScriptPath(c), Script(c));
+      const CommandResult r = RunCommand({"sbatch", "--parsable", ScriptPath(c)});
+      if (r.exit_code != 0) {  // SLURM's own message, on every run of the array
+        std::string msg = r.err.empty() ? r.out : r.err;
+        while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+        for (auto& ch : msg) ch = ch == '\n' ? ' ' : ch;
+        const std::string why = fmt::format("sbatch failed (exit {}): {}", r.exit_code,
+                                            msg.empty() ? "no message" : msg);
+        spdlog::error("[sweep] {}: {}", ScriptPath(c), why);
+        for (const LaunchRequest* q : c.runs)
+          cb.ended(*q, LaunchOutcome{"failed-to-start", -1, why});
+        continue;
+      }
+      std::string job = r.out.substr(0, r.out.find_first_of(";\n"));
+      spdlog::info("[sweep] submitted job array {} ({} task(s), {})", job, c.runs.size(),
+                   c.shape.Name());
+      for (size_t i = 0; i < c.runs.size(); ++i) {
+        const std::string task = fmt::format("{}_{}", job, i);
+        cb.started(*c.runs[i], task);
+        submitted.emplace_back(task, c.runs[i]);
+      }
+    }
+    if (!options_.wait) return true;
+    return Wait(submitted, cb);
+  }
+
+ private:
+  struct Chunk {
+    Shape shape;
+    int index = 0;  // chunk of the shape
+    std::vector<const LaunchRequest*> runs;
+  };
+
+  std::vector<Chunk> Chunks(const std::vector<LaunchRequest>& runs, int max_array) const {
+    std::map<Shape, std::vector<const LaunchRequest*>> groups;
+    for (const LaunchRequest& q : runs) {
+      Shape s;
+      s.mpi = q.config.parallel.mode == "mpi";
+      s.ranks = q.ranks;
+      s.threads = q.threads;
+      s.gpus = q.config.device == "cuda" ? 1 : 0;
+      s.time = !options_.time.empty() ? options_.time
+               : q.timeout_s > 0      ? SlurmTime(q.timeout_s)
+                                      : "";
+      groups[s].push_back(&q);
+    }
+    std::vector<Chunk> chunks;
+    for (auto& [shape, list] : groups) {
+      for (size_t b = 0; b < list.size(); b += static_cast<size_t>(max_array)) {
+        Chunk c;
+        c.shape = shape;
+        c.index = static_cast<int>(b / static_cast<size_t>(max_array));
+        c.runs.assign(list.begin() + static_cast<std::ptrdiff_t>(b),
+                      list.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                         list.size(), b + static_cast<size_t>(max_array))));
+        chunks.push_back(std::move(c));
+      }
+    }
+    return chunks;
+  }
+
+  std::string Base(const Chunk& c) const {
+    return fmt::format("{}/{}-{}", options_.script_dir, c.shape.Name(), c.index);
+  }
+  std::string ScriptPath(const Chunk& c) const { return Base(c) + ".sbatch"; }
+  std::string ManifestPath(const Chunk& c) const { return Base(c) + ".manifest"; }
+
+  // One line per array task: run id, run dir, config, mode, cache dir (tab-separated).
+  static std::string Manifest(const Chunk& c) {
+    std::string m;
+    for (const LaunchRequest* q : c.runs) {
+      m += fmt::format("{}\t{}\t{}\t{}\t{}\n", q->run_id, Absolute(q->run_dir),
+                       Absolute(q->config_path), Mode(*q), Absolute(q->cache_dir));
+    }
+    return m;
+  }
+
+  std::string Script(const Chunk& c) const {
+    const Shape& s = c.shape;
+    std::string h = "#!/bin/bash\n";
+    h += fmt::format("#SBATCH --job-name=mavg-{}\n", options_.sweep);
+    h += fmt::format("#SBATCH --array=0-{}{}\n", c.runs.size() - 1,
+                     options_.throttle > 0 ? fmt::format("%{}", options_.throttle) : "");
+    h += fmt::format("#SBATCH --ntasks={}\n#SBATCH --cpus-per-task={}\n", s.ranks, s.threads);
+    if (s.gpus > 0) h += fmt::format("#SBATCH --gres=gpu:{}\n", s.ranks * s.gpus);
+    if (!s.time.empty()) h += fmt::format("#SBATCH --time={}\n", s.time);
+    if (!options_.partition.empty())
+      h += fmt::format("#SBATCH --partition={}\n", options_.partition);
+    if (!options_.account.empty()) h += fmt::format("#SBATCH --account={}\n", options_.account);
+    h += fmt::format("#SBATCH --chdir={}\n#SBATCH --requeue\n", workdir_);
+    if (options_.signal_s > 0) h += fmt::format("#SBATCH --signal=B:USR1@{}\n", options_.signal_s);
+    h += fmt::format("#SBATCH --output={}/logs/%A_%a.out\n#SBATCH --open-mode=append\n",
+                     options_.script_dir);
+    const std::string mpirun =
+        s.mpi ? fmt::format("mpirun -np {} --bind-to none ", s.ranks) : std::string();
+    h += fmt::format(R"SH(
+# Written by mavg sweep run --launcher slurm for sweep {sweep}. Task i runs line i+1 of the
+# manifest: run id, run dir, config, mode (fresh | resume | force), cache dir.
+set -u
+IFS=$'\t' read -r run_id run_dir config mode cache_dir < <(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {manifest})
+[ -n "${{run_id:-}}" ] || {{ echo "mavg: no manifest line for task $SLURM_ARRAY_TASK_ID" >&2; exit 1; }}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+echo "mavg: task $SLURM_ARRAY_TASK_ID of job $SLURM_ARRAY_JOB_ID: run $run_id (mode $mode, restart ${{SLURM_RESTART_COUNT:-0}}) on $(hostname)"
+# A run with a checkpoint is never restarted from scratch once it has started under SLURM.
+if [ -f "$run_dir/checkpoint/meta.json" ] && {{ [ "$mode" = resume ] || [ "${{SLURM_RESTART_COUNT:-0}}" -gt 0 ]; }}; then
+  args=(train --resume "$run_dir")
+elif [ "$mode" = force ]; then
+  args=(train "$config" --out "$run_dir" --force)
+else
+  args=(train "$config" --out "$run_dir")
+fi
+args+=(--set device_options.threads={threads} --no-progress --cache-dir "$cache_dir")
+{mpirun}{mavg} "${{args[@]}}" &
+pid=$!
+# SLURM's warning before the time limit (--signal=B:USR1) and a requeue or cancel (TERM) reach
+# this shell: pass them on, so that the run checkpoints and exits "preempted". Only the time
+# limit makes the job requeue itself: after scontrol requeue SLURM requeues it, after scancel
+# nobody does.
+sig=
+trap 'sig=USR1; kill -USR1 $pid 2>/dev/null' USR1
+trap 'sig=TERM; kill -TERM $pid 2>/dev/null' TERM
+while true; do
+  wait $pid; rc=$?
+  kill -0 $pid 2>/dev/null || break
+done
+if [ $rc -eq 75 ] && [ "$sig" = USR1 ]; then
+  echo "mavg: run $run_id checkpointed before the time limit: requeueing"
+  scontrol requeue "${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"
+fi
+exit $rc
+)SH",
+                     fmt::arg("sweep", options_.sweep),
+                     fmt::arg("manifest", ShellQuote(ManifestPath(c))),
+                     fmt::arg("threads", s.threads), fmt::arg("mpirun", mpirun),
+                     fmt::arg("mavg", ShellQuote(options_.mavg_path)));
+    return h;
+  }
+
+  bool Wait(const std::vector<std::pair<std::string, const LaunchRequest*>>& submitted,
+            const LaunchCallbacks& cb) {
+    g_interrupted = 0;
+    struct sigaction sa = {}, old_int = {}, old_term = {};
+    sa.sa_handler = OnSlurmWaitInterrupt;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    std::map<std::string, const LaunchRequest*> active(submitted.begin(), submitted.end());
+    while (!active.empty() && !g_interrupted) {
+      std::vector<std::string> ids;
+      for (const auto& [id, q] : active) ids.push_back(id);
+      const auto queued = SlurmQueueState(ids);
+      for (auto it = active.begin(); it != active.end();) {
+        if (queued.count(it->first)) {
+          ++it;
+          continue;
+        }
+        cb.ended(*it->second, LaunchOutcome{"finished", 0, "SLURM job " + it->first + " ended"});
+        it = active.erase(it);
+      }
+      for (int i = 0;
+           i < static_cast<int>(options_.poll_s * 10) && !g_interrupted && !active.empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    if (g_interrupted) {
+      spdlog::warn(
+          "[sweep] stopped waiting; {} job(s) keep running under SLURM (mavg sweep status "
+          "reconciles, mavg sweep cancel stops them)",
+          active.size());
+    }
+    return !g_interrupted;
+  }
+
+  static std::string Absolute(const std::string& p) {
+    return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();
+  }
+
+  SlurmLauncherOptions options_;
+  std::string workdir_;
+};
+
+}  // namespace
+
+std::unique_ptr<Launcher> CreateSlurmLauncher(const SlurmLauncherOptions& options) {
+  return std::make_unique<SlurmLauncher>(options);
+}
+
+std::map<std::string, std::string> SlurmQueueState(const std::vector<std::string>& job_ids) {
+  std::map<std::string, std::string> state;
+  if (job_ids.empty()) return state;
+  std::map<std::string, bool> wanted;
+  std::string arrays;
+  for (const auto& id : job_ids) {
+    wanted[id] = true;
+    const std::string array = id.substr(0, id.find('_'));
+    if (arrays.find("," + array + ",") == std::string::npos) arrays += "," + array + ",";
+  }
+  std::string list;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i] == ',' && (i == 0 || arrays[i - 1] == ',')) continue;
+    list += arrays[i];
+  }
+  if (!list.empty() && list.back() == ',') list.pop_back();
+  // -r: one line per array task (pending tasks of an array are otherwise folded together).
+  const CommandResult r = RunCommand({"squeue", "-h", "-r", "-j", list, "-o", "%i %T"});
+  if (r.exit_code != 0) {
+    // squeue refuses job ids that the controller has already forgotten: then none is queued.
+    if (r.err.find("Invalid job id") != std::string::npos) return state;
+    MAVG_FAIL("squeue failed (exit {}): {}", r.exit_code, r.err.empty() ? r.out : r.err);
+  }
+  std::istringstream in(r.out);
+  std::string id, st;
+  while (in >> id >> st) {
+    if (wanted.count(id)) state[id] = st;
+  }
+  return state;
+}
+
+std::string SlurmCancel(const std::vector<std::string>& job_ids) {
+  if (job_ids.empty()) return "";
+  std::vector<std::string> argv = {"scancel"};
+  argv.insert(argv.end(), job_ids.begin(), job_ids.end());
+  const CommandResult r = RunCommand(argv);
+  return r.exit_code == 0 ? "" : (r.err.empty() ? r.out : r.err);
+}
+
+}  // namespace mavg
