@@ -27,6 +27,14 @@ inline std::unique_ptr<Backend> MakeBackend(const std::string& name) {
   return CreateBackend(o);
 }
 
+// A test parameterised by backend name (BackendNames()): B() is that backend.
+class BackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { backend_ = MakeBackend(GetParam()); }
+  Backend& B() { return *backend_; }
+  std::unique_ptr<Backend> backend_;
+};
+
 // Host matrix, row-major.
 struct HostMat {
   int64_t rows = 0, cols = 0;

@@ -14,12 +14,7 @@ using testing::RandomHost;
 using testing::ToDevice;
 using testing::ToHost;
 
-class BackendOps : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { backend_ = testing::MakeBackend(GetParam()); }
-  Backend& B() { return *backend_; }
-  std::unique_ptr<Backend> backend_;
-};
+class BackendOps : public testing::BackendTest {};
 
 HostMat RefGemm(bool ta, bool tb, float alpha, const HostMat& a, const HostMat& b, float beta,
                 const HostMat& c) {

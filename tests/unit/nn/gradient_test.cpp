@@ -16,12 +16,7 @@ using testing::RandomHost;
 using testing::ToDevice;
 using testing::ToHost;
 
-class Gradients : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { backend_ = testing::MakeBackend(GetParam()); }
-  Backend& B() { return *backend_; }
-  std::unique_ptr<Backend> backend_;
-};
+class Gradients : public testing::BackendTest {};
 
 // Central difference of f with respect to host value *x (which f reads through the device).
 double CentralDiff(float* x, const std::function<void()>& upload, const std::function<double()>& f,

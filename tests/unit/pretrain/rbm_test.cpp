@@ -19,12 +19,7 @@ using testing::RandomHost;
 using testing::ToDevice;
 using testing::ToHost;
 
-class RbmTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override { backend_ = testing::MakeBackend(GetParam()); }
-  Backend& B() { return *backend_; }
-  std::unique_ptr<Backend> backend_;
-};
+class RbmTest : public testing::BackendTest {};
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
