@@ -38,4 +38,4 @@ echo "[quickstart] figures:"
   --where parallel.average_every=10 --out results/figures
 /usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind curves \
   --where parallel.average_every=10 --out results/figures
-echo "[quickstart] database: results/mavg.db (views sweep_results, sweep_axes, sweep_epochs)"
+echo "[quickstart] database: results/mavg.db (views sweep_results, sweep_axes, sweep_epochs, sweep_pretrain)"
