@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A job requeued mid-run (scontrol requeue) resumes from its checkpoint and ends with the same
-# model, bit for bit, as an uninterrupted run; the database shows both attempts.
+# model, bit for bit, as an uninterrupted run; so does a job warned of its time limit (the
+# SIGUSR1 of --signal=B:USR1, sent here with scancel), which checkpoints and requeues itself.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 2000 500
 cat > base.yaml <<YAML
@@ -24,4 +25,20 @@ grep -q "resumed from checkpoint" "$run/log.txt" || fail "the requeued job did n
 [ "$(grep -c "mavg: task 0" res/runs/slurm-rq/slurm/logs/*.out)" -eq 2 ] || fail "expected two starts"
 "$MAVG" model diff ref/model.bin "$run/model.bin" | tee diff.txt
 grep -q "identical yes" diff.txt || fail "requeued run differs from the uninterrupted one"
+
+# The time-limit warning: what SLURM sends at --signal=B:USR1@<s>, delivered now.
+printf 'name: slurm-tl\nbase: base.yaml\nset: {seed: 5}\nresources: {threads: 1}\n' > tl.yaml
+"$MAVG" -q train base.yaml --set device_options.threads=1 --set seed=5 --out ref5 --no-progress
+"$MAVG" -q sweep run tl.yaml --launcher slurm --results res > tl.txt 2>&1
+run=$(db res/mavg.db "select r.run_dir from runs r join sweep_runs s on s.run_id = r.run_id where s.sweep='slurm-tl'")
+job=$(db res/mavg.db "select a.job_id from attempts a join sweep_runs s on s.run_id = a.run_id where s.sweep='slurm-tl' and a.launcher='slurm'")
+wait_file "$run/checkpoint/meta.json" 120
+scancel --signal=USR1 --batch "$job"
+wait_jobs slurm-tl
+grep -q "checkpointed before the time limit: requeueing" res/runs/slurm-tl/slurm/logs/*.out ||
+  fail "the warned job did not requeue itself"
+grep -q "resumed from checkpoint" "$run/log.txt" || fail "the requeued job did not resume"
+"$MAVG" sweep status slurm-tl --results res | grep -q "done 1" || fail "time-limited run not done"
+"$MAVG" model diff ref5/model.bin "$run/model.bin" | grep -q "identical yes" ||
+  fail "the run requeued at its time limit differs from the uninterrupted one"
 echo PASS
