@@ -1,5 +1,6 @@
 #include "engine/core/subprocess.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,20 +14,29 @@ namespace mavg {
 
 CommandResult RunCommand(const std::vector<std::string>& argv) {
   MAVG_CHECK(!argv.empty(), "RunCommand: empty command");
-  int out_pipe[2], err_pipe[2];
-  MAVG_CHECK(pipe(out_pipe) == 0 && pipe(err_pipe) == 0, "pipe: {}", std::strerror(errno));
+  std::vector<char*> args;  // built before fork: the child only calls async-signal-safe code
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string exec_error = argv[0] + ": cannot run it\n";
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const int e = errno;
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    MAVG_FAIL("pipe: {}", std::strerror(e));
+  }
   const pid_t pid = fork();
-  MAVG_CHECK(pid >= 0, "fork: {}", std::strerror(errno));
+  if (pid < 0) {
+    const int e = errno;
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    MAVG_FAIL("fork: {}", std::strerror(e));
+  }
   if (pid == 0) {
-    dup2(out_pipe[1], 1);
+    dup2(out_pipe[1], 1);  // dup2 clears O_CLOEXEC on the copies
     dup2(err_pipe[1], 2);
-    close(out_pipe[0]), close(out_pipe[1]), close(err_pipe[0]), close(err_pipe[1]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execvp(args[0], args.data());
-    const std::string msg = std::string(argv[0]) + ": " + std::strerror(errno) + "\n";
-    (void)!write(2, msg.data(), msg.size());
+    (void)!write(2, exec_error.data(), exec_error.size());
     _exit(127);
   }
   close(out_pipe[1]), close(err_pipe[1]);

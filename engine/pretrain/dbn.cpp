@@ -161,6 +161,7 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
         frames += n;
         frames_done += n;
         bar.Update(frames);
+        if (options.on_minibatch) options.on_minibatch();
       }
       bar.Finish();
       const double per = static_cast<double>(visible);

@@ -32,9 +32,10 @@ struct Dbn {
 
 struct DbnOptions {
   RbmConfig rbm;
-  int context = 0;                  // splicing of the input frames
-  int64_t randomizer_size = 32768;  // frame-shuffling buffer
-  bool progress = false;            // draw a progress line on stderr
+  int context = 0;                     // splicing of the input frames
+  int64_t randomizer_size = 32768;     // frame-shuffling buffer
+  bool progress = false;               // draw a progress line on stderr
+  std::function<void()> on_minibatch;  // called after every CD-1 step (e.g. a heartbeat)
 };
 
 // Called after every epoch of every layer with one pretrain.jsonl record: layer, units, epoch,

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -212,6 +213,34 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   return out;
 }
 
+// The runs of `pending` whose latest SLURM job has left the queue (or that never ran there):
+// a run still queued, e.g. waiting to be requeued, must not get a second job.
+static std::vector<PlannedRun*> WithoutQueuedOnSlurm(Store& store, const std::string& sweep,
+                                                     const std::vector<PlannedRun*>& pending) {
+  if (pending.empty() || !store.GetSweep(sweep)) return pending;
+  const auto attempts = store.LatestAttempts(sweep);
+  std::vector<std::string> jobs;
+  for (PlannedRun* r : pending) {
+    const auto it = attempts.find(r->point.run_id);
+    if (it != attempts.end() && it->second.launcher == "slurm" && !it->second.job_id.empty()) {
+      jobs.push_back(it->second.job_id);
+    }
+  }
+  if (jobs.empty()) return pending;
+  const auto queued = SlurmQueueState(jobs);
+  std::vector<PlannedRun*> out;
+  for (PlannedRun* r : pending) {
+    const auto it = attempts.find(r->point.run_id);
+    if (it != attempts.end() && queued.count(it->second.job_id)) {
+      spdlog::info("[sweep] {} still has SLURM job {} ({}): not launched again", r->point.run_id,
+                   it->second.job_id, queued.at(it->second.job_id));
+      continue;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPaths& paths) {
   struct Stack {
     int runs = 0, pending = 0;
@@ -270,6 +299,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
       pending.push_back(&r);
     }
   }
+  pending = WithoutQueuedOnSlurm(store, spec.name, pending);
   if (options.max_runs > 0 && static_cast<int>(pending.size()) > options.max_runs) {
     pending.resize(options.max_runs);
   }
@@ -360,6 +390,13 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::st
 
 namespace {
 
+// A run left on SLURM: "running" in the database, or "preempted" (a collect saw the state file
+// of a job waiting to be requeued).
+bool MaybeOnSlurm(const AttemptRecord& a, const RunRecord& r) {
+  return a.launcher == "slurm" && !a.job_id.empty() &&
+         (r.status == "running" || r.status == "preempted");
+}
+
 // Seconds since an ISO-8601 UTC time ("2026-11-30T04:52:30Z"); negative if unparsable.
 double SecondsSince(const std::string& iso) {
   std::tm tm{};
@@ -375,9 +412,7 @@ std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_a
   const auto runs = store.RunsOfSweep(sweep);
   std::map<std::string, AttemptRecord> on_slurm;  // run id -> attempt, for runs still "running"
   for (const auto& [id, a] : store.LatestAttempts(sweep)) {
-    if (a.launcher == "slurm" && !a.job_id.empty() && runs.at(id).status == "running") {
-      on_slurm[id] = a;
-    }
+    if (MaybeOnSlurm(a, runs.at(id))) on_slurm[id] = a;
   }
   if (on_slurm.empty()) return "";
   std::vector<std::string> jobs;
@@ -429,9 +464,7 @@ int CancelSweep(Store& store, const std::string& sweep) {
   const auto runs = store.RunsOfSweep(sweep);
   std::vector<AttemptRecord> active;
   for (const auto& [id, a] : store.LatestAttempts(sweep)) {
-    if (a.launcher == "slurm" && !a.job_id.empty() && runs.at(id).status == "running") {
-      active.push_back(a);
-    }
+    if (MaybeOnSlurm(a, runs.at(id))) active.push_back(a);
   }
   std::vector<std::string> jobs;
   for (const auto& a : active) jobs.push_back(a.job_id);
@@ -450,15 +483,23 @@ int CancelSweep(Store& store, const std::string& sweep) {
   for (const auto& a : queued) jobs.push_back(a.job_id);
   const std::string err = SlurmCancel(jobs);
   MAVG_CHECK(err.empty(), "scancel failed: {}", err);
-  active = queued;
-  for (const auto& a : active) {
+  // Wait for the jobs to leave the queue (running ones checkpoint first), then the run dirs
+  // decide: a run that completed meanwhile stays completed, the others are interrupted.
+  for (int i = 0; i < 1200 && !SlurmQueueState(jobs).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  int cancelled = 0;
+  for (const auto& a : queued) {
     store.EndAttempt(a.run_id, a.n, "interrupted", 130);
+    const std::string status = store.IngestRun(a.run_id, runs.at(a.run_id).run_dir);
+    if (status == "completed" || status == "diverged" || status == "failed") continue;
     store.SetRunStatus(a.run_id, "interrupted",
                        fmt::format("cancelled by mavg sweep cancel (SLURM job {}); sweep run "
                                    "resumes it",
                                    a.job_id));
+    ++cancelled;
   }
-  return static_cast<int>(active.size());
+  return cancelled;
 }
 
 std::string FormatStatus(Store& store, const std::string& sweep) {

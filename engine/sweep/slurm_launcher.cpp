@@ -16,6 +16,7 @@
 #include "engine/core/files.h"
 #include "engine/core/logging.h"
 #include "engine/core/subprocess.h"
+#include "engine/core/sysinfo.h"
 #include "engine/sweep/launcher.h"
 
 namespace mavg {
@@ -72,6 +73,10 @@ class SlurmLauncher final : public Launcher {
     // Jobs start in this directory (relative data paths in configs keep their meaning); the
     // files they read are named absolutely.
     workdir_ = std::filesystem::current_path().string();
+    // Files of one submission never replace another's: a pending or requeued task reads its
+    // manifest when it starts.
+    stamp_ = fmt::format("{}-{}", UtcNow(), getpid());
+    for (char& c : stamp_) c = c == ':' ? '-' : c;
     options_.script_dir = Absolute(options_.script_dir);
     MAVG_CHECK(options_.signal_s >= 0, "--signal-seconds must be >= 0, got {}", options_.signal_s);
     MAVG_CHECK(options_.throttle >= 0, "--throttle must be >= 0, got {}", options_.throttle);
@@ -156,7 +161,7 @@ class SlurmLauncher final : public Launcher {
   }
 
   std::string Base(const Chunk& c) const {
-    return fmt::format("{}/{}-{}", options_.script_dir, c.shape.Name(), c.index);
+    return fmt::format("{}/{}-{}-{}", options_.script_dir, c.shape.Name(), c.index, stamp_);
   }
   std::string ScriptPath(const Chunk& c) const { return Base(c) + ".sbatch"; }
   std::string ManifestPath(const Chunk& c) const { return Base(c) + ".manifest"; }
@@ -165,6 +170,11 @@ class SlurmLauncher final : public Launcher {
   static std::string Manifest(const Chunk& c) {
     std::string m;
     for (const LaunchRequest* q : c.runs) {
+      for (const std::string* f : {&q->run_dir, &q->config_path, &q->cache_dir}) {
+        MAVG_CHECK(f->find_first_of("\t\n") == std::string::npos,
+                   "slurm: the path '{}' holds a tab or newline, which a manifest cannot carry",
+                   *f);
+      }
       m += fmt::format("{}\t{}\t{}\t{}\t{}\n", q->run_id, Absolute(q->run_dir),
                        Absolute(q->config_path), Mode(*q), Absolute(q->cache_dir));
     }
@@ -178,15 +188,18 @@ class SlurmLauncher final : public Launcher {
     h += fmt::format("#SBATCH --array=0-{}{}\n", c.runs.size() - 1,
                      options_.throttle > 0 ? fmt::format("%{}", options_.throttle) : "");
     h += fmt::format("#SBATCH --ntasks={}\n#SBATCH --cpus-per-task={}\n", s.ranks, s.threads);
-    if (s.gpus > 0) h += fmt::format("#SBATCH --gres=gpu:{}\n", s.ranks * s.gpus);
+    if (s.gpus > 0) h += fmt::format("#SBATCH --gpus-per-task={}\n", s.gpus);
     if (!s.time.empty()) h += fmt::format("#SBATCH --time={}\n", s.time);
     if (!options_.partition.empty())
       h += fmt::format("#SBATCH --partition={}\n", options_.partition);
     if (!options_.account.empty()) h += fmt::format("#SBATCH --account={}\n", options_.account);
-    h += fmt::format("#SBATCH --chdir={}\n#SBATCH --requeue\n", workdir_);
+    h += fmt::format("#SBATCH --chdir=\"{}\"\n#SBATCH --requeue\n", workdir_);
     if (options_.signal_s > 0) h += fmt::format("#SBATCH --signal=B:USR1@{}\n", options_.signal_s);
-    h += fmt::format("#SBATCH --output={}/logs/%A_%a.out\n#SBATCH --open-mode=append\n",
-                     options_.script_dir);
+    std::string logs = options_.script_dir + "/logs";
+    for (size_t i = logs.find('%'); i != std::string::npos; i = logs.find('%', i + 2)) {
+      logs.insert(i, "%");  // a literal % in sbatch's filename pattern
+    }
+    h += fmt::format("#SBATCH --output=\"{}/%A_%a.out\"\n#SBATCH --open-mode=append\n", logs);
     const std::string mpirun =
         s.mpi ? fmt::format("mpirun -np {} --bind-to none ", s.ranks) : std::string();
     h += fmt::format(R"SH(
@@ -206,15 +219,17 @@ else
   args=(train "$config" --out "$run_dir")
 fi
 args+=(--set device_options.threads={threads} --no-progress --cache-dir "$cache_dir")
-{mpirun}{mavg} "${{args[@]}}" &
-pid=$!
 # SLURM's warning before the time limit (--signal=B:USR1) and a requeue or cancel (TERM) reach
-# this shell: pass them on, so that the run checkpoints and exits "preempted". Only the time
-# limit makes the job requeue itself: after scontrol requeue SLURM requeues it, after scancel
-# nobody does.
-sig=
-trap 'sig=USR1; kill -USR1 $pid 2>/dev/null' USR1
-trap 'sig=TERM; kill -TERM $pid 2>/dev/null' TERM
+# this shell: they are passed on as USR1, on which the run checkpoints and exits "preempted"
+# (mpirun forwards USR1 to its ranks; it ignores TERM here, which would make it kill them).
+# Only the time limit makes the job requeue itself: after scontrol requeue SLURM requeues it,
+# after scancel nobody does.
+sig=; pid=
+trap 'sig=USR1; [ -z "$pid" ] || kill -USR1 $pid 2>/dev/null' USR1
+trap 'sig=TERM; [ -z "$pid" ] || kill -USR1 $pid 2>/dev/null' TERM
+(trap '' TERM; exec {mpirun}{mavg} "${{args[@]}}") &
+pid=$!
+[ -z "$sig" ] || kill -USR1 $pid 2>/dev/null  # a signal that came before the run started
 while true; do
   wait $pid; rc=$?
   kill -0 $pid 2>/dev/null || break
@@ -235,15 +250,30 @@ exit $rc
   bool Wait(const std::vector<std::pair<std::string, const LaunchRequest*>>& submitted,
             const LaunchCallbacks& cb) {
     g_interrupted = 0;
-    struct sigaction sa = {}, old_int = {}, old_term = {};
-    sa.sa_handler = OnSlurmWaitInterrupt;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct Handlers {  // installed for the wait, restored however it ends
+      struct sigaction old_int = {}, old_term = {};
+      Handlers() {
+        struct sigaction sa = {};
+        sa.sa_handler = OnSlurmWaitInterrupt;
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+      }
+      ~Handlers() {
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+      }
+    } handlers;
     std::map<std::string, const LaunchRequest*> active(submitted.begin(), submitted.end());
     while (!active.empty() && !g_interrupted) {
       std::vector<std::string> ids;
       for (const auto& [id, q] : active) ids.push_back(id);
-      const auto queued = SlurmQueueState(ids);
+      std::map<std::string, std::string> queued;
+      try {
+        queued = SlurmQueueState(ids);
+      } catch (const Error&) {
+        if (g_interrupted) break;  // squeue got the same Ctrl-C
+        throw;
+      }
       for (auto it = active.begin(); it != active.end();) {
         if (queued.count(it->first)) {
           ++it;
@@ -257,8 +287,6 @@ exit $rc
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
     if (g_interrupted) {
       spdlog::warn(
           "[sweep] stopped waiting; {} job(s) keep running under SLURM (mavg sweep status "
@@ -274,6 +302,7 @@ exit $rc
 
   SlurmLauncherOptions options_;
   std::string workdir_;
+  std::string stamp_;  // UTC time and pid of this submission
 };
 
 }  // namespace

@@ -237,6 +237,7 @@ void Trainer::InitializeFromRbm() {
     o.context = static_cast<int>(config_.data.context);
     o.randomizer_size = config_.data.randomizer_size;
     o.progress = options_.progress;
+    o.on_minibatch = [this] { Heartbeat(); };
     const CachedStack stack = ObtainStack(
         options_.cache_dir, key,
         [&](const DbnEpochCallback& cb) {
@@ -546,6 +547,7 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
       }
       bar.Update(frames_done(),
                  fmt::format("loss {:.4f}", w.stats.loss_sum / std::max(1.0, w.stats.frames)));
+      Heartbeat();
     }
   } else {
     for (; averagings_ < plan_.reduces;) {

@@ -24,7 +24,7 @@ write_conf() {
   cat > "$CONF.tmp" <<CONF
 # Written by mavg scripts/slurm/local-cluster.sh: a single-node test cluster.
 ClusterName=mavg-local
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -54,7 +54,7 @@ MinJobAge=300
 SlurmctldTimeout=30
 SlurmdTimeout=60
 InactiveLimit=0
-NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
   mv "$CONF.tmp" "$CONF"
@@ -69,7 +69,10 @@ start() {
   fi
   write_conf
   # munge: the key comes with Debian's package; the daemon runs as the munge user.
-  [ -f /etc/munge/munge.key ] || die "/etc/munge/munge.key is missing (reinstall munge)"
+  if [ ! -f /etc/munge/munge.key ]; then
+    mungekey --create --keyfile=/etc/munge/munge.key || die "cannot create /etc/munge/munge.key"
+    chown munge:munge /etc/munge/munge.key && chmod 600 /etc/munge/munge.key
+  fi
   mkdir -p /run/munge && chown munge:munge /run/munge
   if ! munge -n >/dev/null 2>&1; then
     runuser -u munge -- /usr/sbin/munged || die "munged did not start"

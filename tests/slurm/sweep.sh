@@ -28,10 +28,10 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 echo "6-run sweep: submission to collected results in $(python3 -c "print(round($end - $start, 1))") s"
 echo "--- the sbatch script of the 2-worker (2-rank MPI) runs:"
-cat res/runs/slurm-s6/slurm/r2-t1-mpi-0.sbatch
+cat res/runs/slurm-s6/slurm/r2-t1-mpi-0-*.sbatch
 echo "---"
 [ "$(ls res/runs/slurm-s6/slurm/*.sbatch | wc -l)" -eq 2 ] || fail "expected two job arrays"
-[ "$(grep -c . res/runs/slurm-s6/slurm/r2-t1-mpi-0.manifest)" -eq 3 ] || fail "manifest"
+[ "$(cat res/runs/slurm-s6/slurm/r2-t1-mpi-0-*.manifest | grep -c .)" -eq 3 ] || fail "manifest"
 [ "$(db res/mavg.db "select count(*) from sweep_results where sweep='slurm-s6' and status='completed'")" -eq 6 ] ||
   fail "not all completed: $(db res/mavg.db "select run_id, status, reason from runs")"
 [ "$(db res/mavg.db "select count(distinct substr(job_id, 1, instr(job_id, '_') - 1)) from attempts where launcher='slurm'")" -eq 2 ] ||
