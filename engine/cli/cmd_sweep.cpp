@@ -29,6 +29,12 @@ std::unique_ptr<Store> OpenForReading(const SweepPaths& paths) {
   return std::make_unique<Store>(paths.Db());
 }
 
+// The database of commands that follow up on a sweep: it must exist already.
+Store OpenExisting(const SweepPaths& paths) {
+  MAVG_CHECK(PathExists(paths.Db()), "{}: no results database", paths.Db());
+  return Store(paths.Db());
+}
+
 std::unique_ptr<Store> OpenForWriting(const SweepPaths& paths) {
   MakeDirs(paths.results);
   return std::make_unique<Store>(paths.Db());
@@ -127,8 +133,7 @@ void AddSweepCommand(CLI::App& app) {
   collect->add_option("name", a->name, "Sweep name")->required();
   AddPathOptions(collect, a->paths);
   collect->callback([a] {
-    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
-    Store store(a->paths.Db());
+    Store store = OpenExisting(a->paths);
     const CollectSummary s = store.Collect(a->name);
     std::string line = fmt::format("sweep {}: {} runs, {} ingested, {} without files yet", a->name,
                                    s.runs, s.ingested, s.missing);
@@ -140,8 +145,7 @@ void AddSweepCommand(CLI::App& app) {
   status->add_option("name", a->name, "Sweep name")->required();
   AddPathOptions(status, a->paths);
   status->callback([a] {
-    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
-    Store store(a->paths.Db());
+    Store store = OpenExisting(a->paths);
     std::cout << ReconcileSlurm(store, a->name, a->hung_after_s);
     std::cout << FormatStatus(store, a->name);
   });
@@ -155,8 +159,7 @@ void AddSweepCommand(CLI::App& app) {
   cancel->add_option("name", a->name, "Sweep name")->required();
   AddPathOptions(cancel, a->paths);
   cancel->callback([a] {
-    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
-    Store store(a->paths.Db());
+    Store store = OpenExisting(a->paths);
     const int n = CancelSweep(store, a->name);
     std::cout << fmt::format(
         "sweep {}: cancelled {} run(s) on SLURM (now interrupted; "
@@ -180,8 +183,7 @@ void AddSweepCommand(CLI::App& app) {
                   "Allow more ranks x threads than cores");
   AddPathOptions(retry, a->paths);
   retry->callback([a, MakeLauncher] {
-    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
-    Store store(a->paths.Db());
+    Store store = OpenExisting(a->paths);
     auto launcher = MakeLauncher(*a, a->name);
     a->run.cache_dir = a->paths.Cache();
     ExitCode() = RetrySweep(store, a->name, SplitComma(a->states), *launcher, a->run);

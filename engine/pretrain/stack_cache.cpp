@@ -83,12 +83,17 @@ CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
                         const PretrainFn& pretrain, const DbnEpochCallback& on_epoch) {
   Timer timer;
   CachedStack out;
-  if (cache_dir.empty()) {
+  auto run_pretraining = [&] {
+    out.hit = false;
+    out.records.clear();
     out.dbn = pretrain([&](const nlohmann::json& r) {
       out.records.push_back(r);
       if (on_epoch) on_epoch(r);
     });
     out.seconds = timer.Seconds();
+  };
+  if (cache_dir.empty()) {
+    run_pretraining();
     return out;
   }
   MakeDirs(cache_dir);
@@ -107,11 +112,7 @@ CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
     }
   }
   spdlog::info("[pretrain] cache miss: pretraining stack {} into {}", key.key, dir);
-  out.dbn = pretrain([&](const nlohmann::json& r) {
-    out.records.push_back(r);
-    if (on_epoch) on_epoch(r);
-  });
-  out.seconds = timer.Seconds();
+  run_pretraining();
   MakeDirs(dir);
   std::string lines;
   for (const auto& r : out.records) lines += r.dump() + "\n";

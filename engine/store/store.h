@@ -20,8 +20,6 @@
 
 namespace mavg {
 
-constexpr int kStoreSchemaVersion = 1;
-
 struct SweepRecord {
   std::string name, spec_yaml, spec_hash, created;
 };
@@ -52,8 +50,8 @@ struct CollectSummary {
 
 class Store {
  public:
-  // Opens (creating) the database and brings its schema to kStoreSchemaVersion. A file that is
-  // not a database, or one from a newer mavg, is a one-line error naming the file.
+  // Opens (creating) the database and brings its schema to the latest migration (schema.cpp). A
+  // file that is not a database, or one from a newer mavg, is a one-line error naming the file.
   explicit Store(const std::string& db_path);
 
   sql::Database& Db() { return db_; }

@@ -397,6 +397,23 @@ bool MaybeOnSlurm(const AttemptRecord& a, const RunRecord& r) {
          (r.status == "running" || r.status == "preempted");
 }
 
+// The latest attempt of every run of the sweep that may still have a SLURM job.
+std::vector<AttemptRecord> AttemptsOnSlurm(Store& store, const std::string& sweep,
+                                           const std::map<std::string, RunRecord>& runs) {
+  std::vector<AttemptRecord> out;
+  for (const auto& [id, a] : store.LatestAttempts(sweep)) {
+    if (MaybeOnSlurm(a, runs.at(id))) out.push_back(a);
+  }
+  return out;
+}
+
+// A job that left the queue: what its run wrote decides the run's status (returned).
+std::string CollectEndedJob(Store& store, const AttemptRecord& a, const std::string& run_dir,
+                            const std::string& attempt_state, int exit_code) {
+  store.EndAttempt(a.run_id, a.n, attempt_state, exit_code);
+  return store.IngestRun(a.run_id, run_dir);
+}
+
 // Seconds since an ISO-8601 UTC time ("2026-11-30T04:52:30Z"); negative if unparsable.
 double SecondsSince(const std::string& iso) {
   std::tm tm{};
@@ -410,17 +427,15 @@ std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_a
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  std::map<std::string, AttemptRecord> on_slurm;  // run id -> attempt, for runs still "running"
-  for (const auto& [id, a] : store.LatestAttempts(sweep)) {
-    if (MaybeOnSlurm(a, runs.at(id))) on_slurm[id] = a;
-  }
+  const std::vector<AttemptRecord> on_slurm = AttemptsOnSlurm(store, sweep, runs);
   if (on_slurm.empty()) return "";
   std::vector<std::string> jobs;
-  for (const auto& [id, a] : on_slurm) jobs.push_back(a.job_id);
+  for (const auto& a : on_slurm) jobs.push_back(a.job_id);
   const auto queue = SlurmQueueState(jobs);
   std::map<std::string, int> counts;
   std::string details;
-  for (const auto& [id, a] : on_slurm) {
+  for (const AttemptRecord& a : on_slurm) {
+    const std::string& id = a.run_id;
     const auto q = queue.find(a.job_id);
     if (q != queue.end()) {
       ++counts[q->second == "RUNNING" ? "running" : "pending"];
@@ -438,9 +453,7 @@ std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_a
       }
       continue;
     }
-    // The job has left the queue: what the run wrote decides.
-    store.EndAttempt(id, a.n, "finished", 0);
-    std::string status = store.IngestRun(id, runs.at(id).run_dir);
+    std::string status = CollectEndedJob(store, a, runs.at(id).run_dir, "finished", 0);
     if (status == "running" || status == "new") {
       status = "failed";
       store.SetRunStatus(id, status,
@@ -462,10 +475,7 @@ int CancelSweep(Store& store, const std::string& sweep) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  std::vector<AttemptRecord> active;
-  for (const auto& [id, a] : store.LatestAttempts(sweep)) {
-    if (MaybeOnSlurm(a, runs.at(id))) active.push_back(a);
-  }
+  const std::vector<AttemptRecord> active = AttemptsOnSlurm(store, sweep, runs);
   std::vector<std::string> jobs;
   for (const auto& a : active) jobs.push_back(a.job_id);
   // Jobs that already left the queue are collected, not cancelled: their runs ended.
@@ -475,8 +485,7 @@ int CancelSweep(Store& store, const std::string& sweep) {
     if (queue.count(a.job_id)) {
       queued.push_back(a);
     } else {
-      store.EndAttempt(a.run_id, a.n, "finished", 0);
-      store.IngestRun(a.run_id, runs.at(a.run_id).run_dir);
+      CollectEndedJob(store, a, runs.at(a.run_id).run_dir, "finished", 0);
     }
   }
   jobs.clear();
@@ -490,8 +499,8 @@ int CancelSweep(Store& store, const std::string& sweep) {
   }
   int cancelled = 0;
   for (const auto& a : queued) {
-    store.EndAttempt(a.run_id, a.n, "interrupted", 130);
-    const std::string status = store.IngestRun(a.run_id, runs.at(a.run_id).run_dir);
+    const std::string status =
+        CollectEndedJob(store, a, runs.at(a.run_id).run_dir, "interrupted", 130);
     if (status == "completed" || status == "diverged" || status == "failed") continue;
     store.SetRunStatus(a.run_id, "interrupted",
                        fmt::format("cancelled by mavg sweep cancel (SLURM job {}); sweep run "

@@ -5,7 +5,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
+#include <span>
 #include <thread>
 
 #include "engine/backend/device_buffer.h"
@@ -108,6 +110,8 @@ class Trainer {
   void BindWorker(Worker& w) {
     network_->BindParams(w.replica.Rows() > 0 ? w.replica.View() : MatrixView());
   }
+  // Runs a host-side collective `op` on `v`: in place for CPU memory, else through staging_.
+  void OnHost(MatrixView v, const std::function<void(std::span<float>)>& op);
   // Copies `src` into the network's own parameters and every replica.
   void SetAllParams(ConstMatrixView src);
   std::vector<WorkerStats> GatherStats();
@@ -256,13 +260,20 @@ void Trainer::InitializeFromRbm() {
   }
   network_->BindParams(MatrixView());
   if (!simulated_ && comm_.WorldSize() > 1) {  // every rank starts from rank 0's stack
-    MatrixView v = network_->Params();
-    staging_.resize(static_cast<size_t>(v.Size()));
-    backend_->CopyToHost(v, staging_.data());
-    comm_.Broadcast(std::span<float>(staging_), 0);
-    backend_->CopyFromHost(staging_.data(), v);
+    OnHost(network_->Params(), [&](std::span<float> host) { comm_.Broadcast(host, 0); });
   }
   SetAllParams(network_->Params());
+}
+
+void Trainer::OnHost(MatrixView v, const std::function<void(std::span<float>)>& op) {
+  if (backend_->Kind() == DeviceKind::kCpu && v.Contiguous()) {
+    op(std::span<float>(v.data, static_cast<size_t>(v.Size())));
+    return;
+  }
+  staging_.resize(static_cast<size_t>(v.Size()));  // host-staged
+  backend_->CopyToHost(v, staging_.data());
+  op(std::span<float>(staging_));
+  backend_->CopyFromHost(staging_.data(), v);
 }
 
 void Trainer::SetAllParams(ConstMatrixView src) {
@@ -336,14 +347,7 @@ void Trainer::Average() {
   w.stats.wait_s += t.Seconds();
   t.Reset();
   auto all_reduce = [&](MatrixView v) {
-    if (backend_->Kind() == DeviceKind::kCpu && v.Contiguous()) {
-      comm_.AllReduceSum(std::span<float>(v.data, static_cast<size_t>(v.Size())));
-    } else {  // host-staged
-      staging_.resize(static_cast<size_t>(v.Size()));
-      backend_->CopyToHost(v, staging_.data());
-      comm_.AllReduceSum(std::span<float>(staging_));
-      backend_->CopyFromHost(staging_.data(), v);
-    }
+    OnHost(v, [&](std::span<float> host) { comm_.AllReduceSum(host); });
     backend_->Axpby(inv_n, v, 0.0f, v);
   };
   network_->BindParams(MatrixView());

@@ -17,10 +17,10 @@ grid: {schedule.lr: [0.002, 0.003, 0.004]}
 resources: {threads: 2}
 YAML
 "$MAVG" -q sweep run c.yaml --launcher slurm --results res > run.txt 2>&1
-first=$(db res/mavg.db "select run_dir from runs order by run_id limit 1")
 # 2 CPUs, 2 threads per job: one job runs, two wait.
 # Cancel once the first run has written a checkpoint (mid-run).
 for i in $(seq 600); do ls res/runs/slurm-cancel/*/checkpoint/meta.json >/dev/null 2>&1 && break; sleep 0.1; done
+started=$(dirname "$(dirname "$(ls res/runs/slurm-cancel/*/checkpoint/meta.json | head -1)")")
 "$MAVG" sweep cancel slurm-cancel --results res | tee cancel.txt
 grep -q "cancelled [23] run" cancel.txt || fail "cancel"
 wait_jobs slurm-cancel 60
@@ -32,8 +32,9 @@ interrupted=$(db res/mavg.db "select count(*) from runs where status='interrupte
   fail "collect changed the cancelled runs: $(db res/mavg.db "select status, reason from runs")"
 "$MAVG" sweep run c.yaml --launcher slurm --results res --wait --poll 0.5 > again.txt 2>&1 || fail "rerun: $(cat again.txt)"
 [ "$(db res/mavg.db "select count(*) from runs where status='completed'")" -eq 3 ] || fail "not completed after the rerun"
-if ls "$first"/checkpoint >/dev/null 2>&1 && grep -q "resumed from checkpoint" res/runs/slurm-cancel/*/log.txt; then
-  echo "a cancelled run resumed from its checkpoint"
+# The run cancelled after its checkpoint continued from it (unless it had completed first).
+if [ "$interrupted" -eq 3 ]; then
+  grep -q "resumed from checkpoint" "$started/log.txt" || fail "$started did not resume its checkpoint"
 fi
 
 # Lost: the run's process killed outright (as the OOM killer would: no checkpoint, no result)
