@@ -7,6 +7,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/run_state.h"
 #include "engine/core/timer.h"
 #include "engine/sweep/controller.h"
 
@@ -71,7 +72,8 @@ void AddSweepCommand(CLI::App& app) {
 
   struct Args {
     SweepPaths paths;
-    std::string spec, name, launcher = "local", states = "failed,diverged";
+    std::string spec, name, launcher = "local";
+    std::string states = fmt::format("{},{}", PlanState::kFailed, PlanState::kDiverged);
     SweepRunOptions run;
     LocalLauncherOptions local;
     SlurmLauncherOptions slurm;
@@ -169,7 +171,9 @@ void AddSweepCommand(CLI::App& app) {
 
   CLI::App* retry = cmd->add_subcommand("retry", "Relaunch runs in the given states");
   retry->add_option("name", a->name, "Sweep name")->required();
-  retry->add_option("--state", a->states, "States to retry (comma-separated)")
+  retry
+      ->add_option("--state", a->states,
+                   fmt::format("States to retry, comma-separated (of {})", PlanStateNames()))
       ->capture_default_str();
   retry->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
   retry->add_option("--launcher", a->launcher, "local or slurm")
@@ -183,10 +187,14 @@ void AddSweepCommand(CLI::App& app) {
                   "Allow more ranks x threads than cores");
   AddPathOptions(retry, a->paths);
   retry->callback([a, MakeLauncher] {
+    std::vector<PlanState> states;
+    for (const std::string& s : SplitComma(a->states)) {
+      states.push_back(ParsePlanStateOrThrow(s, "--state"));
+    }
     Store store = OpenExisting(a->paths);
     auto launcher = MakeLauncher(*a, a->name);
     a->run.cache_dir = a->paths.Cache();
-    ExitCode() = RetrySweep(store, a->name, SplitComma(a->states), *launcher, a->run);
+    ExitCode() = RetrySweep(store, a->name, states, *launcher, a->run);
   });
 }
 

@@ -7,6 +7,7 @@
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
 #include "engine/core/progress.h"
+#include "engine/core/run_state.h"
 #include "engine/train/trainer.h"
 
 namespace mavg::cli {
@@ -64,8 +65,9 @@ void AddTrainCommand(CLI::App& app) {
     options.progress = !args->no_progress && Progress::StderrIsTerminal();
     const nlohmann::json result = Train(config, options);
     const std::string status = result.value("status", "?");
-    if (status == "diverged") ExitCode() = kExitDiverged;
-    if (status == "preempted") ExitCode() = kExitPreempted;
+    const std::optional<RunState> state = ParseRunState(status);
+    if (state == RunState::kDiverged) ExitCode() = kExitDiverged;
+    if (state == RunState::kPreempted) ExitCode() = kExitPreempted;
     if (result.value("rank", 0) != 0) return;  // rank 0 reports for everyone
     std::string line = fmt::format("{}: {}", options.run_dir, status);
     if (result.contains("test_acc")) {

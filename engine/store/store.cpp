@@ -1,6 +1,7 @@
 #include "engine/store/store.h"
 
 #include <cmath>
+#include <iterator>
 #include <sstream>
 
 #include "engine/core/error.h"
@@ -24,6 +25,20 @@ sql::Value JsonToValue(const nlohmann::json& v) {
   return sql::Value(v.dump());
 }
 
+// A state's text as a bound parameter.
+template <class State>
+sql::Value AsValue(State s) {
+  return sql::Value(std::string(ToString(s)));
+}
+
+// Columns 0-5: run_id, config_json, run_dir, status, reason, code_version. A status that is not
+// a RunState names the database and the run.
+RunRecord ReadRunRecord(const sql::Statement& s, const std::string& db_path) {
+  const std::string id = s.Text(0);
+  const RunState status = ParseRunStateOrThrow(s.Text(3), fmt::format("{}: run {}", db_path, id));
+  return RunRecord{id, s.Text(1), s.Text(2), status, s.Text(4), s.Text(5)};
+}
+
 // Reads a JSON file; nullopt if absent; throws a one-line reason if unreadable.
 std::optional<nlohmann::json> ReadJson(const std::string& path) {
   if (!PathExists(path)) return std::nullopt;
@@ -33,6 +48,19 @@ std::optional<nlohmann::json> ReadJson(const std::string& path) {
     throw Error(fmt::format("{}: corrupt JSON ({})", path, e.what()));
   }
 }
+
+// The "status" of a run file (state.json, result.json) as a RunState, `absent` without one. A
+// text that is not a RunState throws naming the file and the valid ones.
+RunState FileStatus(const nlohmann::json& file, const std::string& path, RunState absent) {
+  if (!file.contains("status")) return absent;
+  const nlohmann::json& s = file["status"];
+  return ParseRunStateOrThrow(s.is_string() ? s.get<std::string>() : s.dump(), path);
+}
+
+// Launcher outcomes that outrank the run's own view of an attempt in attempts.state: the run
+// only saw itself stop at a checkpoint, the launcher knows why.
+constexpr LaunchState kLauncherVerdicts[] = {LaunchState::kTimeout, LaunchState::kInterrupted,
+                                             LaunchState::kFailedToStart};
 
 }  // namespace
 
@@ -116,8 +144,7 @@ std::map<std::string, RunRecord> Store::RunsOfSweep(const std::string& sweep) {
       "FROM sweep_runs sr JOIN runs r ON r.run_id = sr.run_id WHERE sr.sweep = ?");
   s.Bind(1, sweep);
   std::map<std::string, RunRecord> out;
-  while (s.Step())
-    out[s.Text(0)] = {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5)};
+  while (s.Step()) out[s.Text(0)] = ReadRunRecord(s, db_.Path());
   return out;
 }
 
@@ -140,23 +167,21 @@ std::map<std::string, RunRecord> Store::FindRuns(const std::vector<std::string>&
       "WHERE run_id = ?");
   for (const std::string& id : run_ids) {
     s.Bind(1, id);
-    if (s.Step()) out[id] = {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5)};
+    if (s.Step()) out[id] = ReadRunRecord(s, db_.Path());
     s.Reset();
   }
   return out;
 }
 
-void Store::SetRunStatus(const std::string& run_id, const std::string& status,
-                         const std::string& reason) {
+void Store::SetRunStatus(const std::string& run_id, RunState status, const std::string& reason) {
   auto s = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
-  s.Bind(1, status).Bind(2, reason).Bind(3, run_id).Run();
+  s.Bind(1, AsValue(status)).Bind(2, reason).Bind(3, run_id).Run();
 }
 
-bool Store::ClaimRun(const std::string& run_id, const std::string& expected) {
+bool Store::ClaimRun(const std::string& run_id, RunState expected) {
   sql::Transaction tx(db_);
-  auto s = db_.Prepare(
-      "UPDATE runs SET status = 'running', reason = '' WHERE run_id = ? AND status = ?");
-  s.Bind(1, run_id).Bind(2, expected).Run();
+  auto s = db_.Prepare("UPDATE runs SET status = ?, reason = '' WHERE run_id = ? AND status = ?");
+  s.Bind(1, AsValue(RunState::kRunning)).Bind(2, run_id).Bind(3, AsValue(expected)).Run();
   const bool claimed = sqlite3_changes(db_.Raw()) == 1;
   tx.Commit();
   return claimed;
@@ -166,22 +191,23 @@ void Store::StartAttempt(const std::string& run_id, int n, const std::string& la
                          const std::string& job_id, const std::string& host) {
   auto s = db_.Prepare(
       "INSERT INTO attempts(run_id, n, launcher, job_id, state, started, host) "
-      "VALUES (?,?,?,?, 'running', ?, ?) ON CONFLICT(run_id, n) DO UPDATE SET "
-      "launcher = excluded.launcher, job_id = excluded.job_id, state = 'running', "
+      "VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id, n) DO UPDATE SET "
+      "launcher = excluded.launcher, job_id = excluded.job_id, state = excluded.state, "
       "started = excluded.started, host = excluded.host, ended = NULL, exit_code = NULL");
   s.Bind(1, run_id)
       .Bind(2, n)
       .Bind(3, launcher)
       .Bind(4, job_id)
-      .Bind(5, UtcNow())
-      .Bind(6, host)
+      .Bind(5, AsValue(RunState::kRunning))
+      .Bind(6, UtcNow())
+      .Bind(7, host)
       .Run();
 }
 
-void Store::EndAttempt(const std::string& run_id, int n, const std::string& state, int exit_code) {
+void Store::EndAttempt(const std::string& run_id, int n, LaunchState state, int exit_code) {
   auto s = db_.Prepare(
       "UPDATE attempts SET state = ?, exit_code = ?, ended = ? WHERE run_id = ? AND n = ?");
-  s.Bind(1, state).Bind(2, exit_code).Bind(3, UtcNow()).Bind(4, run_id).Bind(5, n).Run();
+  s.Bind(1, AsValue(state)).Bind(2, exit_code).Bind(3, UtcNow()).Bind(4, run_id).Bind(5, n).Run();
 }
 
 std::map<std::string, AttemptRecord> Store::LatestAttempts(const std::string& sweep) {
@@ -198,30 +224,31 @@ std::map<std::string, AttemptRecord> Store::LatestAttempts(const std::string& sw
   return out;
 }
 
-std::string Store::IngestRun(const std::string& run_id, const std::string& run_dir) {
-  std::string status = "new", reason;
+RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir) {
+  RunState status = RunState::kNew;
+  std::string reason;
   std::optional<nlohmann::json> state, result;
   std::vector<nlohmann::json> epochs;
   try {
     state = ReadJson(run_dir + "/state.json");
+    if (state) {
+      reason = state->value("error", "");
+      status = FileStatus(*state, run_dir + "/state.json", RunState::kRunning);
+    }
   } catch (const Error& e) {
-    status = "failed", reason = e.what();
-  }
-  if (state) {
-    status = state->value("status", "running");
-    reason = state->value("error", "");
+    status = RunState::kFailed, reason = e.what();
   }
   try {
     result = ReadJson(run_dir + "/result.json");
     if (result) {
-      status = result->value("status", "failed");
-      reason = result->value("error", status == "completed" ? "" : reason);
+      status = FileStatus(*result, run_dir + "/result.json", RunState::kFailed);
+      reason = result->value("error", status == RunState::kCompleted ? "" : reason);
     }
   } catch (const Error& e) {
-    status = "failed", reason = e.what();
+    status = RunState::kFailed, reason = e.what();
     result.reset();
   }
-  if (result && status == "diverged" && result->contains("diverged_at")) {
+  if (result && status == RunState::kDiverged && result->contains("diverged_at")) {
     const auto& d = (*result)["diverged_at"];
     reason = fmt::format("non-finite loss in epoch {} minibatch {} (lr {})", d.value("epoch", 0),
                          d.value("minibatch", 0), d.value("lr", 0.0));
@@ -233,20 +260,22 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
   sql::Transaction tx(db_);
   // A run that stopped at a checkpoint because the launcher stopped it: the launcher's reason
   // decides (time limit: failed, resumable by retry; Ctrl-C: interrupted).
-  if (status == "preempted" || status == "running") {
+  if (status == RunState::kPreempted || status == RunState::kRunning) {
     auto last = db_.Prepare("SELECT state FROM attempts WHERE run_id = ? ORDER BY n DESC LIMIT 1");
     last.Bind(1, run_id);
-    const std::string launcher_state = last.Step() ? last.Text(0) : "";
-    if (launcher_state == "timeout") {
-      status = "failed";
+    // A run's own status there (the launcher has not reported) is no launch state: nullopt.
+    const std::optional<LaunchState> launcher_state =
+        last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
+    if (launcher_state == LaunchState::kTimeout) {
+      status = RunState::kFailed;
       reason = "stopped at the time limit (its checkpoint is kept: retry resumes it)";
-    } else if (launcher_state == "interrupted") {
-      status = "interrupted";
+    } else if (launcher_state == LaunchState::kInterrupted) {
+      status = RunState::kInterrupted;
       reason = "interrupted by the sweep controller (resumable)";
     }
   }
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
-  upd.Bind(1, status).Bind(2, reason).Bind(3, run_id).Run();
+  upd.Bind(1, AsValue(status)).Bind(2, reason).Bind(3, run_id).Run();
   if (result && result->contains("build")) {
     auto cv = db_.Prepare("UPDATE runs SET code_version = ? WHERE run_id = ?");
     cv.Bind(1, (*result)["build"].value("code_version", "")).Bind(2, run_id).Run();
@@ -331,19 +360,23 @@ std::string Store::IngestRun(const std::string& run_id, const std::string& run_d
   }
   if (state && attempt > 0) {
     // The run's own view of its attempt; the launcher's columns are kept if present.
+    std::string verdicts;  // "?,?,?": parameters 6.. hold kLauncherVerdicts
+    for (size_t i = 0; i < std::size(kLauncherVerdicts); ++i) verdicts += i ? ",?" : "?";
     auto att = db_.Prepare(
-        "INSERT INTO attempts(run_id, n, state, started, host) VALUES (?,?,?,?,?) "
-        "ON CONFLICT(run_id, n) DO UPDATE SET state = CASE WHEN attempts.state IN "
-        "('timeout', 'interrupted', 'failed-to-start') THEN attempts.state ELSE excluded.state "
-        "END, "
-        "started = COALESCE(attempts.started, excluded.started), "
-        "host = COALESCE(attempts.host, excluded.host)");
+        fmt::format("INSERT INTO attempts(run_id, n, state, started, host) VALUES (?,?,?,?,?) "
+                    "ON CONFLICT(run_id, n) DO UPDATE SET state = CASE WHEN attempts.state IN ({}) "
+                    "THEN attempts.state ELSE excluded.state END, "
+                    "started = COALESCE(attempts.started, excluded.started), "
+                    "host = COALESCE(attempts.host, excluded.host)",
+                    verdicts));
     att.Bind(1, run_id)
         .Bind(2, attempt)
-        .Bind(3, status)
+        .Bind(3, AsValue(status))
         .Bind(4, state->value("started", ""))
-        .Bind(5, state->value("host", ""))
-        .Run();
+        .Bind(5, state->value("host", ""));
+    int param = 6;
+    for (LaunchState v : kLauncherVerdicts) att.Bind(param++, AsValue(v));
+    att.Run();
   }
   tx.Commit();
   return status;
@@ -359,7 +392,7 @@ CollectSummary Store::Collect(const std::string& sweep) {
       ++summary.by_status[run.status];
       continue;
     }
-    const std::string status = IngestRun(run_id, run.run_dir);
+    const RunState status = IngestRun(run_id, run.run_dir);
     ++summary.ingested;
     ++summary.by_status[status];
   }

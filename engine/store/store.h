@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/run_state.h"
 #include "engine/store/sqlite.h"
 
 namespace mavg {
@@ -25,7 +26,9 @@ struct SweepRecord {
 };
 
 struct RunRecord {
-  std::string run_id, config_json, run_dir, status, reason, code_version;
+  std::string run_id, config_json, run_dir;
+  RunState status = RunState::kNew;
+  std::string reason, code_version;
 };
 
 struct SweepMember {
@@ -38,14 +41,15 @@ struct SweepMember {
 struct AttemptRecord {
   std::string run_id;
   int n = 0;
-  std::string launcher, job_id, state;
+  std::string launcher, job_id;
+  std::string state;  // a LaunchState's text once the launcher reported, else a RunState's
 };
 
 struct CollectSummary {
   int runs = 0;      // runs of the sweep looked at
   int ingested = 0;  // with files (state/result) found and stored
   int missing = 0;   // no run directory or no files yet
-  std::map<std::string, int> by_status;
+  std::map<RunState, int> by_status;
 };
 
 class Store {
@@ -68,23 +72,23 @@ class Store {
   std::vector<SweepMember> MembersOfSweep(const std::string& sweep);
   // run_id -> record for the given ids that exist.
   std::map<std::string, RunRecord> FindRuns(const std::vector<std::string>& run_ids);
-  void SetRunStatus(const std::string& run_id, const std::string& status,
-                    const std::string& reason = "");
+  void SetRunStatus(const std::string& run_id, RunState status, const std::string& reason = "");
   // Marks the run "running" if its status is still `expected` (compare-and-set in one write
   // transaction); false when another controller got there first.
-  bool ClaimRun(const std::string& run_id, const std::string& expected);
+  bool ClaimRun(const std::string& run_id, RunState expected);
 
   // Launcher bookkeeping of one attempt.
   void StartAttempt(const std::string& run_id, int n, const std::string& launcher,
                     const std::string& job_id, const std::string& host);
-  void EndAttempt(const std::string& run_id, int n, const std::string& state, int exit_code);
+  void EndAttempt(const std::string& run_id, int n, LaunchState state, int exit_code);
   // The latest launcher-recorded attempt of every run of the sweep.
   std::map<std::string, AttemptRecord> LatestAttempts(const std::string& sweep);
 
   // Ingests one run directory (state.json, result.json, metrics.jsonl) in one transaction.
   // Idempotent: the same files give the same rows. A corrupt result.json makes the run
-  // "failed" with the parse error as its reason. Returns the status stored.
-  std::string IngestRun(const std::string& run_id, const std::string& run_dir);
+  // "failed" with the parse error as its reason, and so does a status that is not a RunState.
+  // Returns the status stored.
+  RunState IngestRun(const std::string& run_id, const std::string& run_dir);
   // Ingests every run of the sweep.
   CollectSummary Collect(const std::string& sweep);
 

@@ -30,14 +30,11 @@ std::string AxesJson(const Assignment& axes) {
   return a.dump();
 }
 
-std::string PlanState(const RunRecord* rec) {
-  if (rec == nullptr || rec->status == "new") return "new";
-  if (rec->status == "completed") {
-    return rec->code_version.empty() || rec->code_version == build_info::kCodeVersion ? "done"
-                                                                                      : "stale";
-  }
-  if (rec->status == "preempted" || rec->status == "interrupted") return "interrupted";
-  return rec->status;  // failed, diverged, running
+// A run not in the store yet is new; one made by an unknown code version counts as current.
+PlanState PlanStateOf(const RunRecord* rec) {
+  if (rec == nullptr) return PlanState::kNew;
+  return PlanStateOf(rec->status,
+                     rec->code_version.empty() || rec->code_version == build_info::kCodeVersion);
 }
 
 // A run recorded as running whose process is gone (same host) is resumable. Without a
@@ -46,7 +43,7 @@ bool RunningButDead(const std::string& run_dir) {
   if (!PathExists(run_dir + "/state.json")) return false;
   try {
     const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));
-    if (state.value("status", "") != "running") return false;
+    if (ParseRunState(state.value("status", "")) != RunState::kRunning) return false;
     if (state.value("host", "") != HostName()) return false;
     const int pid = state.value("pid", 0);
     return pid <= 0 || kill(pid, 0) != 0;
@@ -66,8 +63,8 @@ int NextAttempt(const std::string& run_dir) {
 
 // One launch request; the same rules for `run` and `retry`.
 LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
-                          const RunConfig& config, const std::string& state,
-                          const SweepRunOptions& options, const SweepResources& resources) {
+                          const RunConfig& config, PlanState state, const SweepRunOptions& options,
+                          const SweepResources& resources) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   LaunchRequest q;
   q.run_id = run_id;
@@ -85,10 +82,11 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
   q.timeout_s = options.timeout_s > 0 ? options.timeout_s : resources.TimeSeconds();
   // A run with a checkpoint continues from it (interrupted, timed out, crashed); a diverged run
   // would diverge again from there and starts over; a stale or done run is redone (--force).
-  q.force = state == "stale" || state == "done";
-  q.resume = !q.force && state != "diverged" && PathExists(run_dir + "/checkpoint/meta.json");
+  q.force = state == PlanState::kStale || state == PlanState::kDone;
+  q.resume =
+      !q.force && state != PlanState::kDiverged && PathExists(run_dir + "/checkpoint/meta.json");
   q.attempt = NextAttempt(run_dir);
-  q.planned_status = state;
+  q.planned_state = state;
   return q;
 }
 
@@ -109,7 +107,7 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
     WriteFileAtomic(q.config_path, ToYaml(q.config));
     claimed.push_back(std::move(q));
   }
-  std::map<std::string, std::string> final_status;
+  std::map<std::string, RunState> final_status;
   int done = 0;
   const std::string host = HostName();
   LaunchCallbacks cb;
@@ -120,14 +118,13 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   cb.ended = [&](const LaunchRequest& q, const LaunchOutcome& o) {
     // The launcher's view of the attempt first: IngestRun reads it (a time limit or an
     // interruption decides the status of a run that stopped at a checkpoint).
-    store.EndAttempt(q.run_id, q.attempt, o.state == "finished" ? "finished" : o.state,
-                     o.exit_code);
-    std::string status = store.IngestRun(q.run_id, q.run_dir);
-    if (status == "running" || status == "new") {
+    store.EndAttempt(q.run_id, q.attempt, o.state, o.exit_code);
+    RunState status = store.IngestRun(q.run_id, q.run_dir);
+    if (!HasEnded(status)) {
       // The process ended without recording an outcome (killed, or it never started).
-      status = "failed";
+      status = RunState::kFailed;
       store.SetRunStatus(q.run_id, status,
-                         o.state == "failed-to-start"
+                         o.state == LaunchState::kFailedToStart
                              ? fmt::format("failed to start: {}", o.detail)
                              : fmt::format("exited with code {} without a result{}", o.exit_code,
                                            o.detail.empty() ? "" : " (" + o.detail + ")"));
@@ -140,7 +137,7 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   const bool completed = launcher.Launch(claimed, cb);
 
   // Summary.
-  std::map<std::string, int> counts;
+  std::map<RunState, int> counts;
   for (const auto& [id, st] : final_status) ++counts[st];
   std::string summary = fmt::format("sweep {}: launched {}", sweep, claimed.size());
   for (const auto& [st, n] : counts) summary += fmt::format(", {} {}", st, n);
@@ -148,7 +145,7 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   bool any_failed = false;
   const auto runs = store.RunsOfSweep(sweep);
   for (const auto& [id, st] : final_status) {
-    if (st == "failed" || st == "diverged") {
+    if (st == RunState::kFailed || st == RunState::kDiverged) {
       any_failed = true;
       std::cout << fmt::format("  {} {}: {}\n", st, id, runs.at(id).reason);
     }
@@ -170,7 +167,7 @@ std::vector<PlannedRun> PlanSweep(const SweepSpec& spec, Store& store, const Swe
     const RunRecord* rec = it == known.end() ? nullptr : &it->second;
     // The same point in another sweep is the same run: its directory is reused.
     r.run_dir = rec ? rec->run_dir : paths.results + "/runs/" + spec.name + "/" + p.run_id;
-    r.state = PlanState(rec);
+    r.state = PlanStateOf(rec);
     r.reason = rec ? rec->reason : "";
     r.point = std::move(p);
     plan.push_back(std::move(r));
@@ -183,9 +180,9 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   for (const auto& a : spec.axes) header.push_back(a);
   if (spec.replicates > 1) header.push_back("replicate");
   std::vector<std::vector<std::string>> rows;
-  std::map<std::string, int> totals;
+  std::map<PlanState, int> totals;
   for (const auto& r : plan) {
-    std::vector<std::string> row = {r.point.run_id, r.state};
+    std::vector<std::string> row = {r.point.run_id, std::string(ToString(r.state))};
     for (const auto& [k, v] : r.point.axes) row.push_back(v);
     if (spec.replicates > 1) row.push_back(std::to_string(r.point.replicate));
     rows.push_back(std::move(row));
@@ -206,9 +203,7 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   line(header);
   for (const auto& row : rows) line(row);
   out += "totals:";
-  for (const char* s : {"new", "done", "stale", "running", "interrupted", "failed", "diverged"}) {
-    out += fmt::format(" {} {}", s, totals.count(s) ? totals[s] : 0);
-  }
+  for (const auto& [s, text] : kPlanStates) out += fmt::format(" {} {}", text, totals[s]);
   out += fmt::format(" (of {})\n", plan.size());
   return out;
 }
@@ -265,7 +260,7 @@ std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPa
     }
     Stack& s = stacks[RbmStackKey(c, fingerprints[c.data.train]).key];
     ++s.runs;
-    if (r.state != "done") ++s.pending;
+    if (r.state != PlanState::kDone) ++s.pending;
     s.train = c.data.train;
   }
   if (stacks.empty() && unknown == 0) return "";
@@ -293,9 +288,9 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   for (auto& r : plan) {
     const bool retry = std::find(options.retry_states.begin(), options.retry_states.end(),
                                  r.state) != options.retry_states.end();
-    if (r.state == "new" || r.state == "interrupted" || retry ||
-        (r.state == "stale" && options.rerun_stale) ||
-        (r.state == "running" && RunningButDead(r.run_dir))) {
+    if (r.state == PlanState::kNew || r.state == PlanState::kInterrupted || retry ||
+        (r.state == PlanState::kStale && options.rerun_stale) ||
+        (r.state == PlanState::kRunning && RunningButDead(r.run_dir))) {
       pending.push_back(&r);
     }
   }
@@ -314,7 +309,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
     LaunchRequest q = MakeRequest(r->point.run_id, r->run_dir, r->point.config, r->state, options,
                                   spec.resources);
     const auto it = known.find(q.run_id);
-    q.db_status = it == known.end() ? "new" : it->second.status;
+    q.db_status = it == known.end() ? RunState::kNew : it->second.status;
     requests.push_back(std::move(q));
   }
 
@@ -332,7 +327,8 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
     std::vector<SweepMember> members;
     int position = 0;
     for (const auto& r : plan) {
-      runs.push_back({r.point.run_id, CanonicalJson(r.point.config), r.run_dir, "new", "", ""});
+      runs.push_back(
+          {r.point.run_id, CanonicalJson(r.point.config), r.run_dir, RunState::kNew, "", ""});
       members.push_back({r.point.run_id, AxesJson(r.point.axes), r.point.replicate, position++});
     }
     store.RegisterRuns(spec.name, runs, members);
@@ -353,7 +349,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   return LaunchAndCollect(store, launcher, spec.name, requests);
 }
 
-int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::string>& states,
+int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanState>& states,
                Launcher& launcher, const SweepRunOptions& options) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
@@ -369,7 +365,7 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::st
   std::vector<LaunchRequest> requests;
   for (const SweepMember& m : store.MembersOfSweep(sweep)) {
     const RunRecord& r = runs.at(m.run_id);
-    const std::string state = PlanState(&r);
+    const PlanState state = PlanStateOf(&r);
     if (std::find(states.begin(), states.end(), state) == states.end()) continue;
     LaunchRequest q =
         MakeRequest(r.run_id, r.run_dir,
@@ -390,11 +386,11 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::st
 
 namespace {
 
-// A run left on SLURM: "running" in the database, or "preempted" (a collect saw the state file
-// of a job waiting to be requeued).
+// A run left on SLURM: running in the database, or preempted (a collect saw the state file of
+// a job waiting to be requeued).
 bool MaybeOnSlurm(const AttemptRecord& a, const RunRecord& r) {
   return a.launcher == "slurm" && !a.job_id.empty() &&
-         (r.status == "running" || r.status == "preempted");
+         (r.status == RunState::kRunning || r.status == RunState::kPreempted);
 }
 
 // The latest attempt of every run of the sweep that may still have a SLURM job.
@@ -408,8 +404,8 @@ std::vector<AttemptRecord> AttemptsOnSlurm(Store& store, const std::string& swee
 }
 
 // A job that left the queue: what its run wrote decides the run's status (returned).
-std::string CollectEndedJob(Store& store, const AttemptRecord& a, const std::string& run_dir,
-                            const std::string& attempt_state, int exit_code) {
+RunState CollectEndedJob(Store& store, const AttemptRecord& a, const std::string& run_dir,
+                         LaunchState attempt_state, int exit_code) {
   store.EndAttempt(a.run_id, a.n, attempt_state, exit_code);
   return store.IngestRun(a.run_id, run_dir);
 }
@@ -438,7 +434,7 @@ std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_a
     const std::string& id = a.run_id;
     const auto q = queue.find(a.job_id);
     if (q != queue.end()) {
-      ++counts[q->second == "RUNNING" ? "running" : "pending"];
+      ++counts[q->second == "RUNNING" ? "running" : "pending"];  // SLURM's view, not RunStates
       if (q->second != "RUNNING") continue;
       const std::string state_path = runs.at(id).run_dir + "/state.json";
       try {
@@ -453,9 +449,9 @@ std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_a
       }
       continue;
     }
-    std::string status = CollectEndedJob(store, a, runs.at(id).run_dir, "finished", 0);
-    if (status == "running" || status == "new") {
-      status = "failed";
+    RunState status = CollectEndedJob(store, a, runs.at(id).run_dir, LaunchState::kFinished, 0);
+    if (!HasEnded(status)) {
+      status = RunState::kFailed;
       store.SetRunStatus(id, status,
                          fmt::format("lost: SLURM job {} is gone and the run left no result "
                                      "(its job log is in the sweep's slurm/logs/)",
@@ -485,7 +481,7 @@ int CancelSweep(Store& store, const std::string& sweep) {
     if (queue.count(a.job_id)) {
       queued.push_back(a);
     } else {
-      CollectEndedJob(store, a, runs.at(a.run_id).run_dir, "finished", 0);
+      CollectEndedJob(store, a, runs.at(a.run_id).run_dir, LaunchState::kFinished, 0);
     }
   }
   jobs.clear();
@@ -499,10 +495,10 @@ int CancelSweep(Store& store, const std::string& sweep) {
   }
   int cancelled = 0;
   for (const auto& a : queued) {
-    const std::string status =
-        CollectEndedJob(store, a, runs.at(a.run_id).run_dir, "interrupted", 130);
-    if (status == "completed" || status == "diverged" || status == "failed") continue;
-    store.SetRunStatus(a.run_id, "interrupted",
+    const RunState status =
+        CollectEndedJob(store, a, runs.at(a.run_id).run_dir, LaunchState::kInterrupted, 130);
+    if (IsTerminal(status)) continue;
+    store.SetRunStatus(a.run_id, RunState::kInterrupted,
                        fmt::format("cancelled by mavg sweep cancel (SLURM job {}); sweep run "
                                    "resumes it",
                                    a.job_id));
@@ -515,15 +511,14 @@ std::string FormatStatus(Store& store, const std::string& sweep) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  std::map<std::string, int> counts;
-  for (const auto& [id, r] : runs) ++counts[PlanState(&r)];
+  std::map<PlanState, int> counts;
+  for (const auto& [id, r] : runs) ++counts[PlanStateOf(&r)];
   std::string out = fmt::format("sweep {}: {} runs:", sweep, runs.size());
   for (const auto& [s, n] : counts) out += fmt::format(" {} {}", s, n);
   out += "\n";
   for (const auto& m : store.MembersOfSweep(sweep)) {
     const RunRecord& r = runs.at(m.run_id);
-    if (r.status == "failed" || r.status == "diverged" || r.status == "interrupted" ||
-        r.status == "preempted") {
+    if (HasEnded(r.status) && r.status != RunState::kCompleted) {
       out += fmt::format("  {} {} {}: {}\n", r.status, r.run_id, m.axes_json,
                          r.reason.empty() ? "(no reason recorded)" : r.reason);
     }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/run_state.h"
 #include "engine/store/store.h"
 #include "engine/sweep/launcher.h"
 #include "engine/sweep/spec.h"
@@ -18,12 +19,12 @@ struct SweepPaths {
   std::string Cache() const { return results + "/cache"; }  // shared pretrained stacks
 };
 
-// A run of the plan: new, done, stale (done by other code), failed, diverged, running,
-// interrupted (preempted or stopped: resumable).
+// A run of the plan with its state (PlanState: new, done, stale, running, interrupted, failed,
+// diverged).
 struct PlannedRun {
   SweepPoint point;
   std::string run_dir;
-  std::string state;
+  PlanState state = PlanState::kNew;
   std::string reason;
 };
 
@@ -51,9 +52,9 @@ struct SweepRunOptions {
   int max_runs = 0;    // 0: all pending
   bool force = false;  // replace a sweep of the same name with a different spec
   bool rerun_stale = false;
-  std::vector<std::string> retry_states;  // also relaunch runs in these states (retry)
-  double timeout_s = 0;                   // per run; 0: the spec's resources.time
-  std::string cache_dir;                  // shared pretrained stacks (SweepPaths::Cache())
+  std::vector<PlanState> retry_states;  // also relaunch runs in these states (retry)
+  double timeout_s = 0;                 // per run; 0: the spec's resources.time
+  std::string cache_dir;                // shared pretrained stacks (SweepPaths::Cache())
   bool cluster = false;  // a cluster launcher: threads default to the spec's or 1, not cores / jobs
   int threads = 0;       // per process; 0: spec's resources.threads, else cores / jobs
   int jobs = 1;
@@ -67,7 +68,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
 
 // Relaunches the sweep's runs whose state is one of `states` (failed, diverged, interrupted,
 // ...) from the configs recorded in the store; returns the exit code as RunSweep.
-int RetrySweep(Store& store, const std::string& sweep, const std::vector<std::string>& states,
+int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanState>& states,
                Launcher& launcher, const SweepRunOptions& options);
 
 // Counts per state and the reason of every failure, from the store.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/core/run_state.h"
 
 namespace mavg {
 
@@ -19,18 +20,19 @@ struct LaunchRequest {
   std::string config_path;  // resolved config to train (written by the controller)
   std::string cache_dir;    // shared pretrained stacks (<results>/cache)
   RunConfig config;
-  bool resume = false;         // the run dir has a checkpoint: continue it
-  bool force = false;          // redo a run that completed (stale runs)
-  int ranks = 1;               // processes (mpirun -np) for parallel.mode mpi, else 1
-  int threads = 1;             // CPU threads per process
-  double timeout_s = 0.0;      // 0: none
-  int attempt = 1;             // the attempt number this launch will be
-  std::string planned_status;  // the plan's state of the run (new, interrupted, ...)
-  std::string db_status;       // its status in the store (for the atomic claim)
+  bool resume = false;     // the run dir has a checkpoint: continue it
+  bool force = false;      // redo a run that completed (stale runs)
+  int ranks = 1;           // processes (mpirun -np) for parallel.mode mpi, else 1
+  int threads = 1;         // CPU threads per process
+  double timeout_s = 0.0;  // 0: none
+  int attempt = 1;         // the attempt number this launch will be
+  // The plan's state of the run, and its status in the store (for the atomic claim).
+  PlanState planned_state = PlanState::kNew;
+  RunState db_status = RunState::kNew;
 };
 
 struct LaunchOutcome {
-  std::string state;  // finished, timeout, interrupted, failed-to-start
+  LaunchState state = LaunchState::kFinished;
   int exit_code = 0;
   std::string detail;
 };

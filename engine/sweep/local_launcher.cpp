@@ -95,7 +95,7 @@ class LocalLauncher final : public Launcher {
       Timer started;
       bool term_sent = false;
       Timer since_term;
-      std::string state = "finished";
+      LaunchState state = LaunchState::kFinished;
     };
     std::vector<Active> active;
     // If anything below throws, no child is left running unattended and the handlers return.
@@ -140,7 +140,7 @@ class LocalLauncher final : public Launcher {
           why = e.what();
         }
         if (pid < 0) {
-          notify([&] { cb.ended(r, LaunchOutcome{"failed-to-start", -1, why}); });
+          notify([&] { cb.ended(r, LaunchOutcome{LaunchState::kFailedToStart, -1, why}); });
           continue;
         }
         setpgid(pid, pid);  // also here: a signal may come before the child sets it
@@ -167,7 +167,7 @@ class LocalLauncher final : public Launcher {
         }
         const bool timed_out = a.req->timeout_s > 0 && a.started.Seconds() > a.req->timeout_s;
         if (!a.term_sent && (timed_out || g_interrupted)) {
-          a.state = g_interrupted ? "interrupted" : "timeout";
+          a.state = g_interrupted ? LaunchState::kInterrupted : LaunchState::kTimeout;
           kill(-a.pid, SIGTERM);  // the run checkpoints at its next safe point
           a.term_sent = true;
           a.since_term.Reset();

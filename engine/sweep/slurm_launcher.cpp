@@ -109,7 +109,7 @@ class SlurmLauncher final : public Launcher {
                                             msg.empty() ? "no message" : msg);
         spdlog::error("[sweep] {}: {}", ScriptPath(c), why);
         for (const LaunchRequest* q : c.runs)
-          cb.ended(*q, LaunchOutcome{"failed-to-start", -1, why});
+          cb.ended(*q, LaunchOutcome{LaunchState::kFailedToStart, -1, why});
         continue;
       }
       std::string job = r.out.substr(0, r.out.find_first_of(";\n"));
@@ -279,7 +279,8 @@ exit $rc
           ++it;
           continue;
         }
-        cb.ended(*it->second, LaunchOutcome{"finished", 0, "SLURM job " + it->first + " ended"});
+        cb.ended(*it->second,
+                 LaunchOutcome{LaunchState::kFinished, 0, "SLURM job " + it->first + " ended"});
         it = active.erase(it);
       }
       for (int i = 0;

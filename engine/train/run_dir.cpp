@@ -18,6 +18,11 @@ namespace mavg {
 
 namespace {
 
+// The status a state.json records; nullopt when absent or not a known state.
+std::optional<RunState> StatusOf(const nlohmann::json& state) {
+  return ParseRunState(state.value("status", ""));
+}
+
 nlohmann::json ReadState(const std::string& path) {
   try {
     return nlohmann::json::parse(ReadFile(path));
@@ -27,7 +32,7 @@ nlohmann::json ReadState(const std::string& path) {
 }
 
 void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
-  if (state.value("status", "") == "running" && state.value("host", "") == HostName()) {
+  if (StatusOf(state) == RunState::kRunning && state.value("host", "") == HostName()) {
     const int pid = state.value("pid", 0);
     MAVG_CHECK(pid <= 0 || pid == getpid() || kill(pid, 0) != 0,
                "{}: a run is in progress there (pid {})", path, pid);
@@ -53,7 +58,7 @@ RunDir RunDir::Resume(const std::string& path) {
   const std::string state_path = path + "/state.json";
   MAVG_CHECK(PathExists(state_path), "{}: not a run directory (no state.json)", path);
   const nlohmann::json state = ReadState(state_path);
-  MAVG_CHECK(state.value("status", "") != "completed", "{}: the run is already completed", path);
+  MAVG_CHECK(StatusOf(state) != RunState::kCompleted, "{}: the run is already completed", path);
   CheckNotRunning(path, state);
   const int lock = LockRunDir(path);
   // The previous attempt's result (preempted, failed) no longer describes the run.
@@ -88,7 +93,7 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
   const std::string state_path = path + "/state.json";
   if (PathExists(state_path)) {
     const nlohmann::json state = ReadState(state_path);
-    if (state.value("status", "") == "completed") {
+    if (StatusOf(state) == RunState::kCompleted) {
       MAVG_CHECK(force, "{}: already holds a completed run (use --force to overwrite it)", path);
     }
     CheckNotRunning(path, state);
@@ -101,9 +106,13 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
   return RunDir(path, attempt, UtcNow(), lock);
 }
 
-void RunDir::WriteState(const std::string& status, const nlohmann::json& extra) {
-  nlohmann::json state = {{"status", status},   {"attempt", attempt_}, {"pid", getpid()},
-                          {"host", HostName()}, {"started", started_}, {"heartbeat", UtcNow()}};
+void RunDir::WriteState(RunState status, const nlohmann::json& extra) {
+  nlohmann::json state = {{"status", std::string(ToString(status))},
+                          {"attempt", attempt_},
+                          {"pid", getpid()},
+                          {"host", HostName()},
+                          {"started", started_},
+                          {"heartbeat", UtcNow()}};
   for (const auto& [key, value] : extra.items()) extra_[key] = value;
   for (const auto& [key, value] : extra_.items()) state[key] = value;
   WriteJson("state.json", state);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/core/run_state.h"
 #include "engine/core/sysinfo.h"
 
 namespace mavg {
@@ -30,8 +31,7 @@ class RunDir {
   int Attempt() const { return attempt_; }
 
   // Writes state.json: {status, attempt, pid, host, heartbeat, started, ...extra}.
-  void WriteState(const std::string& status,
-                  const nlohmann::json& extra = nlohmann::json::object());
+  void WriteState(RunState status, const nlohmann::json& extra = nlohmann::json::object());
   void AppendMetrics(const nlohmann::json& epoch);
   void WriteJson(const std::string& name, const nlohmann::json& value) const;
 
