@@ -1,7 +1,20 @@
 #include "engine/comm/communicator.h"
 
+#include "engine/core/error.h"
+#include "engine/core/timer.h"
+
 namespace mavg {
 namespace {
+
+class DoneSum final : public PendingSum {
+ public:
+  explicit DoneSum(double seconds) : seconds_(seconds) {}
+  void Wait() override {}
+  double Seconds() const override { return seconds_; }
+
+ private:
+  double seconds_;
+};
 
 class LocalCommunicator final : public Communicator {
  public:
@@ -14,9 +27,22 @@ class LocalCommunicator final : public Communicator {
   void Broadcast(std::span<float> /*data*/, int /*root*/) override {}
   void Barrier() override {}
   void Abort(int /*code*/) override {}
+  std::unique_ptr<Communicator> Split(int /*color*/) override {
+    return std::make_unique<LocalCommunicator>();
+  }
 };
 
 }  // namespace
+
+std::unique_ptr<PendingSum> Communicator::StartAllReduceSum(std::span<float> data) {
+  Timer t;
+  AllReduceSum(data);
+  return std::make_unique<DoneSum>(t.Seconds());
+}
+
+std::unique_ptr<Communicator> Communicator::Split(int /*color*/) {
+  MAVG_FAIL("the {} communicator cannot be split into groups", Name());
+}
 
 std::unique_ptr<Communicator> CreateLocalCommunicator() {
   return std::make_unique<LocalCommunicator>();

@@ -14,6 +14,17 @@
 
 namespace mavg {
 
+// A sum started by Communicator::StartAllReduceSum. Wait() returns when the buffer holds the
+// sum (at once for communicators that sum synchronously); the buffer must not be touched
+// before. Destroying a pending sum waits for it.
+class PendingSum {
+ public:
+  virtual ~PendingSum() = default;
+  virtual void Wait() = 0;
+  // Seconds the communication itself took (valid after Wait()).
+  virtual double Seconds() const = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -31,6 +42,13 @@ class Communicator {
   // Element-wise maximum (for agreeing on flags: NaN seen, stop requested).
   virtual void AllReduceMax(std::span<double> data) = 0;
   virtual void Broadcast(std::span<float> data, int root) = 0;
+  // AllReduceSum(data) started now and finished by the returned handle's Wait(), so the caller
+  // can compute meanwhile (overlapped averaging). Every rank starts the same sums in the same
+  // order. The default sums synchronously; MPI sums on a communication thread.
+  virtual std::unique_ptr<PendingSum> StartAllReduceSum(std::span<float> data);
+  // The ranks with the same `color` as one communicator, ranked as in this one (MPI_Comm_split;
+  // two-level averaging's groups). Collective. Throws where a communicator cannot split.
+  virtual std::unique_ptr<Communicator> Split(int color);
   virtual void Barrier() = 0;
   // Ends every rank's process group with an error (MPI_Abort); a local world just returns.
   virtual void Abort(int code) = 0;

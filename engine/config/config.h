@@ -62,6 +62,13 @@ struct ScheduleConfig {
   NewbobConfig newbob;
 };
 
+// Block-wise model-update filtering (Chen & Huo 2016; docs/algorithms.md §1b).
+struct BmufConfig {
+  double block_momentum = -1.0;  // eta; < 0: 1 - 1/N
+  double block_lr = 1.0;         // zeta
+  bool nesterov = true;          // workers start each block from W_g + eta * Delta
+};
+
 struct ParallelConfig {
   int64_t workers = 1;                // data-parallel workers N
   std::string mode = "simulated";     // simulated (N replicas in one process) | mpi (one rank each)
@@ -70,6 +77,11 @@ struct ParallelConfig {
   std::string lr_scaling = "linear";  // linear: per-worker lr = N x schedule lr | none
   bool deterministic = false;         // sum in rank order in every mode (bitwise reproducible)
   bool average_momentum = false;      // also average optimizer momentum (paper: not averaged)
+  std::string algorithm = "average";  // how a global combine turns the mean into the model
+  BmufConfig bmuf;
+  bool overlap = false;              // the global all-reduce of block t runs during block t+1
+  int64_t group_size = 0;            // two-level: groups of g workers (0: one group of all)
+  int64_t average_every_global = 0;  // two-level: all workers every K2 minibatches (0: every K)
 };
 
 struct DecodeConfig {

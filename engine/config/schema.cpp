@@ -198,6 +198,31 @@ const std::vector<Binding>& Bindings() {
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
       KeyBuilder("parallel.average_momentum", VT::kBool, MAVG_FIELD(parallel.average_momentum),
                  "also average the optimizer's momentum (the paper averages parameters only)"),
+      KeyBuilder("parallel.algorithm", VT::kString, MAVG_FIELD(parallel.algorithm),
+                 "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
+                 "over the means (Chen & Huo 2016)")
+          .Choices({"average", "bmuf"}),
+      KeyBuilder("parallel.bmuf.block_momentum", VT::kFloat,
+                 MAVG_FIELD(parallel.bmuf.block_momentum),
+                 "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N"),
+      KeyBuilder("parallel.bmuf.block_lr", VT::kFloat, MAVG_FIELD(parallel.bmuf.block_lr),
+                 "bmuf: block learning rate zeta (the step along the block's mean update)")
+          .Min(0, true),
+      KeyBuilder("parallel.bmuf.nesterov", VT::kBool, MAVG_FIELD(parallel.bmuf.nesterov),
+                 "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
+                 "from W_g (classical block momentum)"),
+      KeyBuilder("parallel.overlap", VT::kBool, MAVG_FIELD(parallel.overlap),
+                 "the all-reduce of each block runs while the next block trains; the model then "
+                 "takes the combined result plus the worker's progress since"),
+      KeyBuilder("parallel.group_size", VT::kInt, MAVG_FIELD(parallel.group_size),
+                 "two-level averaging: groups of g consecutive workers average every "
+                 "average_every minibatches (0: no groups)")
+          .Min(0),
+      KeyBuilder("parallel.average_every_global", VT::kInt,
+                 MAVG_FIELD(parallel.average_every_global),
+                 "two-level averaging: all workers combine every K2 minibatches, a multiple of "
+                 "average_every (0: at every averaging)")
+          .Min(0),
       KeyBuilder("pretrain.rbm.epochs", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs),
                  "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
           .Min(1),
@@ -585,6 +610,42 @@ void Validate(const RunConfig& config_in, const std::string& source) {
         "most once per minibatch)",
         config.parallel.average_frames, config.optimizer.minibatch));
   }
+  const ParallelConfig& par = config.parallel;
+  if (par.algorithm == "bmuf" && par.bmuf.block_momentum >= 1.0) {
+    problems.push_back(
+        fmt::format("parallel.bmuf.block_momentum: {} must be below 1 (negative: 1 - 1/N)",
+                    par.bmuf.block_momentum));
+  }
+  const bool two_level = par.group_size > 0 || par.average_every_global > 0;
+  if (two_level) {
+    if (par.group_size < 1 || par.average_every_global < 1) {
+      problems.push_back(
+          "parallel.group_size and parallel.average_every_global: two-level averaging needs "
+          "both (or neither)");
+    } else {
+      if (par.workers % par.group_size != 0) {
+        problems.push_back(
+            fmt::format("parallel.group_size: {} does not divide parallel.workers {}",
+                        par.group_size, par.workers));
+      }
+      if (par.average_frames > 0) {
+        problems.push_back(
+            "parallel.average_every_global: two-level averaging counts minibatches; set "
+            "parallel.average_every, not parallel.average_frames");
+      } else if (par.average_every_global % par.average_every != 0) {
+        problems.push_back(fmt::format(
+            "parallel.average_every_global: {} is not a multiple of parallel.average_every {}",
+            par.average_every_global, par.average_every));
+      }
+    }
+    if (par.overlap) {
+      problems.push_back(
+          "parallel.overlap: not available with two-level averaging (parallel.group_size)");
+    }
+  }
+  if (par.overlap && par.average_momentum) {
+    problems.push_back("parallel.overlap: not available with parallel.average_momentum");
+  }
   if (config.optimizer.type == "ngsgd") {
     if (config.optimizer.momentum != 0.0) {
       problems.push_back(fmt::format(
@@ -653,6 +714,13 @@ namespace {
 // they stay out of the run identity (and adding such keys keeps the ids of existing runs).
 bool UsedBy(const RunConfig& config, const std::string& path) {
   if (path.starts_with("pretrain.")) return config.model.init == "rbm";
+  // Averaging settings added after the first runs: at their defaults they change nothing.
+  const ParallelConfig& par = config.parallel;
+  if (path.starts_with("parallel.bmuf.")) return par.algorithm == "bmuf";
+  if (path == "parallel.algorithm") return par.algorithm != "average";
+  if (path == "parallel.overlap") return par.overlap;
+  if (path == "parallel.group_size") return par.group_size != 0;
+  if (path == "parallel.average_every_global") return par.average_every_global != 0;
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
     return config.optimizer.type == "ngsgd";
   }

@@ -28,18 +28,18 @@ Network::Network(Backend& backend, const NetworkSpec& spec) : backend_(&backend)
     }
   }
   params_ = Matrix(backend, 1, total);
-  BindParams(MatrixView());
+  Bind(nullptr);
 }
 
-void Network::BindParams(MatrixView storage) {
-  if (storage.Empty()) {
-    bound_ = params_.View().data;
-  } else {
-    MAVG_CHECK(storage.rows == 1 && storage.cols == NumParams(),
-               "BindParams: storage is {}x{}, the network has {} parameters", storage.rows,
-               storage.cols, NumParams());
-    bound_ = storage.data;
-  }
+ParamsBinding::ParamsBinding(Network& net, MatrixView storage) : net_(net), previous_(net.bound_) {
+  MAVG_CHECK(storage.rows == 1 && storage.cols == net.NumParams() && storage.data != nullptr,
+             "ParamsBinding: storage is {}x{}, the network has {} parameters", storage.rows,
+             storage.cols, net.NumParams());
+  net.Bind(storage.data);
+}
+
+void Network::Bind(float* storage) {
+  bound_ = storage != nullptr ? storage : params_.View().data;
   float* base = bound_;
   for (AffineLayer* affine : affine_) {
     affine->Bind(base);

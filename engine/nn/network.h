@@ -43,12 +43,10 @@ class Network {
   const AffineLayer& Affine(int k) const { return *affine_[k]; }
 
   int64_t NumParams() const { return params_.Cols(); }
-  // The parameters the layers use now: the network's own buffer, or the one given to BindParams.
+  // The parameters the layers use now: the network's own buffer, or the storage of the
+  // innermost live ParamsBinding.
   MatrixView Params() { return MatrixView(bound_, 1, NumParams()); }
   ConstMatrixView Params() const { return ConstMatrixView(bound_, 1, NumParams()); }
-  // Makes the layers use `storage` ([1 x NumParams()], same device) instead of the network's own
-  // buffer, e.g. one replica of simulated workers; an empty view returns to the own buffer.
-  void BindParams(MatrixView storage);
   // Copies parameters (and bias learning-rate coefficients) from a network of the same spec.
   void CopyParamsFrom(const Network& other);
 
@@ -66,6 +64,9 @@ class Network {
   ConstMatrixView InputGrad() const;
 
  private:
+  friend class ParamsBinding;
+  // Points the layers at `storage` (the network's own buffer when null).
+  void Bind(float* storage);
   void EnsureWorkspace(int64_t rows);
   MatrixView Act(int layer) { return acts_[layer].View().RowRange(0, rows_); }
   MatrixView Grad(int layer) { return grads_[layer].View().RowRange(0, rows_); }
@@ -75,13 +76,29 @@ class Network {
   std::vector<std::unique_ptr<Layer>> layers_;  // [NumLayers()], last is softmax
   std::vector<AffineLayer*> affine_;            // [NumAffine()], owned by layers_
   Matrix params_;                               // [1 x NumParams()], own buffer
-  float* bound_ = nullptr;     // parameters in use (own buffer or BindParams storage)
+  float* bound_ = nullptr;     // parameters in use (own buffer or a ParamsBinding's), not owned
   std::vector<Matrix> acts_;   // [NumLayers()] outputs, [capacity_ x dim]
   std::vector<Matrix> grads_;  // [NumLayers() - 1] d loss / d output
   Matrix input_grad_;          // [capacity_ x input_dim] when requested
   ConstMatrixView input_;      // input of the last forward pass
   int64_t capacity_ = 0;       // rows the workspace holds
   int64_t rows_ = 0;           // rows of the last forward pass
+};
+
+// For its lifetime, `net`'s layers use `storage` ([1 x NumParams()], same device; e.g. one
+// worker's parameters) instead of what they used before, which they use again afterwards.
+// The only way to make a network work on other parameters, so which ones it sees is always
+// the innermost binding in scope.
+class ParamsBinding {
+ public:
+  ParamsBinding(Network& net, MatrixView storage);
+  ~ParamsBinding() { net_.Bind(previous_); }
+  ParamsBinding(const ParamsBinding&) = delete;
+  ParamsBinding& operator=(const ParamsBinding&) = delete;
+
+ private:
+  Network& net_;     // not owned
+  float* previous_;  // what the layers used before, not owned
 };
 
 }  // namespace mavg

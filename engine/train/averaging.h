@@ -1,5 +1,5 @@
 #pragma once
-// When workers average (algorithms.md §1a, Su & Chen's nnet-train-frmshuff-mpi): a worker
+// When workers average (docs/algorithms.md §1a, Su & Chen's nnet-train-frmshuff-mpi): a worker
 // averages after the minibatch whose end makes its cumulative frame count cross a multiple of
 // F (frames per reduce; F = K x minibatch for "every K minibatches"):
 //   average after minibatch m (1-based)  <=>  floor((m-1) mb / F) != floor(m mb / F).

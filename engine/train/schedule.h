@@ -1,5 +1,5 @@
 #pragma once
-// Learning-rate schedules over epochs (algorithms.md §4):
+// Learning-rate schedules over epochs (docs/algorithms.md §4):
 //   exponential  lr_k = lr0 * final_ratio^((k-1)/(E-1)), k = 1..E; every epoch accepted
 //                (Su & Chen's fork, train_nnet_scheduler.sh --lr-schedule exp)
 //   newbob       Kaldi nnet1 train_scheduler.sh: accept an epoch only if the CV cross-entropy

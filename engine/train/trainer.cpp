@@ -5,12 +5,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <thread>
 
-#include "engine/backend/device_buffer.h"
 #include "engine/comm/communicator.h"
 #include "engine/comm/mpi/mpi_communicator.h"
 #include "engine/config/schema.h"
@@ -27,58 +26,31 @@
 #include "engine/optim/factory.h"
 #include "engine/pretrain/dbn.h"
 #include "engine/pretrain/stack_cache.h"
+#include "engine/train/averager.h"
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/decode_eval.h"
+#include "engine/train/metrics.h"
 #include "engine/train/run_data.h"
 #include "engine/train/run_dir.h"
 #include "engine/train/schedule.h"
 #include "engine/train/step.h"
+#include "engine/train/worker_group.h"
 
 namespace mavg {
 namespace {
 
-// Per-worker numbers kept for metrics and checkpoints (kFields doubles each).
-struct WorkerStats {
-  double loss_sum = 0, correct = 0, frames = 0;  // this epoch's training loss statistics
-  double compute_s = 0, io_s = 0, comm_s = 0, wait_s = 0;
-  double interval_s = 0;            // compute + io since the last averaging (simulated projection)
-  double updates = 0, limited = 0;  // layer updates, and those max-change scaled down
-  static constexpr int kFields = 10;
-  void To(double* out) const {
-    const double v[kFields] = {loss_sum, correct, frames,     compute_s, io_s,
-                               comm_s,   wait_s,  interval_s, updates,   limited};
-    std::copy_n(v, kFields, out);
-  }
-  void From(const double* in) {
-    loss_sum = in[0], correct = in[1], frames = in[2], compute_s = in[3], io_s = in[4];
-    comm_s = in[5], wait_s = in[6], interval_s = in[7], updates = in[8], limited = in[9];
-  }
-};
-
-struct Worker {
-  int rank = 0;            // global worker index
-  std::vector<int> shard;  // training utterances of this worker
-  int64_t shard_frames = 0;
-  Matrix replica;                        // own parameters (simulated, N > 1); else empty
-  std::unique_ptr<Optimizer> optimizer;  // never averaged unless parallel.average_momentum
-  std::unique_ptr<MinibatchReader> reader;
-  DeviceBuffer<double> loss;  // [loss sum, correct, frames] of this epoch
-  WorkerStats stats;
-  int64_t minibatches = 0;  // done in this epoch
-};
-
-// Finite numbers as numbers; NaN/Inf as null (JSON has no NaN).
-nlohmann::json Num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
-
 enum class EpochEnd { kDone, kDiverged, kPreempted };
 
+// One run, written once over a WorkerGroup: the same code drives N simulated replicas and one
+// MPI rank. The network holds no training state of its own: every worker owns its parameters
+// and binds them (ParamsBinding) for its steps; evaluation and saving bind the model, which
+// every worker holds after an epoch's last combine.
 class Trainer {
  public:
   Trainer(const RunConfig& config, const TrainOptions& options, Communicator& comm, RunDir* run)
       : config_(config), options_(options), comm_(comm), run_(run) {
     n_ = static_cast<int>(config.parallel.workers);
-    simulated_ = config.parallel.mode == "simulated";
     // Testing hook: MAVG_TEST_STOP_AT=EPOCH:MINIBATCH acts like a SIGUSR1 arriving on rank 0
     // right after that minibatch, so preemption and resume can be tested deterministically.
     if (const char* at = std::getenv("MAVG_TEST_STOP_AT")) {
@@ -90,61 +62,60 @@ class Trainer {
   nlohmann::json Run();
 
  private:
-  bool IsRoot() const { return comm_.Rank() == 0; }
+  bool IsRoot() const { return group_->IsRoot(); }
+  std::vector<Worker>& Workers() { return group_->Workers(); }
+  // The model: what every worker holds at an epoch's end (worker 0's parameters).
+  MatrixView ModelParams() { return Workers()[0].params; }
   void Setup();
   // model.init rbm: the hidden layers from a pretrained stack (cached), on every worker.
   void InitializeFromRbm();
   // Refreshes state.json's heartbeat at most once a minute (cluster launchers detect hung runs).
   void Heartbeat() {
     if (run_ == nullptr || heartbeat_.Seconds() < 60) return;
-    run_->WriteState("running");
+    run_->WriteState(RunState::kRunning);
     heartbeat_.Reset();
   }
   void RestoreCheckpoint(const nlohmann::json& meta);
+  // Fresh streams and statistics for `epoch`; with `progress`, fast-forwarded to it.
+  void BeginEpoch(int epoch, const nlohmann::json* progress);
   EpochEnd RunEpoch(int epoch, const nlohmann::json* progress);
   int64_t Step(Worker& w);
-  void Average();
-  void AverageMomentum();
   bool AnyLossNonFinite();
   EvalSums EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards);
-  void BindWorker(Worker& w) {
-    network_->BindParams(w.replica.Rows() > 0 ? w.replica.View() : MatrixView());
-  }
-  // Runs a host-side collective `op` on `v`: in place for CPU memory, else through staging_.
-  void OnHost(MatrixView v, const std::function<void(std::span<float>)>& op);
-  // Copies `src` into the network's own parameters and every replica.
+  // Every worker's parameters = `src`.
   void SetAllParams(ConstMatrixView src);
+  // Every worker's statistics, on every process, in rank order (a collective).
   std::vector<WorkerStats> GatherStats();
+  nlohmann::json ProgressJson();  // a collective
   void WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped = false);
+  EpochMetrics EndEpochMetrics(int epoch, const EvalSums& cv, bool accepted);
 
   const RunConfig& config_;
   const TrainOptions& options_;
-  Communicator& comm_;
-  RunDir* run_;  // [rank 0 only], not owned
-  int n_ = 1;
-  bool simulated_ = true;
+  Communicator& comm_;  // not owned: the world of processes
+  RunDir* run_;         // [root only], not owned
+  int n_ = 1;           // N workers in the world
 
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Backend> backend_;  // owned; every matrix below lives on its device
   RunData data_;
-  Model model_;
-  Network* network_ = nullptr;     // model_.network
-  std::unique_ptr<Network> best_;  // last accepted parameters (newbob)
+  Model model_;                         // owns the network (layers, workspace)
+  Network* network_ = nullptr;          // [not null] model_.network, not owned
+  std::unique_ptr<WorkerGroup> group_;  // owned: this process's workers
+  std::unique_ptr<Averager> averager_;  // owned: how the workers combine
+  Matrix best_;                         // [1 x P] last accepted model (newbob), else empty
   std::unique_ptr<Schedule> schedule_;
-  std::vector<Worker> workers_;  // the workers of this process
-  std::vector<std::vector<int>> dev_shards_, test_shards_;
-  std::vector<int64_t> shard_frames_;  // [worker] training frames of every shard
-  AveragingPlan plan_;
-  float lr_ = 0.0f;           // per-worker lr of the current epoch
-  int epoch_ = 0;             // current epoch (1-based)
-  int stop_signal_ = 0;       // the signal that stopped training (agreed over ranks)
-  int64_t averagings_ = 0;    // done in the current epoch
-  double projected_s_ = 0.0;  // simulated: projected epoch wall time
-  int64_t generation_ = 0;    // checkpoint generation
-  Matrix x_;                  // [minibatch x input] device input
+  std::vector<std::vector<int>> dev_shards_, test_shards_;  // [group_->EvalShards()]
+  std::vector<int64_t> shard_frames_;  // [N] training frames of every worker's shard
+  AveragingPlan plan_;                 // combine points of an epoch (N = 1: every minibatch)
+  float lr_ = 0.0f;                    // per-worker lr of the current epoch
+  int epoch_ = 0;                      // current epoch (1-based)
+  int stop_signal_ = 0;                // the signal that stopped training (agreed over ranks)
+  int64_t averagings_ = 0;             // combine points done in the current epoch
+  int64_t generation_ = 0;             // checkpoint generation
+  Matrix x_;                           // [minibatch x input] device input
   DeviceBuffer<int32_t> labels_;
   std::vector<float> host_x_;
   std::vector<int32_t> host_labels_;
-  std::vector<float> staging_;  // host copy of device parameters for MPI
   nlohmann::json diverged_at_;
   double load_io_s_ = 0.0, compute_total_ = 0.0;
   int64_t frames_total_ = 0;
@@ -154,8 +125,9 @@ class Trainer {
   int test_stop_epoch_ = -1;
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;
-  nlohmann::json pretrain_info_;
-  Timer heartbeat_;  // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
+  nlohmann::json resume_averager_;  // the averager's state of the checkpoint resumed
+  nlohmann::json pretrain_info_;    // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
+  Timer heartbeat_;
 };
 
 void Trainer::Setup() {
@@ -164,8 +136,6 @@ void Trainer::Setup() {
   bo.device_index = static_cast<int>(config_.device_index);
   bo.threads = static_cast<int>(config_.device_options.threads);
   backend_ = CreateBackend(bo);
-  spdlog::info("[train] backend {}; {} worker(s), {}{}", backend_->Describe(), n_,
-               config_.parallel.mode, simulated_ ? "" : fmt::format(" ({})", comm_.Name()));
 
   data_ = LoadRunData(config_, &load_io_s_);
 
@@ -178,18 +148,22 @@ void Trainer::Setup() {
   model_.label_counts = data_.label_counts;
   model_.network = std::make_unique<Network>(*backend_, spec);
   network_ = model_.network.get();
+  const int64_t num_params = network_->NumParams();
   // Every rank initialises from the same seed, so all replicas start identical.
   InitializeKaldiNnet1(*network_, DeriveSeed(static_cast<uint64_t>(config_.seed), {1}));
   spdlog::info("[train] network {}-{}x{}({})-{}: {} parameters", spec.input_dim,
                spec.hidden_dims.size(), config_.model.hidden_dim, config_.model.activation,
-               spec.output_dim, network_->NumParams());
+               spec.output_dim, num_params);
   schedule_ = CreateSchedule(config_.schedule);
-  if (schedule_->NeedsInitialCvLoss()) best_ = std::make_unique<Network>(*backend_, spec);
+  if (schedule_->NeedsInitialCvLoss()) best_ = Matrix(*backend_, 1, num_params);
+
+  group_ = CreateWorkerGroup(config_.parallel, *backend_, comm_, num_params);
+  spdlog::info("[train] backend {}; {}", backend_->Describe(), group_->Describe());
 
   // Shards: balanced by frames, the same computation on every rank.
   const auto shards = ShardByFrames(data_.train, n_);
-  dev_shards_ = ShardByFrames(data_.dev, simulated_ ? 1 : n_);
-  if (data_.test.NumUtts() > 0) test_shards_ = ShardByFrames(data_.test, simulated_ ? 1 : n_);
+  dev_shards_ = ShardByFrames(data_.dev, group_->EvalShards());
+  if (data_.test.NumUtts() > 0) test_shards_ = ShardByFrames(data_.test, group_->EvalShards());
   for (const auto& s : shards) {
     int64_t f = 0;
     for (int u : s) f += data_.train.UttFrames(u);
@@ -202,26 +176,22 @@ void Trainer::Setup() {
                                                             : config_.parallel.average_every * mb;
     plan_ = PlanAveraging(min_frames, mb, fpr);
     spdlog::info(
-        "[train] averaging every {} frames: {} averagings and {} minibatches per worker "
+        "[train] averaging every {} frames ({}): {} averagings and {} minibatches per worker "
         "per epoch (smallest shard {} frames)",
-        fpr, plan_.reduces, plan_.minibatches, min_frames);
+        fpr, config_.parallel.algorithm, plan_.reduces, plan_.minibatches, min_frames);
+  } else {  // one worker: every full minibatch of the shard, a block of one each
+    plan_ = AveragingPlan{mb, mb, min_frames / mb, min_frames / mb};
   }
-  const int first = simulated_ ? 0 : comm_.Rank();
-  const int count = simulated_ ? n_ : 1;
-  for (int r = first; r < first + count; ++r) {
-    Worker w;
-    w.rank = r;
-    w.shard = shards[r];
-    w.shard_frames = shard_frames_[r];
-    if (simulated_ && n_ > 1) {
-      w.replica = Matrix(*backend_, 1, network_->NumParams());
-      backend_->Copy(network_->Params(), w.replica);
-    }
+  for (Worker& w : Workers()) {
+    w.shard = shards[w.rank];
+    w.shard_frames = shard_frames_[w.rank];
     w.optimizer = CreateOptimizer(*backend_, config_.optimizer);
     w.optimizer->Prepare(*network_);
-    w.loss = DeviceBuffer<double>(*backend_, 3);
-    workers_.push_back(std::move(w));
   }
+  SetAllParams(network_->Params());
+  averager_ = std::make_unique<Averager>(*backend_, *group_,
+                                         AveragerOptionsFrom(config_.parallel, n_), num_params);
+  averager_->Reset();
   x_ = Matrix(*backend_, mb, spec.input_dim);
   labels_ = DeviceBuffer<int32_t>(*backend_, static_cast<size_t>(mb));
 }
@@ -251,41 +221,26 @@ void Trainer::InitializeFromRbm() {
     if (stack.hit) {
       for (const auto& r : stack.records) record(r, true);
     }
-    network_->BindParams(MatrixView());
+    ParamsBinding bind(*network_, ModelParams());
     LoadDbnIntoNetwork(stack.dbn, *network_);
     pretrain_info_ = {
         {"pretrain_s", stack.seconds}, {"pretrain_cached", stack.hit}, {"pretrain_key", key.key}};
     spdlog::info("[train] hidden layers from pretrained stack {} ({}, {:.1f} s)", key.key,
                  stack.hit ? "cached" : "pretrained now", stack.seconds);
   }
-  network_->BindParams(MatrixView());
-  if (!simulated_ && comm_.WorldSize() > 1) {  // every rank starts from rank 0's stack
-    OnHost(network_->Params(), [&](std::span<float> host) { comm_.Broadcast(host, 0); });
-  }
-  SetAllParams(network_->Params());
-}
-
-void Trainer::OnHost(MatrixView v, const std::function<void(std::span<float>)>& op) {
-  if (backend_->Kind() == DeviceKind::kCpu && v.Contiguous()) {
-    op(std::span<float>(v.data, static_cast<size_t>(v.Size())));
-    return;
-  }
-  staging_.resize(static_cast<size_t>(v.Size()));  // host-staged
-  backend_->CopyToHost(v, staging_.data());
-  op(std::span<float>(staging_));
-  backend_->CopyFromHost(staging_.data(), v);
+  group_->BroadcastFromRoot(ModelParams());  // every rank starts from rank 0's stack
+  SetAllParams(ModelParams());
+  averager_->Reset();
 }
 
 void Trainer::SetAllParams(ConstMatrixView src) {
-  network_->BindParams(MatrixView());
-  if (src.data != network_->Params().data) backend_->Copy(src, network_->Params());
-  for (Worker& w : workers_) {
-    if (w.replica.Rows() > 0) backend_->Copy(network_->Params(), w.replica);
+  for (Worker& w : Workers()) {
+    if (src.data != w.params.View().data) backend_->Copy(src, w.params);
   }
 }
 
 int64_t Trainer::Step(Worker& w) {
-  BindWorker(w);
+  ParamsBinding bind(*network_, w.params);
   Timer t;
   const int64_t n = w.reader->Next(host_x_, host_labels_);
   if (n == 0) return 0;
@@ -311,7 +266,7 @@ int64_t Trainer::Step(Worker& w) {
 
 bool Trainer::AnyLossNonFinite() {
   bool bad = false;
-  for (Worker& w : workers_) {
+  for (Worker& w : Workers()) {
     const std::vector<double> s = w.loss.ToHost();
     w.stats.loss_sum = s[0], w.stats.correct = s[1], w.stats.frames = s[2];
     bad = bad || !std::isfinite(s[0]);
@@ -319,103 +274,61 @@ bool Trainer::AnyLossNonFinite() {
   return bad;
 }
 
-void Trainer::Average() {
-  const float inv_n = 1.0f / static_cast<float>(n_);
-  if (simulated_) {
-    // Sum in rank order into the network's own buffer, scale, hand back to every replica.
-    Timer t;
-    network_->BindParams(MatrixView());
-    std::vector<MatrixView> replicas;
-    for (Worker& w : workers_) replicas.push_back(w.replica);
-    AverageReplicas(*backend_, replicas, network_->Params());
-    if (config_.parallel.average_momentum) AverageMomentum();
-    backend_->Synchronize();
-    const double comm = t.Seconds();
-    double slowest = 0.0;
-    for (Worker& w : workers_) {
-      slowest = std::max(slowest, w.stats.interval_s);
-      w.stats.comm_s += comm;
-      w.stats.interval_s = 0.0;
-    }
-    projected_s_ += slowest + comm;
-    ++averagings_;
-    return;
-  }
-  Worker& w = workers_[0];
-  Timer t;
-  comm_.Barrier();  // time blocked waiting for slower ranks
-  w.stats.wait_s += t.Seconds();
-  t.Reset();
-  auto all_reduce = [&](MatrixView v) {
-    OnHost(v, [&](std::span<float> host) { comm_.AllReduceSum(host); });
-    backend_->Axpby(inv_n, v, 0.0f, v);
-  };
-  network_->BindParams(MatrixView());
-  all_reduce(network_->Params());
-  if (config_.parallel.average_momentum) {
-    for (MatrixView s : w.optimizer->State()) all_reduce(s);
-  }
-  backend_->Synchronize();
-  w.stats.comm_s += t.Seconds();
-  w.stats.interval_s = 0.0;
-  ++averagings_;
-}
-
-void Trainer::AverageMomentum() {
-  // Simulated workers: each state tensor averaged in place, accumulating in worker 0's.
-  std::vector<std::vector<MatrixView>> states;
-  for (Worker& w : workers_) states.push_back(w.optimizer->State());
-  for (size_t j = 0; j < states[0].size(); ++j) {
-    std::vector<MatrixView> tensors;
-    for (auto& s : states) tensors.push_back(s[j]);
-    AverageReplicas(*backend_, tensors, tensors[0]);
-  }
-}
-
 EvalSums Trainer::EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards) {
-  network_->BindParams(MatrixView());
-  const int shard = simulated_ ? 0 : comm_.Rank();
-  EvalSums s = Evaluate(*network_, data, shards[shard], data_.transform.context,
-                        config_.optimizer.minibatch);
-  if (!simulated_) {
-    double v[3] = {s.loss_sum, s.correct, s.frames};
-    comm_.AllReduceSum(std::span<double>(v, 3));
-    s = EvalSums{v[0], v[1], v[2]};
-  }
-  return s;
+  ParamsBinding bind(*network_, ModelParams());
+  const EvalSums s = Evaluate(*network_, data, shards[group_->EvalShard()], data_.transform.context,
+                              config_.optimizer.minibatch);
+  double v[3] = {s.loss_sum, s.correct, s.frames};
+  group_->SumOverProcesses(std::span<double>(v, 3));
+  return EvalSums{v[0], v[1], v[2]};
 }
 
 std::vector<WorkerStats> Trainer::GatherStats() {
   std::vector<double> all(static_cast<size_t>(n_) * WorkerStats::kFields, 0.0);
-  for (const Worker& w : workers_) w.stats.To(all.data() + w.rank * WorkerStats::kFields);
-  comm_.AllReduceSum(std::span<double>(all));
+  for (const Worker& w : Workers()) w.stats.To(all.data() + w.rank * WorkerStats::kFields);
+  group_->SumOverProcesses(std::span<double>(all));
   std::vector<WorkerStats> out(n_);
   for (int r = 0; r < n_; ++r) out[r].From(all.data() + r * WorkerStats::kFields);
   return out;
 }
 
+nlohmann::json Trainer::ProgressJson() {
+  std::vector<double> all(static_cast<size_t>(n_) * WorkerStats::kFields, 0.0);
+  const std::vector<WorkerStats> gathered = GatherStats();
+  for (int r = 0; r < n_; ++r) gathered[r].To(all.data() + r * WorkerStats::kFields);
+  return nlohmann::json{{"minibatches", Workers()[0].minibatches},
+                        {"averagings", averagings_},
+                        {"projected_s", averager_->ProjectedSeconds()},
+                        {"workers", all}};
+}
+
 void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped) {
   CheckpointDir dir(options_.run_dir);
   const int64_t gen = ++generation_;
-  for (Worker& w : workers_) {
+  const bool agree = averager_->WorkersAgree();
+  for (Worker& w : Workers()) {
     std::vector<MatrixView> state = w.optimizer->State();
-    if (state.empty()) continue;
-    dir.WriteTensors(*backend_, gen, fmt::format("opt-{}", w.rank),
-                     std::vector<ConstMatrixView>(state.begin(), state.end()));
+    if (!state.empty()) {
+      dir.WriteTensors(*backend_, gen, fmt::format("opt-{}", w.rank),
+                       std::vector<ConstMatrixView>(state.begin(), state.end()));
+    }
+    // Between two global combines of two-level or overlapped averaging the workers differ.
+    if (!agree) dir.WriteTensors(*backend_, gen, fmt::format("params-{}", w.rank), {w.params});
   }
-  comm_.Barrier();
+  const nlohmann::json averager_state = averager_->Save(dir, gen, IsRoot());
+  group_->Barrier();
   if (IsRoot()) {
-    network_->BindParams(MatrixView());
-    dir.WriteTensors(*backend_, gen, "params", {network_->Params()});
-    if (best_) dir.WriteTensors(*backend_, gen, "best", {best_->Params()});
+    dir.WriteTensors(*backend_, gen, "params", {ModelParams()});
+    if (best_.Cols() > 0) dir.WriteTensors(*backend_, gen, "best", {best_});
     nlohmann::json meta = {{"generation", gen},
                            {"epochs_done", epochs_done},
                            {"progress", progress},
                            {"stopped", stopped},  // the schedule ended training here
                            {"schedule", schedule_->SaveState()},
-                           {"has_best", best_ != nullptr},
+                           {"has_best", best_.Cols() > 0},
                            {"run_id", RunId(config_)},
                            {"world_size", n_},
+                           {"averager", averager_state},
                            {"cv_best", {cv_best_.loss_sum, cv_best_.correct, cv_best_.frames}},
                            {"compute_total", compute_total_},
                            {"frames_total", frames_total_},
@@ -423,7 +336,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, b
                            {"written", UtcNow()}};
     dir.Commit(meta);
   }
-  comm_.Barrier();
+  group_->Barrier();
 }
 
 void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
@@ -433,19 +346,25 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
              meta.at("run_id").get<std::string>(), RunId(config_));
   generation_ = meta.at("generation").get<int64_t>();
   restored_ = true;
-  network_->BindParams(MatrixView());
-  dir.ReadTensors(*backend_, generation_, "params", {network_->Params()});
-  SetAllParams(network_->Params());
-  if (best_ && meta.value("has_best", false)) {
-    dir.ReadTensors(*backend_, generation_, "best", {best_->Params()});
+  dir.ReadTensors(*backend_, generation_, "params", {ModelParams()});
+  SetAllParams(ModelParams());
+  resume_averager_ = meta.value("averager", nlohmann::json::object());
+  if (!resume_averager_.value("agree", true)) {
+    for (Worker& w : Workers()) {
+      dir.ReadTensors(*backend_, generation_, fmt::format("params-{}", w.rank), {w.params});
+    }
   }
-  for (Worker& w : workers_) {
+  if (best_.Cols() > 0 && meta.value("has_best", false)) {
+    dir.ReadTensors(*backend_, generation_, "best", {best_});
+  }
+  for (Worker& w : Workers()) {
     std::vector<MatrixView> state = w.optimizer->State();
     if (!state.empty()) {
       dir.ReadTensors(*backend_, generation_, fmt::format("opt-{}", w.rank), state);
       w.optimizer->StateLoaded();
     }
   }
+  averager_->Load(dir, generation_, resume_averager_);
   schedule_->LoadState(meta.at("schedule"));
   const auto cv = meta.at("cv_best").get<std::vector<double>>();
   cv_best_ = EvalSums{cv[0], cv[1], cv[2]};
@@ -463,14 +382,13 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
                                  resume_progress_.at("minibatches").get<int64_t>(), start_epoch_));
 }
 
-EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
+void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
   const double scale = config_.parallel.lr_scaling == "linear" ? n_ : 1.0;
   lr_ = static_cast<float>(schedule_->LearningRate() * scale);
   epoch_ = epoch;
   const uint64_t seed = static_cast<uint64_t>(config_.seed);
   averagings_ = 0;
-  projected_s_ = 0.0;
-  for (Worker& w : workers_) {
+  for (Worker& w : Workers()) {
     // Each worker's own streams: utterance order and frame shuffling.
     std::vector<int> utts = w.shard;
     Rng order(DeriveSeed(seed, {2, static_cast<uint64_t>(epoch), static_cast<uint64_t>(w.rank)}));
@@ -489,101 +407,91 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
     const double zeros[3] = {0, 0, 0};
     w.loss.CopyFromHost(zeros, 3);
   }
-  if (progress != nullptr) {  // resuming inside this epoch: same streams, fast-forwarded
-    const int64_t done = progress->at("minibatches").get<int64_t>();
-    averagings_ = progress->at("averagings").get<int64_t>();
-    projected_s_ = progress->value("projected_s", 0.0);
-    const auto all = progress->at("workers").get<std::vector<double>>();
-    MAVG_CHECK(all.size() == static_cast<size_t>(n_) * WorkerStats::kFields,
-               "checkpoint: progress has {} worker statistics, expected {} (written by another "
-               "version of mavg?)",
-               all.size(), static_cast<size_t>(n_) * WorkerStats::kFields);
-    for (Worker& w : workers_) {
-      MAVG_CHECK(w.reader->Skip(done) == done, "checkpoint is past the end of the epoch");
-      w.minibatches = done;
-      w.stats.From(all.data() + w.rank * WorkerStats::kFields);
-      const double s[3] = {w.stats.loss_sum, w.stats.correct, w.stats.frames};
-      w.loss.CopyFromHost(s, 3);
-    }
+  if (progress == nullptr) {
+    averager_->BeginEpoch();
+    return;
+  }
+  // Resuming inside this epoch: the same streams, fast-forwarded; the averager's state and the
+  // workers' parameters came with the checkpoint.
+  const int64_t done = progress->at("minibatches").get<int64_t>();
+  averagings_ = progress->at("averagings").get<int64_t>();
+  averager_->SetProjectedSeconds(progress->value("projected_s", 0.0));
+  const auto all = progress->at("workers").get<std::vector<double>>();
+  MAVG_CHECK(all.size() == static_cast<size_t>(n_) * WorkerStats::kFields,
+             "checkpoint: progress has {} worker statistics, expected {} (written by another "
+             "version of mavg?)",
+             all.size(), static_cast<size_t>(n_) * WorkerStats::kFields);
+  CheckpointDir dir(options_.run_dir);
+  for (Worker& w : Workers()) {
+    MAVG_CHECK(w.reader->Skip(done) == done, "checkpoint is past the end of the epoch");
+    w.minibatches = done;
+    w.stats.From(all.data() + w.rank * WorkerStats::kFields);
+    const double s[3] = {w.stats.loss_sum, w.stats.correct, w.stats.frames};
+    w.loss.CopyFromHost(s, 3);
     // Optimizer state as it was at the checkpoint (Reset above cleared it).
-    CheckpointDir dir(options_.run_dir);
-    for (Worker& w : workers_) {
-      std::vector<MatrixView> state = w.optimizer->State();
-      if (!state.empty()) {
-        dir.ReadTensors(*backend_, generation_, fmt::format("opt-{}", w.rank), state);
-        w.optimizer->StateLoaded();
-      }
+    std::vector<MatrixView> state = w.optimizer->State();
+    if (!state.empty()) {
+      dir.ReadTensors(*backend_, generation_, fmt::format("opt-{}", w.rank), state);
+      w.optimizer->StateLoaded();
     }
   }
+}
 
-  const int64_t total_frames = n_ > 1 ? plan_.minibatches * config_.optimizer.minibatch *
-                                            static_cast<int64_t>(workers_.size())
-                                      : workers_[0].shard_frames;
+EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
+  BeginEpoch(epoch, progress);
+  const int64_t mb = config_.optimizer.minibatch;
+  const int64_t total_frames = plan_.minibatches * mb * static_cast<int64_t>(Workers().size());
   Progress bar(fmt::format("[train] epoch {}", epoch), total_frames, options_.progress && IsRoot());
-  auto frames_done = [&] {
-    int64_t f = 0;
-    for (const Worker& w : workers_) f += w.minibatches * config_.optimizer.minibatch;
-    return f;
-  };
-  auto progress_json = [&] {  // a collective: every rank calls it at the same point
-    std::vector<double> all(static_cast<size_t>(n_) * WorkerStats::kFields, 0.0);
-    const std::vector<WorkerStats> gathered = GatherStats();
-    for (int r = 0; r < n_; ++r) gathered[r].To(all.data() + r * WorkerStats::kFields);
-    return nlohmann::json{{"minibatches", workers_[0].minibatches},
-                          {"averagings", averagings_},
-                          {"projected_s", projected_s_},
-                          {"workers", all}};
-  };
-
-  if (n_ == 1) {
-    Worker& w = workers_[0];
-    while (true) {
-      if (StopRequested()) {
-        stop_signal_ = StopSignal();
-        AnyLossNonFinite();
-        WriteCheckpoint(epoch - 1, progress_json());
-        return EpochEnd::kPreempted;
-      }
-      if (Step(w) == 0) break;
-      if (AnyLossNonFinite()) {
-        diverged_at_ = {{"epoch", epoch}, {"minibatch", w.minibatches}, {"lr", lr_}};
-        return EpochEnd::kDiverged;
-      }
-      bar.Update(frames_done(),
-                 fmt::format("loss {:.4f}", w.stats.loss_sum / std::max(1.0, w.stats.frames)));
-      Heartbeat();
+  while (averagings_ < plan_.reduces) {
+    for (Worker& w : Workers()) {
+      do {
+        MAVG_CHECK(Step(w) > 0, "worker {} ran out of data before averaging {}", w.rank,
+                   averagings_ + 1);
+      } while (!plan_.AverageAfter(w.minibatches));
     }
-  } else {
-    for (; averagings_ < plan_.reduces;) {
-      for (Worker& w : workers_) {
-        do {
-          MAVG_CHECK(Step(w) > 0, "worker {} ran out of data before averaging {}", w.rank,
-                     averagings_ + 1);
-        } while (!plan_.AverageAfter(w.minibatches));
-      }
-      Average();
-      // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks.
-      double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};
-      comm_.AllReduceMax(std::span<double>(flags, 2));
-      stop_signal_ = static_cast<int>(flags[1]);
-      if (flags[0] > 0) {
-        diverged_at_ = {{"epoch", epoch},
-                        {"minibatch", workers_[0].minibatches},
-                        {"averaging", averagings_},
-                        {"lr", lr_}};
-        return EpochEnd::kDiverged;
-      }
-      if (flags[1] > 0) {
-        WriteCheckpoint(epoch - 1, progress_json());
-        return EpochEnd::kPreempted;
-      }
-      bar.Update(frames_done());
-      Heartbeat();
+    averager_->Combine(++averagings_, plan_.reduces);
+    // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks.
+    double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};
+    group_->MaxOverProcesses(std::span<double>(flags, 2));
+    stop_signal_ = static_cast<int>(flags[1]);
+    if (flags[0] > 0) {
+      diverged_at_ = {{"epoch", epoch},
+                      {"minibatch", Workers()[0].minibatches},
+                      {"averaging", averagings_},
+                      {"lr", lr_}};
+      return EpochEnd::kDiverged;
     }
+    if (flags[1] > 0) {
+      WriteCheckpoint(epoch - 1, ProgressJson());
+      return EpochEnd::kPreempted;
+    }
+    double loss = 0.0, frames = 0.0, done = 0.0;
+    for (const Worker& w : Workers()) {
+      loss += w.stats.loss_sum, frames += w.stats.frames;
+      done += static_cast<double>(w.minibatches * mb);
+    }
+    bar.Update(static_cast<int64_t>(done),
+               fmt::format("loss {:.4f}", loss / std::max(1.0, frames)));
+    Heartbeat();
   }
   bar.Finish();
-  AnyLossNonFinite();  // fetch the final statistics
   return EpochEnd::kDone;
+}
+
+EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accepted) {
+  EpochMetrics m;
+  m.epoch = epoch;
+  m.lr = lr_;
+  m.accepted = accepted;
+  m.stats = Summarize(GatherStats());
+  m.cv = cv;
+  // Frames of every shard beyond the epoch's last combine point (all workers stop there).
+  for (int64_t f : shard_frames_) m.frames_dropped += f - plan_.minibatches * plan_.minibatch;
+  m.minibatches = Workers()[0].minibatches;
+  m.averagings = n_ > 1 ? averagings_ : 0;
+  m.world_size = n_;
+  if (group_->ProjectsWallTime()) m.projected_wall_s = averager_->ProjectedSeconds();
+  return m;
 }
 
 nlohmann::json Trainer::Run() {
@@ -606,11 +514,11 @@ nlohmann::json Trainer::Run() {
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
                  100 * cv0.Accuracy());
     schedule_->SetInitialCvLoss(cv0.Loss());
-    network_->BindParams(MatrixView());
-    best_->CopyParamsFrom(*network_);
+    backend_->Copy(ModelParams(), best_);
   }
 
-  nlohmann::json result = {{"status", "completed"}};
+  RunState status = RunState::kCompleted;
+  nlohmann::json result;
   const int max_epochs = static_cast<int>(config_.schedule.epochs);
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
     Timer epoch_timer;
@@ -619,7 +527,8 @@ nlohmann::json Trainer::Run() {
     const EpochEnd end = RunEpoch(epoch, progress);
     if (end == EpochEnd::kDiverged) {
       spdlog::error("[train] diverged: non-finite loss in epoch {} (lr {})", epoch, lr_);
-      result = {{"status", "diverged"}, {"diverged_at", diverged_at_}};
+      status = RunState::kDiverged;
+      result = {{"diverged_at", diverged_at_}};
       break;
     }
     if (end == EpochEnd::kPreempted) {
@@ -627,89 +536,48 @@ nlohmann::json Trainer::Run() {
           "[train] stop requested (signal {}): checkpointed in epoch {}; continue with "
           "mavg train --resume {}",
           stop_signal_, epoch, options_.run_dir);
-      result = {{"status", "preempted"}, {"signal", stop_signal_}, {"epoch", epoch}};
+      status = RunState::kPreempted;
+      result = {{"signal", stop_signal_}, {"epoch", epoch}};
       break;
     }
-    const std::vector<WorkerStats> stats = GatherStats();
     Timer cv_timer;
     const EvalSums cv = EvaluateSet(data_.dev, dev_shards_);
     const double cv_s = cv_timer.Seconds();
     const EpochDecision decision = schedule_->EndEpoch(cv.Loss());
     if (decision.accept) {
       cv_best_ = cv;
-      if (best_) {
-        network_->BindParams(MatrixView());
-        best_->CopyParamsFrom(*network_);
-      }
+      if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
     } else {
-      SetAllParams(best_->Params());  // newbob: back to the last accepted model
+      SetAllParams(best_);  // newbob: back to the last accepted model
+      averager_->Reset();
     }
-    // Aggregates over all workers: sums of the loss statistics, max and mean of the timings.
-    WorkerStats sum, max;
-    int64_t dropped = 0;
-    for (int r = 0; r < n_; ++r) {
-      const WorkerStats& s = stats[r];
-      sum.loss_sum += s.loss_sum, sum.correct += s.correct, sum.frames += s.frames;
-      sum.compute_s += s.compute_s, sum.io_s += s.io_s, sum.comm_s += s.comm_s;
-      sum.wait_s += s.wait_s;
-      sum.updates += s.updates, sum.limited += s.limited;
-      max.compute_s = std::max(max.compute_s, s.compute_s);
-      max.io_s = std::max(max.io_s, s.io_s);
-      max.comm_s = std::max(max.comm_s, s.comm_s);
-      max.wait_s = std::max(max.wait_s, s.wait_s);
-    }
-    if (n_ == 1) {
-      dropped = workers_[0].reader->FramesDropped();
-    } else {
-      // Frames of every shard beyond the epoch's last averaging (all workers stop there).
-      for (int64_t f : shard_frames_)
-        dropped += f - plan_.minibatches * config_.optimizer.minibatch;
-    }
-    compute_total_ += max.compute_s;
-    frames_total_ += static_cast<int64_t>(sum.frames);
-    const double train_loss = sum.frames > 0 ? sum.loss_sum / sum.frames : 0.0;
-    const double train_acc = sum.frames > 0 ? sum.correct / sum.frames : 0.0;
-    const double epoch_wall = epoch_timer.Seconds();
-    nlohmann::json m = {{"epoch", epoch},
-                        {"lr", lr_},
-                        {"accepted", decision.accept},
-                        {"train_loss", Num(train_loss)},
-                        {"train_acc", train_acc},
-                        {"cv_loss", Num(cv.Loss())},
-                        {"cv_acc", cv.Accuracy()},
-                        {"frames", static_cast<int64_t>(sum.frames)},
-                        {"frames_dropped", dropped},
-                        {"minibatches", workers_[0].minibatches},
-                        {"averagings", n_ > 1 ? plan_.reduces : 0},
-                        {"world_size", n_},
-                        {"wall_s", epoch_wall},
-                        {"compute_s", max.compute_s},
-                        {"compute_s_mean", sum.compute_s / n_},
-                        {"io_s", max.io_s},
-                        {"io_s_mean", sum.io_s / n_},
-                        {"comm_s", max.comm_s},
-                        {"comm_s_mean", sum.comm_s / n_},
-                        {"wait_s", max.wait_s},
-                        {"wait_s_mean", sum.wait_s / n_},
-                        {"cv_s", cv_s}};
-    if (simulated_ && n_ > 1) m["projected_wall_s"] = projected_s_;
-    if (sum.updates > 0) m["max_change_limited"] = sum.limited / sum.updates;
+    EpochMetrics m = EndEpochMetrics(epoch, cv, decision.accept);
+    m.cv_s = cv_s;
+    m.wall_s = epoch_timer.Seconds();
+    compute_total_ += m.stats.max.compute_s;
+    frames_total_ += static_cast<int64_t>(m.stats.sum.frames);
     if (IsRoot()) {
-      run_->AppendMetrics(m);
-      run_->WriteState("running", {{"epoch", epoch}});
+      run_->AppendMetrics(MetricsRow(m));
+      run_->WriteState(RunState::kRunning, {{"epoch", epoch}});
     }
+    const double train_loss =
+        m.stats.sum.frames > 0 ? m.stats.sum.loss_sum / m.stats.sum.frames : 0;
+    const double train_acc = m.stats.sum.frames > 0 ? m.stats.sum.correct / m.stats.sum.frames : 0;
     spdlog::info(
         "[train] epoch {:2} lr {:.6g} train loss {:.4f} acc {:.2f}% | CV loss {:.4f} "
         "acc {:.2f}% {} | {:.0f} frames/s, {:.1f}s{}",
         epoch, lr_, train_loss, 100 * train_acc, cv.Loss(), 100 * cv.Accuracy(),
-        decision.accept ? "accepted" : "REJECTED", sum.frames / max.compute_s, epoch_wall,
-        simulated_ && n_ > 1 ? fmt::format(" (projected {:.1f}s on {} devices)", projected_s_, n_)
-                             : "");
+        decision.accept ? "accepted" : "REJECTED", m.stats.sum.frames / m.stats.max.compute_s,
+        m.wall_s,
+        m.projected_wall_s
+            ? fmt::format(" (projected {:.1f}s on {} devices)", *m.projected_wall_s, n_)
+            : "");
     WriteCheckpoint(epoch, nullptr, decision.stop);
     if (decision.stop) break;
   }
 
-  if (result["status"] == "completed") {
+  result["status"] = std::string(ToString(status));
+  if (status == RunState::kCompleted) {
     result["cv_loss"] = Num(cv_best_.Loss());
     result["cv_acc"] = cv_best_.Accuracy();
     if (!test_shards_.empty()) {
@@ -720,8 +588,8 @@ nlohmann::json Trainer::Run() {
       spdlog::info("[train] test loss {:.4f} accuracy {:.2f}% ({} frames)", test.Loss(),
                    100 * test.Accuracy(), static_cast<int64_t>(test.frames));
     }
-    network_->BindParams(MatrixView());
     if (IsRoot()) {
+      ParamsBinding bind(*network_, ModelParams());
       SaveModel(run_->File("model.bin"), model_);
       // Speech data with a lang dir: WER on the test set (settings chosen on dev).
       const int threads = config_.device_options.threads > 0
@@ -785,7 +653,7 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
       run = options.resume ? RunDir::Resume(options.run_dir)
                            : RunDir::Prepare(options.run_dir, options.force);
       if (!options.resume) WriteFileAtomic(run->File("config.yaml"), ToYaml(config));
-      run->WriteState("running",
+      run->WriteState(RunState::kRunning,
                       {{"world_size", config.parallel.workers}, {"mode", config.parallel.mode}});
       AddLogFile(run->File("log.txt"));
       spdlog::info("[train] run {} attempt {} in {}", RunId(config), run->Attempt(), run->Path());
@@ -807,11 +675,11 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
     if (root) {
       try {  // best effort: the disk may be what failed
         LogErrorToFiles(fmt::format("[train] failed: {}", e.what()));
-        run->WriteJson("result.json", {{"status", "failed"},
+        run->WriteJson("result.json", {{"status", ToString(RunState::kFailed)},
                                        {"error", e.what()},
                                        {"run_id", RunId(config)},
                                        {"finished", UtcNow()}});
-        run->WriteState("failed", {{"error", e.what()}});
+        run->WriteState(RunState::kFailed, {{"error", e.what()}});
         RemoveLogFiles();
       } catch (const std::exception& write_error) {
         std::fprintf(stderr, "mavg: error: cannot record the failure: %s\n", write_error.what());
@@ -827,7 +695,7 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
   if (root) {
     try {
       run->WriteJson("result.json", result);
-      run->WriteState(result["status"].get<std::string>());
+      run->WriteState(ParseRunStateOrThrow(result["status"].get<std::string>(), "result.json"));
       RemoveLogFiles();
     } catch (const std::exception& e) {
       if (comm->IsDistributed()) {  // peers wait at the barrier below: take them down

@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <limits>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/timer.h"
 
 namespace mavg {
 namespace {
@@ -32,55 +36,22 @@ void FinalizeAtExit() {
   if (!finalized) MPI_Finalize();
 }
 
-class MpiCommunicator final : public Communicator {
+// Rank-order or MPI-order sums over `comm`, with the scratch they need. Used from the main
+// thread and, on a duplicate communicator, from a communication thread.
+class Summer {
  public:
-  explicit MpiCommunicator(bool deterministic) : deterministic_(deterministic) {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      int provided = 0;
-      Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
-      std::atexit(FinalizeAtExit);
-    }
-    // Errors come back as codes (and become mavg::Error) instead of aborting inside MPI.
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  Summer(MPI_Comm comm, bool deterministic) : comm_(comm), deterministic_(deterministic) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
   }
 
-  int Rank() const override { return rank_; }
-  int WorldSize() const override { return size_; }
-  std::string Name() const override { return deterministic_ ? "mpi (deterministic)" : "mpi"; }
-
-  void AllReduceSum(std::span<float> data) override { Sum(data, MPI_FLOAT); }
-  void AllReduceSum(std::span<double> data) override { Sum(data, MPI_DOUBLE); }
-
-  void AllReduceMax(std::span<double> data) override {
-    for (size_t off = 0; off < data.size(); off += kMaxCount) {
-      const int n = static_cast<int>(std::min(kMaxCount, data.size() - off));
-      Check(MPI_Allreduce(MPI_IN_PLACE, data.data() + off, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
-            "MPI_Allreduce(MAX)");
-    }
-  }
-
-  void Broadcast(std::span<float> data, int root) override {
-    for (size_t off = 0; off < data.size(); off += kMaxCount) {
-      const int n = static_cast<int>(std::min(kMaxCount, data.size() - off));
-      Check(MPI_Bcast(data.data() + off, n, MPI_FLOAT, root, MPI_COMM_WORLD), "MPI_Bcast");
-    }
-  }
-
-  void Barrier() override { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
-  void Abort(int code) override { MPI_Abort(MPI_COMM_WORLD, code); }
-
- private:
   template <typename T>
   void Sum(std::span<T> data, MPI_Datatype type) {
     if (size_ == 1 || data.empty()) return;
     if (!deterministic_) {
       for (size_t off = 0; off < data.size(); off += kMaxCount) {
         const int n = static_cast<int>(std::min(kMaxCount, data.size() - off));
-        Check(MPI_Allreduce(MPI_IN_PLACE, data.data() + off, n, type, MPI_SUM, MPI_COMM_WORLD),
+        Check(MPI_Allreduce(MPI_IN_PLACE, data.data() + off, n, type, MPI_SUM, comm_),
               "MPI_Allreduce(SUM)");
       }
       return;
@@ -103,7 +74,7 @@ class MpiCommunicator final : public Communicator {
     std::vector<int> recv_counts(size_, mine), recv_displs(size_);
     for (int r = 0; r < size_; ++r) recv_displs[r] = r * mine;
     Check(MPI_Alltoallv(data.data(), counts.data(), displs.data(), type, recv, recv_counts.data(),
-                        recv_displs.data(), type, MPI_COMM_WORLD),
+                        recv_displs.data(), type, comm_),
           "MPI_Alltoallv");
     T* own = data.data() + displs[rank_];
     std::copy_n(recv, mine, own);
@@ -112,13 +83,138 @@ class MpiCommunicator final : public Communicator {
       for (int i = 0; i < mine; ++i) own[i] += x[i];
     }
     Check(MPI_Allgatherv(MPI_IN_PLACE, 0, type, data.data(), counts.data(), displs.data(), type,
-                         MPI_COMM_WORLD),
+                         comm_),
           "MPI_Allgatherv");
   }
 
+ private:
+  MPI_Comm comm_;  // not owned
   bool deterministic_;
   int rank_ = 0, size_ = 1;
   std::vector<char> recv_;  // scratch for the deterministic reduce-scatter
+};
+
+// A sum running on a communication thread; joined by Wait() or the destructor.
+class ThreadSum final : public PendingSum {
+ public:
+  ThreadSum(Summer& summer, std::span<float> data) {
+    thread_ = std::thread([this, &summer, data] {
+      try {
+        Timer t;
+        summer.Sum(data, MPI_FLOAT);
+        seconds_ = t.Seconds();
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  ~ThreadSum() override {
+    if (thread_.joinable()) thread_.join();
+  }
+  void Wait() override {
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  double Seconds() const override { return seconds_; }
+
+ private:
+  std::thread thread_;
+  double seconds_ = 0.0;
+  std::exception_ptr error_;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // The world communicator.
+  explicit MpiCommunicator(bool deterministic) : deterministic_(deterministic) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      // Overlapped averaging sums on a second thread (on its own communicator).
+      Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_),
+            "MPI_Init_thread");
+      std::atexit(FinalizeAtExit);
+    } else {
+      MPI_Query_thread(&thread_level_);
+    }
+    // Errors come back as codes (and become mavg::Error) instead of aborting inside MPI.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    Attach(MPI_COMM_WORLD, false);
+  }
+  // A communicator made by Split (owned, freed with this object).
+  MpiCommunicator(MPI_Comm comm, bool deterministic, int thread_level)
+      : deterministic_(deterministic), thread_level_(thread_level) {
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    Attach(comm, true);
+  }
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    background_.reset();
+    if (background_comm_ != MPI_COMM_NULL) MPI_Comm_free(&background_comm_);
+    if (owned_) MPI_Comm_free(&comm_);
+  }
+
+  int Rank() const override { return rank_; }
+  int WorldSize() const override { return size_; }
+  std::string Name() const override { return deterministic_ ? "mpi (deterministic)" : "mpi"; }
+
+  void AllReduceSum(std::span<float> data) override { summer_->Sum(data, MPI_FLOAT); }
+  void AllReduceSum(std::span<double> data) override { summer_->Sum(data, MPI_DOUBLE); }
+
+  void AllReduceMax(std::span<double> data) override {
+    for (size_t off = 0; off < data.size(); off += kMaxCount) {
+      const int n = static_cast<int>(std::min(kMaxCount, data.size() - off));
+      Check(MPI_Allreduce(MPI_IN_PLACE, data.data() + off, n, MPI_DOUBLE, MPI_MAX, comm_),
+            "MPI_Allreduce(MAX)");
+    }
+  }
+
+  void Broadcast(std::span<float> data, int root) override {
+    for (size_t off = 0; off < data.size(); off += kMaxCount) {
+      const int n = static_cast<int>(std::min(kMaxCount, data.size() - off));
+      Check(MPI_Bcast(data.data() + off, n, MPI_FLOAT, root, comm_), "MPI_Bcast");
+    }
+  }
+
+  std::unique_ptr<PendingSum> StartAllReduceSum(std::span<float> data) override {
+    if (thread_level_ < MPI_THREAD_MULTIPLE || size_ == 1) {
+      return Communicator::StartAllReduceSum(data);  // synchronous: no thread support
+    }
+    if (background_comm_ == MPI_COMM_NULL) {  // collective: every rank's first start
+      Check(MPI_Comm_dup(comm_, &background_comm_), "MPI_Comm_dup");
+      background_ = std::make_unique<Summer>(background_comm_, deterministic_);
+    }
+    return std::make_unique<ThreadSum>(*background_, data);
+  }
+
+  std::unique_ptr<Communicator> Split(int color) override {
+    MPI_Comm group = MPI_COMM_NULL;
+    Check(MPI_Comm_split(comm_, color, rank_, &group), "MPI_Comm_split");
+    return std::make_unique<MpiCommunicator>(group, deterministic_, thread_level_);
+  }
+
+  void Barrier() override { Check(MPI_Barrier(comm_), "MPI_Barrier"); }
+  void Abort(int code) override { MPI_Abort(MPI_COMM_WORLD, code); }
+
+ private:
+  void Attach(MPI_Comm comm, bool owned) {
+    comm_ = comm;
+    owned_ = owned;
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    summer_ = std::make_unique<Summer>(comm_, deterministic_);
+  }
+
+  bool deterministic_;
+  int thread_level_ = MPI_THREAD_SINGLE;  // what MPI_Init_thread provided
+  MPI_Comm comm_ = MPI_COMM_NULL;         // owned when owned_ (a split)
+  bool owned_ = false;
+  int rank_ = 0, size_ = 1;
+  std::unique_ptr<Summer> summer_;            // sums on comm_ (main thread)
+  MPI_Comm background_comm_ = MPI_COMM_NULL;  // owned: a duplicate of comm_ for ThreadSum
+  std::unique_ptr<Summer> background_;        // sums on background_comm_
 };
 
 }  // namespace

@@ -103,7 +103,7 @@ TEST_P(Averaging, OneAveragedStepEqualsOneStepOnTheUnionWithLrOverN) {
   }
   Network worker(*backend, spec);
   for (int k = 0; k < n; ++k) {
-    worker.BindParams(reps[k]);
+    ParamsBinding bind(worker, reps[k]);
     worker.CopyParamsFrom(net);  // bias lr coefficients too
     SgdOptimizer sgd(*backend, SgdOptions{});
     TrainStep(worker, sgd, ConstMatrixView(dx).RowRange(k * b, b), dl.Data() + k * b, lr,

@@ -24,7 +24,7 @@ TEST(Exponential, PaperValues) {
     EXPECT_TRUE(d.accept);
     EXPECT_EQ(d.stop, k == 15);
   }
-  // algorithms.md §4: 0.32, 0.2303, 0.1657, ..., 0.0032.
+  // docs/algorithms.md §4a: 0.32, 0.2303, 0.1657, ..., 0.0032.
   EXPECT_DOUBLE_EQ(lrs[0], 0.32);
   EXPECT_NEAR(lrs[1], 0.2303, 1e-4);
   EXPECT_NEAR(lrs[2], 0.1657, 1e-4);

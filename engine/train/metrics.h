@@ -1,0 +1,46 @@
+#pragma once
+// The per-epoch metrics row (one line of metrics.jsonl) and the aggregation of the workers'
+// statistics behind it. The row is built from one list of fields (metrics.cpp), so a metric
+// is added in one place.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/train/step.h"
+#include "engine/train/worker.h"
+
+namespace mavg {
+
+// Over all N workers: sums, and the maxima of the timings (the slowest worker sets the pace).
+struct StatsSummary {
+  WorkerStats sum, max;
+  int workers = 0;
+};
+StatsSummary Summarize(const std::vector<WorkerStats>& all);
+
+struct EpochMetrics {
+  int epoch = 0;
+  double lr = 0.0;  // per-worker learning rate
+  bool accepted = true;
+  StatsSummary stats;  // training loss statistics and timings of every worker
+  EvalSums cv;
+  int64_t frames_dropped = 0;  // training frames not used (partial minibatch, beyond the plan)
+  int64_t minibatches = 0;     // per worker
+  int64_t averagings = 0;      // combine points
+  int world_size = 1;
+  double wall_s = 0.0;                     // this epoch, measured
+  double cv_s = 0.0;                       // of which evaluating the dev set
+  std::optional<double> projected_wall_s;  // simulated workers: projected onto N devices
+};
+
+// Finite numbers as numbers; NaN/Inf as null (JSON has no NaN).
+nlohmann::json Num(double x);
+
+// The row, fields in a fixed order; optional ones only when they apply.
+nlohmann::json MetricsRow(const EpochMetrics& m);
+// The names of every field MetricsRow can write, in order.
+std::vector<std::string> MetricsFields();
+
+}  // namespace mavg
