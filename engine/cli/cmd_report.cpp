@@ -53,18 +53,26 @@ void AddReportCommand(CLI::App& app) {
   CLI::App* table =
       cmd->add_subcommand("table", "A metric by two axes, mean ± std over replicates");
   common(table);
-  table->add_option("--rows", a->table.rows, "Axis for the rows")->required();
+  table->add_option("--rows", a->table.rows, "Axis for the rows, or several: A,B,...")->required();
   table->add_option("--cols", a->table.cols, "Axis for the columns");
   table
       ->add_option("--value", a->table.value,
                    "Metric: a result key (test_acc, cv_acc, wer, wall_s, ...) or test_error, "
-                   "cv_error, epoch_s, projected_epoch_s, comm_s, ...")
+                   "cv_error, epoch_s, projected_epoch_s, comm_s, final_cv_loss, ..., or "
+                   "time_to_target (training seconds to the --baseline runs' final CV loss)")
+      ->capture_default_str();
+  table
+      ->add_option("--baseline", a->baseline,
+                   "AXIS=VALUE of the runs whose final CV loss is time_to_target's target")
       ->capture_default_str();
   table->add_option("--agg", a->table.agg, "mean | min | max")->capture_default_str();
   table->add_option("--format", a->table.format, "md | csv | latex")->capture_default_str();
   table->callback([a] {
     auto store = OpenStore(a->results, a->db);
     a->table.where = ParseWhere(a->where);
+    const auto b = ParseWhere({a->baseline});
+    a->table.baseline_axis = b[0].first;
+    a->table.baseline = b[0].second;
     std::cout << MetricTable(a->name, LoadSweepRuns(*store, a->name), a->table);
   });
 
@@ -74,7 +82,14 @@ void AddReportCommand(CLI::App& app) {
       ->capture_default_str();
   speedup->add_option(
       "--interconnect", a->speedup.interconnect,
-      "Add a model column: ib-fdr, ib-edr, ib-hdr, ib-ndr, pcie3-x16, nvlink4, ...");
+      "Add a model column, every combine on this link: ib-fdr, ib-edr, ib-hdr, ib-ndr, "
+      "pcie3-x16, nvlink4, ...");
+  speedup->add_option(
+      "--inter", a->speedup.inter,
+      "Model column: the inter-node link of flat and global combines (ib-hdr, ...)");
+  speedup->add_option("--intra", a->speedup.intra,
+                      "Model column: the intra-node link of two-level runs' group combines "
+                      "(nvlink4, ...); needs --inter");
   speedup->add_option("--staging", a->speedup.staging, "Host staging link for the model column");
   speedup->add_option("--fit", a->speedup.fit,
                       "Model column from a measured all-reduce (mavg bench allreduce --json)");

@@ -22,7 +22,7 @@ std::string PaperComparison(const std::string& sweep, const std::vector<ReportRu
   // Ours: mean metric and the time-based speedup per worker count.
   std::map<int, std::vector<double>> metric, epoch;
   for (const ReportRun* r : sel) {
-    if (r->status != "completed") continue;
+    if (r->status != RunState::kCompleted) continue;
     const int n = std::stoi(*r->Axis(o.axis));
     if (r->values.count(o.metric)) metric[n].push_back(r->values.at(o.metric));
     const bool simulated = r->texts.count("mode") && r->texts.at("mode") == "simulated";

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,8 @@ const std::vector<Interconnect>& InterconnectPresets() {
       {"ib-edr", "InfiniBand EDR 4x (100 Gb/s)", 100e9 / 8, 0.6e-6,
        "IBTA: 25.78125 Gb/s per lane, 64b/66b, 4 lanes; 0.6 us (ConnectX-4 product brief)"},
       {"ib-hdr", "InfiniBand HDR 4x (200 Gb/s)", 200e9 / 8, 0.6e-6,
-       "IBTA: 50 Gb/s per lane (PAM4), 4 lanes; 0.6 us (ConnectX-6 product brief)"},
+       "IBTA: 50 Gb/s per lane (PAM4), 4 lanes; sub-600 ns latency (NVIDIA ConnectX-6 VPI "
+       "adapter manual)"},
       {"ib-ndr", "InfiniBand NDR 4x (400 Gb/s)", 400e9 / 8, 0.6e-6,
        "IBTA: 100 Gb/s per lane (PAM4), 4 lanes (ConnectX-7 product brief)"},
       {"eth-10g", "10 Gigabit Ethernet", 10e9 / 8, 5e-6, "IEEE 802.3ae; TCP latency ~5 us"},
@@ -29,10 +31,14 @@ const std::vector<Interconnect>& InterconnectPresets() {
        "PCI-SIG PCIe 3.0: 8 GT/s per lane, 128b/130b = 985 MB/s per lane per direction"},
       {"pcie4-x16", "PCIe 4.0 x16", 31.5e9, 5e-6, "PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b"},
       {"pcie5-x16", "PCIe 5.0 x16", 63.0e9, 5e-6, "PCI-SIG PCIe 5.0: 32 GT/s per lane, 128b/130b"},
-      {"nvlink3", "NVLink 3 (A100 SXM)", 300e9, 2e-6,
-       "NVIDIA A100 datasheet: 600 GB/s total, i.e. 300 GB/s per direction"},
-      {"nvlink4", "NVLink 4 (H100/H200 SXM)", 450e9, 2e-6,
-       "NVIDIA H100 datasheet: 900 GB/s total, i.e. 450 GB/s per direction"},
+      // No datasheet states an NVLink latency: 3.4 us is NCCL's own cost model of one ring step
+      // (src/graph/tuning.cc, hwLat[NVLINK][Ring][Simple]), a model input, not a measurement.
+      {"nvlink3", "NVLink 3 (A100 SXM)", 300e9, 3.4e-6,
+       "NVIDIA A100 datasheet: 600 GB/s total, i.e. 300 GB/s per direction; latency: NCCL's "
+       "ring-step cost model (tuning.cc), not a hardware figure"},
+      {"nvlink4", "NVLink 4 (H100/H200 SXM)", 450e9, 3.4e-6,
+       "NVIDIA H100/H200 datasheets: 900 GB/s total (18 links x 50 GB/s), i.e. 450 GB/s per "
+       "direction; latency: NCCL's ring-step cost model (tuning.cc), not a hardware figure"},
   };
   return kPresets;
 }
@@ -73,6 +79,42 @@ AveragingCost AveragingTime(double bytes, int workers, const Interconnect& link,
   c.allreduce_s = 2.0 * (n - 1) * link.latency + 2.0 * (n - 1) / n * bytes / link.bandwidth;
   if (staging != nullptr) c.staging_s = 2.0 * bytes / staging->bandwidth;
   return c;
+}
+
+bool IsTwoLevel(const EpochShape& s) {
+  return s.group_size >= 1 && s.group_size < s.workers && s.average_every > 0 &&
+         s.average_every_global > s.average_every;
+}
+
+EpochModel ModelEpoch(const EpochShape& s, const ModelLinks& links) {
+  MAVG_CHECK(links.intra != nullptr && links.inter != nullptr, "the model needs its links");
+  EpochModel m;
+  m.compute_s = s.compute_s;
+  if (s.workers <= 1 || s.combines <= 0) return m;
+  const double global_one = AveragingTime(s.bytes, s.workers, *links.inter, links.staging).Total();
+  if (IsTwoLevel(s)) {
+    // Every (K2/K)-th combine point is global, and so is the epoch's last.
+    m.global_combines = s.global_combines >= 0
+                            ? s.global_combines
+                            : std::ceil(s.combines * static_cast<double>(s.average_every) /
+                                            static_cast<double>(s.average_every_global) -
+                                        1e-9);
+    m.group_combines = std::max(0.0, s.combines - m.global_combines);
+    const double group_one =
+        AveragingTime(s.bytes, static_cast<int>(s.group_size), *links.intra, links.staging).Total();
+    m.group_s = m.group_combines * group_one;
+  } else {
+    m.global_combines = s.combines;
+  }
+  m.global_s = m.global_combines * global_one;
+  m.exposed_s = m.global_s;
+  if (s.overlap && m.global_combines > 0) {
+    // Each block's all-reduce runs while the next block computes and is hidden up to that
+    // block's compute; the epoch's last one has no next block and is paid in full.
+    const double block_compute = s.compute_s / m.global_combines;
+    m.exposed_s = (m.global_combines - 1) * std::max(0.0, global_one - block_compute) + global_one;
+  }
+  return m;
 }
 
 std::string PaperProjection(const PaperProjectionOptions& o, const std::string& reference_yaml) {

@@ -6,7 +6,12 @@
 // over the host link: 2 S / B_host. An epoch on N workers is then
 //   T_N = compute_N + R_N * T(S, N)
 // with R_N averagings per epoch. Bandwidths are the links' nominal data rates per direction.
+// Two-level runs (groups of g workers every K minibatches, all N every K2) price the group
+// combines on an intra-node link and the global ones on the inter-node link; overlapped runs
+// count only the communication a block's compute does not hide. docs/performance-model.md
+// derives every formula.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +40,46 @@ struct AveragingCost {
 
 AveragingCost AveragingTime(double bytes, int workers, const Interconnect& link,
                             const Interconnect* staging);
+
+// How one run combines its workers in one epoch, as the model sees it.
+struct EpochShape {
+  int workers = 1;                   // N
+  double bytes = 0.0;                // S: parameters x 4 (fp32)
+  double compute_s = 0.0;            // one epoch's training time without communication
+  double combines = 0.0;             // R: combine points per epoch (every K minibatches)
+  int64_t group_size = 0;            // g: 0 (or >= N) = flat, everyone in one group
+  int64_t average_every = 0;         // K
+  int64_t average_every_global = 0;  // K2: 0 (or K) = flat
+  double global_combines = -1.0;     // R_global as the run recorded it; < 0: ceil(R K / K2)
+  bool overlap = false;              // the global all-reduce of block t runs during block t+1
+};
+
+// The links the model prices combines on. `inter` carries flat and global combines (N
+// workers), `intra` the group combines of two-level runs (g workers); staging, when set, is
+// added to every combine.
+struct ModelLinks {
+  const Interconnect* intra = nullptr;    // [not null], not owned
+  const Interconnect* inter = nullptr;    // [not null], not owned
+  const Interconnect* staging = nullptr;  // [nullable], not owned
+};
+
+struct EpochModel {
+  double compute_s = 0.0;
+  double group_combines = 0.0, global_combines = 0.0;  // per epoch
+  double group_s = 0.0;                                // all group combines (never overlapped)
+  double global_s = 0.0;   // all global (or flat) combines, before any overlap
+  double exposed_s = 0.0;  // the part of global_s that is not hidden behind compute
+  double Total() const { return compute_s + group_s + exposed_s; }
+};
+
+// True for a two-level run: 1 <= g < N and K < K2.
+bool IsTwoLevel(const EpochShape& shape);
+// The modelled epoch: flat runs pay R T_global, T_global = T_ar(S, N, inter) + staging;
+// two-level runs pay R_group T_group + R_global T_global, T_group = T_ar(S, g, intra) +
+// staging, R_global = ceil(R K / K2) (every (K2/K)-th combine point and the epoch's last),
+// R_group = R - R_global. Overlap (the trainer combines the epoch's last block synchronously)
+// exposes (R_global - 1) max(0, T_global - compute / R_global) + T_global instead.
+EpochModel ModelEpoch(const EpochShape& shape, const ModelLinks& links);
 
 // The paper's setup projected with the model, beside its time.dat (see docs).
 struct PaperProjectionOptions {

@@ -21,17 +21,22 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
   std::map<std::string, size_t> index;
   {
     auto s = db.Prepare(
-        "SELECT sr.run_id, r.status, r.reason, sr.replicate, sr.axes_json FROM sweep_runs sr "
-        "JOIN runs r ON r.run_id = sr.run_id WHERE sr.sweep = ? ORDER BY sr.position");
+        "SELECT sr.run_id, r.status, r.reason, sr.replicate, sr.axes_json, r.config_json FROM "
+        "sweep_runs sr JOIN runs r ON r.run_id = sr.run_id WHERE sr.sweep = ? ORDER BY "
+        "sr.position");
     s.Bind(1, sweep);
     while (s.Step()) {
       ReportRun r;
       r.run_id = s.Text(0);
-      r.status = s.Text(1);
+      r.status = ParseRunStateOrThrow(s.Text(1), "runs.status");
       r.reason = s.Text(2);
       r.replicate = static_cast<int>(s.Int(3));
       for (const auto& kv : nlohmann::json::parse(s.Text(4))) {
         r.axes.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
+      }
+      const nlohmann::json config = nlohmann::json::parse(s.Text(5), nullptr, false);
+      if (config.is_object() && config.contains("parallel") && config["parallel"].is_object()) {
+        r.parallel = config["parallel"];
       }
       index[r.run_id] = runs.size();
       runs.push_back(std::move(r));
@@ -53,24 +58,49 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     }
   }
   {
+    // Extra keys of metrics.jsonl that have no column of their own come from metrics_json.
     auto s = db.Prepare(
         "SELECT e.run_id, AVG(e.wall_s - COALESCE(e.cv_s, 0)), AVG(e.projected_wall_s), "
-        "AVG(e.compute_s), AVG(e.comm_s), AVG(e.io_s), AVG(e.wait_s), AVG(e.frames), "
-        "AVG(e.averagings), "
-        "(SELECT cv_loss FROM epochs z WHERE z.run_id = e.run_id ORDER BY epoch DESC LIMIT 1) "
+        "AVG(json_extract(e.metrics_json, '$.projected_compute_s')), AVG(e.compute_s), "
+        "AVG(e.comm_s), AVG(e.io_s), AVG(e.wait_s), AVG(e.frames), AVG(e.averagings), "
+        "AVG(json_extract(e.metrics_json, '$.global_averagings')) "
         "FROM epochs e JOIN sweep_runs sr ON sr.run_id = e.run_id WHERE sr.sweep = ? "
         "GROUP BY e.run_id");
     s.Bind(1, sweep);
-    const char* names[] = {"epoch_s", "projected_epoch_s", "compute_s",  "comm_s",       "io_s",
-                           "wait_s",  "frames_per_epoch",  "averagings", "final_cv_loss"};
+    const char* names[] = {
+        "epoch_s", "projected_epoch_s", "projected_compute_s", "compute_s",        "comm_s", "io_s",
+        "wait_s",  "frames_per_epoch",  "averagings",          "global_averagings"};
+    constexpr int kNames = sizeof(names) / sizeof(names[0]);
     while (s.Step()) {
       ReportRun& r = runs[index.at(s.Text(0))];
-      for (int i = 0; i < 9; ++i) {
+      for (int i = 0; i < kNames; ++i) {
         if (!s.IsNull(i + 1)) r.values[names[i]] = s.Real(i + 1);
       }
     }
   }
+  {
+    auto s = db.Prepare(
+        "SELECT e.run_id, e.epoch, e.accepted, e.cv_loss, e.wall_s - COALESCE(e.cv_s, 0), "
+        "e.projected_wall_s FROM epochs e JOIN sweep_runs sr ON sr.run_id = e.run_id "
+        "WHERE sr.sweep = ? ORDER BY e.run_id, e.epoch");
+    s.Bind(1, sweep);
+    while (s.Step()) {
+      EpochRecord e;
+      e.epoch = static_cast<int>(s.Int(1));
+      e.accepted = s.IsNull(2) || s.Int(2) != 0;
+      if (!s.IsNull(3)) e.cv_loss = s.Real(3);
+      e.train_s = s.IsNull(4) ? 0.0 : s.Real(4);
+      if (!s.IsNull(5)) e.projected_wall_s = s.Real(5);
+      runs[index.at(s.Text(0))].epochs.push_back(e);
+    }
+  }
   for (ReportRun& r : runs) {
+    for (auto e = r.epochs.rbegin(); e != r.epochs.rend(); ++e) {
+      if (e->accepted && e->cv_loss) {
+        r.values["final_cv_loss"] = *e->cv_loss;
+        break;
+      }
+    }
     if (r.values.count("test_acc")) r.values["test_error"] = 100.0 * (1.0 - r.values["test_acc"]);
     if (r.values.count("cv_acc")) r.values["cv_error"] = 100.0 * (1.0 - r.values["cv_acc"]);
   }

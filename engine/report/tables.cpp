@@ -7,119 +7,18 @@
 #include <set>
 
 #include "engine/core/error.h"
-#include "engine/report/perf_model.h"
+#include "engine/report/render.h"
+#include "engine/report/time_to_target.h"
 
 namespace mavg {
-namespace {
 
-struct Stat {
-  int n = 0;
-  double mean = 0, std = 0, min = 0, max = 0;
-  std::set<std::string> bad;  // statuses of runs without a value (failed, diverged, ...)
-};
-
-Stat Summarize(const std::vector<double>& v) {
-  Stat s;
-  s.n = static_cast<int>(v.size());
-  if (v.empty()) return s;
-  s.min = *std::min_element(v.begin(), v.end());
-  s.max = *std::max_element(v.begin(), v.end());
-  for (double x : v) s.mean += x / s.n;
-  if (s.n > 1) {
-    double ss = 0;
-    for (double x : v) ss += (x - s.mean) * (x - s.mean);
-    s.std = std::sqrt(ss / (s.n - 1));
-  }
-  return s;
-}
-
-// 4 significant digits.
-std::string Num(double x) {
-  if (x == 0 || !std::isfinite(x)) return fmt::format("{}", x);
-  const int digits = std::clamp(3 - static_cast<int>(std::floor(std::log10(std::fabs(x)))), 0, 6);
-  return fmt::format("{:.{}f}", x, digits);
-}
-
-std::string Cell(const Stat& s, const std::string& agg, bool latex) {
-  if (s.n == 0) {
-    if (s.bad.empty()) return latex ? "--" : "–";
-    std::string b;
-    for (const auto& x : s.bad) b += (b.empty() ? "" : "/") + x;
-    return b;
-  }
-  if (agg == "min") return fmt::format("{} (n={})", Num(s.min), s.n);
-  if (agg == "max") return fmt::format("{} (n={})", Num(s.max), s.n);
-  if (s.n == 1) return fmt::format("{} (n=1)", Num(s.mean));
-  // Standard deviation with the mean's decimals.
-  const std::string mean = Num(s.mean);
-  const size_t dot = mean.find('.');
-  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mean.size() - dot - 1);
-  return fmt::format("{} {} {:.{}f} (n={})", mean, latex ? "$\\pm$" : "±", s.std, decimals, s.n);
-}
-
-std::vector<std::string> Ordered(const std::vector<const ReportRun*>& runs,
-                                 const std::string& axis) {
-  std::vector<std::string> out;
-  for (const ReportRun* r : runs) {
-    const std::string* v = r->Axis(axis);
-    if (v && std::find(out.begin(), out.end(), *v) == out.end()) out.push_back(*v);
-  }
-  return out;
-}
-
-void CheckAxis(const std::vector<ReportRun>& runs, const std::string& axis) {
-  if (runs.empty() || runs[0].Axis(axis) != nullptr) return;
-  std::string axes;
-  for (const auto& [k, v] : runs[0].axes) axes += (axes.empty() ? "" : ", ") + k;
-  MAVG_FAIL("'{}' is not an axis of this sweep (axes: {})", axis, axes);
-}
-
-std::string Render(const std::vector<std::string>& header,
-                   const std::vector<std::vector<std::string>>& rows, const std::string& format) {
-  std::string out;
-  if (format == "csv") {
-    auto csv = [](const std::string& s) {
-      if (s.find_first_of(",\"\n") == std::string::npos) return s;
-      std::string q = "\"";
-      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return q + "\"";
-    };
-    for (size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + csv(header[i]);
-    out += "\n";
-    for (const auto& r : rows) {
-      for (size_t i = 0; i < r.size(); ++i) out += (i ? "," : "") + csv(r[i]);
-      out += "\n";
-    }
-  } else if (format == "latex") {
-    out += "\\begin{tabular}{l" + std::string(header.size() - 1, 'r') + "}\n\\hline\n";
-    auto esc = [](std::string s) {
-      std::string o;
-      for (char c : s)
-        o += (c == '_' || c == '%' || c == '&') ? std::string("\\") + c : std::string(1, c);
-      return o;
-    };
-    for (size_t i = 0; i < header.size(); ++i) out += (i ? " & " : "") + esc(header[i]);
-    out += " \\\\\n\\hline\n";
-    for (const auto& r : rows) {
-      // The first cell is an axis value (text); the others are numbers we formatted.
-      for (size_t i = 0; i < r.size(); ++i) out += (i ? " & " + r[i] : esc(r[i]));
-      out += " \\\\\n";
-    }
-    out += "\\hline\n\\end{tabular}\n";
-  } else {
-    for (const auto& h : header) out += "| " + h + " ";
-    out += "|\n";
-    for (size_t i = 0; i < header.size(); ++i) out += i ? "|---:" : "|---";
-    out += "|\n";
-    for (const auto& r : rows) {
-      for (const auto& c : r) out += "| " + c + " ";
-      out += "|\n";
-    }
-  }
-  return out;
-}
-
-}  // namespace
+using report::Cell;
+using report::CheckAxis;
+using report::Num;
+using report::Ordered;
+using report::Render;
+using report::Stat;
+using report::Summarize;
 
 std::vector<const ReportRun*> SelectRuns(
     const std::vector<ReportRun>& runs,
@@ -150,36 +49,127 @@ std::vector<const ReportRun*> SelectRuns(
   return out;
 }
 
+namespace {
+
+// "a,b, c" -> {a, b, c}.
+std::vector<std::string> SplitAxes(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    std::string a = list.substr(start, comma - start);
+    a.erase(0, a.find_first_not_of(' '));
+    a.erase(a.find_last_not_of(' ') + 1);
+    if (!a.empty()) out.push_back(a);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+}  // namespace
+
 std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                         const TableOptions& o) {
   MAVG_CHECK(o.agg == "mean" || o.agg == "min" || o.agg == "max",
              "--agg must be mean, min or max, not '{}'", o.agg);
   MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex",
              "--format must be md, csv or latex, not '{}'", o.format);
-  std::vector<std::string> free = {o.rows};
+  const std::vector<std::string> row_axes = SplitAxes(o.rows);
+  MAVG_CHECK(!row_axes.empty(), "--rows needs an axis (or several: --rows A,B)");
+  MAVG_CHECK(std::find(row_axes.begin(), row_axes.end(), o.cols) == row_axes.end(),
+             "{} is both a row and the column axis", o.cols);
+  std::vector<std::string> free = row_axes;
   if (!o.cols.empty()) free.push_back(o.cols);
-  const std::vector<const ReportRun*> sel = SelectRuns(runs, o.where, free);
+  // Filter only: whether other axes vary is checked per cell below.
+  std::vector<std::string> all_axes = free;
+  if (!runs.empty()) {
+    for (const auto& [axis, v] : runs[0].axes) all_axes.push_back(axis);
+  }
+  const std::vector<const ReportRun*> sel = SelectRuns(runs, o.where, all_axes);
   const std::vector<std::string> metrics = MetricNames(runs);
-  MAVG_CHECK(std::find(metrics.begin(), metrics.end(), o.value) != metrics.end() ||
+  // time_to_target is not stored per run: it depends on the baseline runs' final CV loss.
+  const bool ttt = o.value == kTimeToTarget;
+  std::optional<Baselines> baselines;
+  if (ttt) {
+    CheckAxis(runs, o.baseline_axis);
+    baselines.emplace(runs, o.baseline_axis, o.baseline);
+    MAVG_CHECK(!baselines->Empty(),
+               "no completed run with {}={} to serve as the baseline of time_to_target "
+               "(--baseline AXIS=VALUE)",
+               o.baseline_axis, o.baseline);
+  }
+  MAVG_CHECK(ttt || std::find(metrics.begin(), metrics.end(), o.value) != metrics.end() ||
                  std::none_of(runs.begin(), runs.end(),
-                              [](const ReportRun& r) { return r.status == "completed"; }),
-             "no run of sweep '{}' has the metric '{}' (available: {})", sweep, o.value, [&] {
-               std::string s;
-               for (const auto& m : metrics) s += (s.empty() ? "" : ", ") + m;
-               return s;
-             }());
-  const std::vector<std::string> row_values = Ordered(sel, o.rows);
+                              [](const ReportRun& r) { return r.status == RunState::kCompleted; }),
+             "no run of sweep '{}' has the metric '{}' (available: {})", sweep, o.value,
+             Join(metrics, ", "));
+
+  using RowKey = std::vector<std::string>;  // values of the row axes
+  using Key = std::pair<RowKey, std::string>;
+  std::vector<RowKey> row_values;  // in plan order of first appearance
+  std::map<Key, std::vector<const ReportRun*>> members;
+  for (const ReportRun* r : sel) {
+    RowKey rk;
+    for (const auto& a : row_axes) rk.push_back(*r->Axis(a));
+    if (std::find(row_values.begin(), row_values.end(), rk) == row_values.end()) {
+      row_values.push_back(rk);
+    }
+    members[{rk, o.cols.empty() ? "" : *r->Axis(o.cols)}].push_back(r);
+  }
+  // A cell never mixes settings: any other axis must be constant inside it (an axis that
+  // follows from the rows, e.g. a zipped one, may still vary across the table).
+  for (const auto& [axis, first] : sel[0]->axes) {
+    if (std::find(free.begin(), free.end(), axis) != free.end()) continue;
+    for (const auto& [key, rs] : members) {
+      std::set<std::string> values;
+      for (const ReportRun* r : rs) values.insert(*r->Axis(axis));
+      if (values.size() < 2) continue;
+      std::vector<std::string> cell;
+      for (size_t i = 0; i < row_axes.size(); ++i) {
+        cell.push_back(row_axes[i] + "=" + key.first[i]);
+      }
+      if (!o.cols.empty()) cell.push_back(o.cols + "=" + key.second);
+      MAVG_FAIL(
+          "axis {} varies ({}) within the cell {}: fix it with --where {}=VALUE or make it the "
+          "rows/cols (--rows A,B for several)",
+          axis, Join({values.begin(), values.end()}, ", "), Join(cell, " "), axis);
+    }
+  }
   const std::vector<std::string> col_values =
       o.cols.empty() ? std::vector<std::string>{""} : Ordered(sel, o.cols);
-  std::map<std::pair<std::string, std::string>, std::vector<double>> cells;
-  std::map<std::pair<std::string, std::string>, std::set<std::string>> bad;
-  for (const ReportRun* r : sel) {
-    const auto key = std::make_pair(*r->Axis(o.rows), o.cols.empty() ? "" : *r->Axis(o.cols));
-    const auto it = r->values.find(o.value);
-    if (r->status == "completed" && it != r->values.end() && std::isfinite(it->second)) {
-      cells[key].push_back(it->second);
-    } else {
-      bad[key].insert(r->status == "completed" ? "no value" : r->status);
+  std::map<Key, std::vector<double>> cells;
+  std::map<Key, std::set<std::string>> bad;
+  std::map<Key, int> tried;  // time_to_target: runs counted
+  for (const auto& [key, rs] : members) {
+    for (const ReportRun* r : rs) {
+      if (ttt) {
+        if (!CountsForTimeToTarget(*r)) {
+          bad[key].insert(std::string(ToString(r->status)));
+          continue;
+        }
+        ++tried[key];
+        const std::optional<double> target = baselines->Target(*r);
+        const std::optional<double> t = target ? TimeToTarget(*r, *target) : std::nullopt;
+        if (t) {
+          cells[key].push_back(*t);
+        } else {
+          bad[key].insert(target ? "not reached" : "no baseline");
+        }
+        continue;
+      }
+      const auto it = r->values.find(o.value);
+      if (r->status == RunState::kCompleted && it != r->values.end() && std::isfinite(it->second)) {
+        cells[key].push_back(it->second);
+      } else {
+        bad[key].insert(r->status == RunState::kCompleted ? "no value"
+                                                          : std::string(ToString(r->status)));
+      }
     }
   }
   if (o.format == "csv") {
@@ -187,9 +177,10 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
     for (const auto& rv : row_values) {
       for (const auto& cv : col_values) {
         Stat s = Summarize(cells[{rv, cv}]);
-        std::vector<std::string> row = {rv};
+        std::vector<std::string> row = rv;
         if (!o.cols.empty()) row.push_back(cv);
         if (s.n == 0) {
+          // Blank, not 0: e.g. a target never reached has no time.
           row.insert(row.end(), {"", "", "0"});
         } else {
           row.insert(row.end(), {fmt::format("{}", o.agg == "min"   ? s.min
@@ -197,141 +188,55 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
                                                                     : s.mean),
                                  fmt::format("{}", s.std), std::to_string(s.n)});
         }
+        if (ttt) row.push_back(std::to_string(tried[{rv, cv}]));
         rows.push_back(row);
       }
     }
-    std::vector<std::string> header = {o.rows};
+    std::vector<std::string> header = row_axes;
     if (!o.cols.empty()) header.push_back(o.cols);
     header.insert(header.end(), {o.value + "_" + o.agg, o.value + "_std", "n"});
+    if (ttt) header.push_back("runs");
     return Render(header, rows, "csv");
   }
-  std::vector<std::string> header = {o.cols.empty() ? o.rows : o.rows + " \\ " + o.cols};
+  std::vector<std::string> header = row_axes;
+  if (!o.cols.empty()) header.back() += " \\ " + o.cols;
   for (const auto& cv : col_values) header.push_back(o.cols.empty() ? o.value : cv);
   std::vector<std::vector<std::string>> rows;
+  const bool latex = o.format == "latex";
   for (const auto& rv : row_values) {
-    std::vector<std::string> row = {rv};
+    std::vector<std::string> row = rv;
     for (const auto& cv : col_values) {
       Stat s = Summarize(cells[{rv, cv}]);
       s.bad = bad[{rv, cv}];
-      row.push_back(Cell(s, o.agg, o.format == "latex"));
+      const int m = tried[{rv, cv}];
+      if (ttt && m > 0) {
+        // The value (blank when no replicate reached the target) and how many of how many did.
+        const std::string v = s.n == 0         ? ""
+                              : o.agg == "min" ? Num(s.min)
+                              : o.agg == "max" ? Num(s.max)
+                                               : report::MeanStd(s, latex);
+        row.push_back(fmt::format("{}{}({} of {} reached)", v, v.empty() ? "" : " ", s.n, m));
+      } else {
+        row.push_back(Cell(s, o.agg, latex));
+      }
     }
     rows.push_back(std::move(row));
   }
   std::string out;
-  if (o.format == "md") {
+  if (o.format == "md" && ttt) {
+    out += fmt::format(
+        "time_to_target of sweep {} ({}{} reached it): seconds of training until the end of the "
+        "first accepted epoch whose CV loss is at most the target, the mean final CV loss of the "
+        "{}={} runs{}. {}\n\n",
+        sweep, o.agg, o.agg == "mean" ? " ± std over the replicates that" : " over the runs that",
+        o.baseline_axis, o.baseline,
+        baselines->Varying().empty() ? "" : " with the same " + Join(baselines->Varying(), ", "),
+        kTimeToTargetClock);
+  } else if (o.format == "md") {
     out += fmt::format("{} of sweep {} ({}{}):\n\n", o.value, sweep, o.agg,
                        o.agg == "mean" ? " ± std over replicates" : "");
   }
-  return out + Render(header, rows, o.format);
-}
-
-std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
-                         const SpeedupOptions& o) {
-  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex",
-             "--format must be md, csv or latex, not '{}'", o.format);
-  const std::vector<const ReportRun*> sel = SelectRuns(runs, o.where, {o.axis});
-  std::optional<Interconnect> link;
-  if (!o.fit.empty()) link = FitInterconnect(o.fit);
-  if (!o.interconnect.empty()) link = FindInterconnect(o.interconnect);
-  const Interconnect* staging = o.staging.empty() ? nullptr : &FindInterconnect(o.staging);
-
-  struct Row {
-    std::vector<double> measured, projected, modelled, frames, comm;
-    int workers = 1;
-    bool simulated = false;
-  };
-  std::map<std::string, Row> by_value;
-  std::vector<std::string> order = Ordered(sel, o.axis);
-  for (const ReportRun* r : sel) {
-    if (r->status != "completed" || !r->values.count("epoch_s")) continue;
-    Row& row = by_value[*r->Axis(o.axis)];
-    const double n = r->values.count("world_size") ? r->values.at("world_size") : 1;
-    row.workers = static_cast<int>(n);
-    const auto mode = r->texts.find("mode");
-    row.simulated = mode != r->texts.end() && mode->second == "simulated";
-    const double epoch = r->values.at("epoch_s");
-    const double comm = r->values.count("comm_s") ? r->values.at("comm_s") : 0.0;
-    if (!row.simulated) row.measured.push_back(epoch);
-    // Projected: simulated workers' projection, or the measured time when nothing is simulated.
-    const double projected = row.simulated && r->values.count("projected_epoch_s")
-                                 ? r->values.at("projected_epoch_s")
-                                 : epoch;
-    row.projected.push_back(projected);
-    row.comm.push_back(comm);
-    if (r->values.count("frames_per_epoch")) row.frames.push_back(r->values.at("frames_per_epoch"));
-    if (link) {
-      // Compute part of the projection (this machine's averaging removed) + the model's.
-      const double averagings = r->values.count("averagings") ? r->values.at("averagings") : 0;
-      const double bytes = 4.0 * (r->values.count("num_params") ? r->values.at("num_params") : 0);
-      const double compute = projected - (n > 1 ? comm : 0.0);
-      row.modelled.push_back(
-          compute + averagings * AveragingTime(bytes, static_cast<int>(n), *link, staging).Total());
-    }
-  }
-  MAVG_CHECK(by_value.count(o.baseline), "no completed run with {}={} to serve as the baseline",
-             o.axis, o.baseline);
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? std::nan("") : s / v.size();
-  };
-  const Row& base = by_value.at(o.baseline);
-  const double base_measured = mean(base.measured), base_projected = mean(base.projected);
-  const double base_model = mean(base.modelled);
-  std::vector<std::string> header = {o.axis,
-                                     "frames/epoch",
-                                     "measured epoch s",
-                                     "measured speedup",
-                                     "measured efficiency",
-                                     "projected epoch s",
-                                     "projected speedup",
-                                     "projected efficiency"};
-  if (link) {
-    header.insert(header.end(),
-                  {"model epoch s (" + link->name + ")", "model speedup", "model efficiency"});
-  }
-  std::vector<std::vector<std::string>> rows;
-  // Efficiency = speedup x baseline workers / workers (the baseline need not be 1 worker).
-  auto triple = [&](double t, double base_t, int n) -> std::vector<std::string> {
-    if (!std::isfinite(t) || !std::isfinite(base_t)) return {"–", "–", "–"};
-    return {Num(t), fmt::format("{:.2f}", base_t / t),
-            fmt::format("{:.2f}", base_t / t * base.workers / n)};
-  };
-  for (const auto& v : order) {
-    if (!by_value.count(v)) {
-      std::vector<std::string> row = {v};
-      row.resize(header.size(), "–");
-      rows.push_back(row);
-      continue;
-    }
-    const Row& r = by_value.at(v);
-    std::vector<std::string> row = {v, r.frames.empty() ? "–" : Num(mean(r.frames))};
-    auto m = triple(mean(r.measured), base_measured, r.workers);
-    if (r.measured.empty()) m = {"simulated", "–", "–"};
-    row.insert(row.end(), m.begin(), m.end());
-    auto p = triple(mean(r.projected), base_projected, r.workers);
-    row.insert(row.end(), p.begin(), p.end());
-    if (link) {
-      auto q = triple(mean(r.modelled), base_model, r.workers);
-      row.insert(row.end(), q.begin(), q.end());
-    }
-    rows.push_back(std::move(row));
-  }
-  std::string out;
-  if (o.format == "md") {
-    out += fmt::format(
-        "Speedup of sweep {} against {}={} (epoch = training time without CV). measured: real "
-        "processes (MPI ranks or one worker); projected: simulated workers' slowest worker per "
-        "averaging interval plus this machine's measured averaging time (a projection, not a "
-        "measurement){}.\n\n",
-        sweep, o.axis, o.baseline,
-        link ? fmt::format("; model: the projection's compute plus an alpha-beta all-reduce on {} "
-                           "({:.2f} GB/s){}",
-                           link->description, link->bandwidth / 1e9,
-                           staging ? " with host staging over " + staging->description : "")
-             : "");
-  }
-  return out + Render(header, rows, o.format);
+  return out + Render(header, rows, o.format, row_axes.size());
 }
 
 }  // namespace mavg

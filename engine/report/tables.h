@@ -1,7 +1,7 @@
 #pragma once
 // Tables over a sweep's runs: a metric pivoted by two axes (mean ± std over replicates, n per
 // cell), and speedup/efficiency per worker count with measured, projected and modelled times
-// in separate columns.
+// in separate columns, and the time to the baseline's CV loss.
 
 #include <string>
 #include <utility>
@@ -17,17 +17,26 @@ struct TableOptions {
   std::string agg = "mean";                                // mean | min | max
   std::string format = "md";                               // md | csv | latex
   std::vector<std::pair<std::string, std::string>> where;  // fixed values of other axes
+  // value time_to_target only: the runs whose final CV loss is the target (--baseline)
+  std::string baseline_axis = "parallel.workers";
+  std::string baseline = "1";
 };
 
 std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                         const TableOptions& options);
 
+// Rows per value of `axis` and per combination of the other axes that vary (e.g. 1 worker,
+// then 16 workers x each parallel.algorithm); each row is compared with the baseline runs
+// that share its values of the axes the baseline runs vary on (see Baselines).
 struct SpeedupOptions {
   std::string axis = "parallel.workers";  // from --baseline AXIS=VALUE
   std::string baseline = "1";
-  std::string interconnect;  // model column: preset name ("" = none)
+  // Model column. One link for every combine (--interconnect or --fit), or two: --inter for
+  // flat and global combines, --intra for the group combines of two-level runs.
+  std::string interconnect;  // preset name ("" = none)
+  std::string intra, inter;  // preset names ("" = none)
   std::string staging;       // host staging link for the model ("" = none)
-  std::string fit;           // or: a measured all-reduce JSON
+  std::string fit;           // or: a measured all-reduce JSON (the inter link)
   std::string format = "md";
   std::vector<std::pair<std::string, std::string>> where;
 };

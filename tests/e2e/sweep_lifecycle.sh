@@ -57,6 +57,12 @@ expect_error "axis parallel.average_every varies" "$MAVG" report table small "${
 expect_error "not an axis" "$MAVG" report table small "${R[@]}" --rows parallel.wrkers
 expect_error "has the metric 'wer2'" "$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value wer2
 "$MAVG" report speedup small "${R[@]}" --baseline parallel.workers=1 --where parallel.average_every=5 --interconnect ib-fdr | grep -q "projected speedup" || fail "speedup"
+# Without --where: one row per averaging interval and worker count; two links; time to target.
+"$MAVG" report speedup small "${R[@]}" --intra nvlink4 --inter ib-hdr > sp.md
+grep -q "| parallel.average_every | parallel.workers |.*| model epoch s (nvlink4 / ib-hdr) |.*| time to baseline CV loss s | reached target |" sp.md || fail "speedup columns: $(cat sp.md)"
+[ "$(grep -c '^| [15] | [12] |' sp.md)" = 4 ] || fail "speedup rows: $(cat sp.md)"
+expect_error "needs --inter" "$MAVG" report speedup small "${R[@]}" --intra nvlink4
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value time_to_target | grep -q "of 2 reached)" || fail "time_to_target table"
 "$MAVG" report paper small "${R[@]}" --reference "$MAVG_SOURCE_DIR/sweeps/paper/reference.yaml" --where parallel.average_every=5 | grep -q "paper: WER SWB" || fail "paper"
 if /usr/bin/python3 -c 'import matplotlib, yaml' 2>/dev/null; then
   /usr/bin/python3 "$MAVG_SOURCE_DIR/analysis/plot.py" res/mavg.db --sweep small --kind metric --out figs >/dev/null

@@ -1,0 +1,126 @@
+#include "engine/report/render.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/error.h"
+
+namespace mavg::report {
+
+Stat Summarize(const std::vector<double>& v) {
+  Stat s;
+  s.n = static_cast<int>(v.size());
+  if (v.empty()) return s;
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  for (double x : v) s.mean += x / s.n;
+  if (s.n > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - s.mean) * (x - s.mean);
+    s.std = std::sqrt(ss / (s.n - 1));
+  }
+  return s;
+}
+
+std::string Num(double x) {
+  if (x == 0 || !std::isfinite(x)) return fmt::format("{}", x);
+  const int digits = std::clamp(3 - static_cast<int>(std::floor(std::log10(std::fabs(x)))), 0, 6);
+  return fmt::format("{:.{}f}", x, digits);
+}
+
+std::string MeanStd(const Stat& s, bool latex) {
+  if (s.n == 0) return "";
+  const std::string mean = Num(s.mean);
+  if (s.n == 1) return mean;
+  // Standard deviation with the mean's decimals.
+  const size_t dot = mean.find('.');
+  const int decimals = dot == std::string::npos ? 0 : static_cast<int>(mean.size() - dot - 1);
+  return fmt::format("{} {} {:.{}f}", mean, latex ? "$\\pm$" : "±", s.std, decimals);
+}
+
+std::string Cell(const Stat& s, const std::string& agg, bool latex) {
+  if (s.n == 0) {
+    if (s.bad.empty()) return latex ? "--" : "–";
+    std::string b;
+    for (const auto& x : s.bad) b += (b.empty() ? "" : "/") + x;
+    return b;
+  }
+  if (agg == "min") return fmt::format("{} (n={})", Num(s.min), s.n);
+  if (agg == "max") return fmt::format("{} (n={})", Num(s.max), s.n);
+  return fmt::format("{} (n={})", MeanStd(s, latex), s.n);
+}
+
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? std::nan("") : s / static_cast<double>(v.size());
+}
+
+std::vector<std::string> Ordered(const std::vector<const ReportRun*>& runs,
+                                 const std::string& axis) {
+  std::vector<std::string> out;
+  for (const ReportRun* r : runs) {
+    const std::string* v = r->Axis(axis);
+    if (v && std::find(out.begin(), out.end(), *v) == out.end()) out.push_back(*v);
+  }
+  return out;
+}
+
+void CheckAxis(const std::vector<ReportRun>& runs, const std::string& axis) {
+  if (runs.empty() || runs[0].Axis(axis) != nullptr) return;
+  std::string axes;
+  for (const auto& [k, v] : runs[0].axes) axes += (axes.empty() ? "" : ", ") + k;
+  MAVG_FAIL("'{}' is not an axis of this sweep (axes: {})", axis, axes);
+}
+
+std::string Render(const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& rows, const std::string& format,
+                   size_t text_cols) {
+  std::string out;
+  if (format == "csv") {
+    auto csv = [](const std::string& s) {
+      if (s.find_first_of(",\"\n") == std::string::npos) return s;
+      std::string q = "\"";
+      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    for (size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + csv(header[i]);
+    out += "\n";
+    for (const auto& r : rows) {
+      for (size_t i = 0; i < r.size(); ++i) out += (i ? "," : "") + csv(r[i]);
+      out += "\n";
+    }
+  } else if (format == "latex") {
+    const size_t text = std::min(std::max<size_t>(text_cols, 1), header.size());
+    out += "\\begin{tabular}{" + std::string(text, 'l') + std::string(header.size() - text, 'r') +
+           "}\n\\hline\n";
+    auto esc = [](std::string s) {
+      std::string o;
+      for (char c : s)
+        o += (c == '_' || c == '%' || c == '&') ? std::string("\\") + c : std::string(1, c);
+      return o;
+    };
+    for (size_t i = 0; i < header.size(); ++i) out += (i ? " & " : "") + esc(header[i]);
+    out += " \\\\\n\\hline\n";
+    for (const auto& r : rows) {
+      for (size_t i = 0; i < r.size(); ++i) {
+        out += (i ? " & " : "") + (i < text ? esc(r[i]) : r[i]);
+      }
+      out += " \\\\\n";
+    }
+    out += "\\hline\n\\end{tabular}\n";
+  } else {
+    for (const auto& h : header) out += "| " + h + " ";
+    out += "|\n";
+    for (size_t i = 0; i < header.size(); ++i)
+      out += i < std::max<size_t>(text_cols, 1) ? "|---" : "|---:";
+    out += "|\n";
+    for (const auto& r : rows) {
+      for (const auto& c : r) out += "| " + c + " ";
+      out += "|\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace mavg::report

@@ -1,0 +1,40 @@
+#pragma once
+// What the report tables share: summaries over replicates, numbers to 4 significant digits,
+// axis values in plan order, and one renderer for Markdown, CSV and LaTeX.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/report/sweep_data.h"
+
+namespace mavg::report {
+
+struct Stat {
+  int n = 0;
+  double mean = 0, std = 0, min = 0, max = 0;
+  std::set<std::string> bad;  // statuses of runs without a value (failed, diverged, ...)
+};
+
+Stat Summarize(const std::vector<double>& values);
+// 4 significant digits.
+std::string Num(double x);
+// "mean ± std" with the std at the mean's decimals ("mean" alone for n = 1, "" for n = 0).
+std::string MeanStd(const Stat& s, bool latex);
+// A table cell: the aggregate with n, `–` when empty, or the statuses of the runs without one.
+std::string Cell(const Stat& s, const std::string& agg, bool latex);
+double Mean(const std::vector<double>& values);  // NaN when empty
+
+// The values `axis` takes in `runs`, in order of first appearance.
+std::vector<std::string> Ordered(const std::vector<const ReportRun*>& runs,
+                                 const std::string& axis);
+// Throws listing the sweep's axes when `axis` is not one of them.
+void CheckAxis(const std::vector<ReportRun>& runs, const std::string& axis);
+
+// md | csv | latex. The first `text_cols` cells of a row are text (escaped for LaTeX); the
+// others are numbers we formatted.
+std::string Render(const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& rows, const std::string& format,
+                   size_t text_cols = 1);
+
+}  // namespace mavg::report

@@ -1,0 +1,282 @@
+// `mavg report speedup`: epoch time, speedup and efficiency per value of one axis and per
+// combination of the other varying axes, with measured, projected and modelled times in
+// separate columns, and the time to the baseline's CV loss.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "engine/core/error.h"
+#include "engine/report/perf_model.h"
+#include "engine/report/render.h"
+#include "engine/report/tables.h"
+#include "engine/report/time_to_target.h"
+
+namespace mavg {
+namespace {
+
+using report::Mean;
+using report::Num;
+using report::Ordered;
+using report::Render;
+using report::Stat;
+using report::Summarize;
+
+double ValueOr(const ReportRun& r, const char* key, double fallback) {
+  const auto it = r.values.find(key);
+  return it == r.values.end() ? fallback : it->second;
+}
+
+// A key of the run config's parallel section (absent in runs made before the key existed).
+int64_t ParallelInt(const ReportRun& r, const char* key) {
+  const auto it = r.parallel.find(key);
+  if (it == r.parallel.end()) return 0;
+  if (it->is_number()) return it->get<int64_t>();
+  if (it->is_string()) return std::strtoll(it->get<std::string>().c_str(), nullptr, 10);
+  return 0;
+}
+
+bool ParallelBool(const ReportRun& r, const char* key) {
+  const auto it = r.parallel.find(key);
+  if (it == r.parallel.end()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_number()) return it->get<double>() != 0;
+  return it->is_string() && it->get<std::string>() == "true";
+}
+
+bool Simulated(const ReportRun& r) {
+  const auto mode = r.texts.find("mode");
+  return mode != r.texts.end() && mode->second == "simulated";
+}
+
+// The model's links, from the options: one for everything, or intra + inter.
+struct Links {
+  std::optional<Interconnect> inter, intra;
+  const Interconnect* staging = nullptr;  // [nullable], a preset
+  bool two = false;                       // --intra given
+  std::string label;                      // for the column header
+};
+
+Links ResolveLinks(const SpeedupOptions& o) {
+  Links l;
+  MAVG_CHECK(o.interconnect.empty() || (o.intra.empty() && o.inter.empty()),
+             "--interconnect prices every combine on one link: give it alone, or --intra and "
+             "--inter");
+  MAVG_CHECK(o.fit.empty() || (o.interconnect.empty() && o.inter.empty()),
+             "--fit is the model's (inter-node) link: give it instead of --interconnect/--inter");
+  if (!o.fit.empty()) l.inter = FitInterconnect(o.fit);
+  if (!o.interconnect.empty()) l.inter = FindInterconnect(o.interconnect);
+  if (!o.inter.empty()) l.inter = FindInterconnect(o.inter);
+  MAVG_CHECK(o.intra.empty() || l.inter,
+             "--intra {} needs --inter (or --fit): the link of flat and global combines", o.intra);
+  if (!l.inter) return l;
+  l.two = !o.intra.empty();
+  l.intra = l.two ? FindInterconnect(o.intra) : *l.inter;
+  l.staging = o.staging.empty() ? nullptr : &FindInterconnect(o.staging);
+  l.label = l.two ? l.intra->name + " / " + l.inter->name : l.inter->name;
+  return l;
+}
+
+// The model's epoch for one run: its compute (this machine's averaging removed) plus the
+// modelled combines.
+double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
+  const int n = static_cast<int>(ValueOr(r, "world_size", 1));
+  EpochShape s;
+  s.workers = n;
+  s.bytes = 4.0 * ValueOr(r, "num_params", 0);
+  s.combines = ValueOr(r, "averagings", 0);
+  s.group_size = ParallelInt(r, "group_size");
+  s.average_every = ParallelInt(r, "average_every");
+  s.average_every_global = ParallelInt(r, "average_every_global");
+  s.global_combines = ValueOr(r, "global_averagings", -1.0);
+  s.overlap = ParallelBool(r, "overlap");
+  // Compute: the projection's own compute part when the run wrote it; else the projection less
+  // this machine's averaging time, which is exact without overlap. An overlapped run's
+  // projection hides part of comm_s, so there the slowest worker's compute + data time.
+  if (Simulated(r) && r.values.count("projected_compute_s")) {
+    s.compute_s = r.values.at("projected_compute_s");
+  } else if (s.overlap && n > 1) {
+    s.compute_s = ValueOr(r, "compute_s", 0.0) + ValueOr(r, "io_s", 0.0);
+  } else {
+    s.compute_s = projected - (n > 1 ? ValueOr(r, "comm_s", 0.0) : 0.0);
+  }
+  return ModelEpoch(s, {&*links.intra, &*links.inter, links.staging}).Total();
+}
+
+// Epoch times of a set of completed runs (one row's, or a row's baseline).
+struct Times {
+  std::vector<double> measured, projected, modelled, frames;
+  int workers = 1;
+  bool Empty() const { return projected.empty(); }
+};
+
+Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
+  Times t;
+  for (const ReportRun* r : runs) {
+    if (r->status != RunState::kCompleted || !r->values.count("epoch_s")) continue;
+    t.workers = static_cast<int>(ValueOr(*r, "world_size", 1));
+    const double epoch = r->values.at("epoch_s");
+    if (!Simulated(*r)) t.measured.push_back(epoch);
+    // Projected: simulated workers' projection, or the measured time when nothing is simulated.
+    const double projected = Simulated(*r) && r->values.count("projected_epoch_s")
+                                 ? r->values.at("projected_epoch_s")
+                                 : epoch;
+    t.projected.push_back(projected);
+    if (r->values.count("frames_per_epoch")) t.frames.push_back(r->values.at("frames_per_epoch"));
+    if (links.inter) t.modelled.push_back(ModelledEpoch(*r, projected, links));
+  }
+  return t;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
+                         const SpeedupOptions& o) {
+  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex",
+             "--format must be md, csv or latex, not '{}'", o.format);
+  const bool csv = o.format == "csv", latex = o.format == "latex";
+  report::CheckAxis(runs, o.axis);
+  // Every axis may vary: rows are split by the other axes instead of refusing them.
+  std::vector<std::string> all_axes;
+  if (!runs.empty()) {
+    for (const auto& [a, v] : runs[0].axes) all_axes.push_back(a);
+  }
+  const std::vector<const ReportRun*> sel = SelectRuns(runs, o.where, all_axes);
+  const Links links = ResolveLinks(o);
+  const Baselines baselines(runs, o.axis, o.baseline);
+  MAVG_CHECK(!baselines.Empty(), "no completed run with {}={} to serve as the baseline", o.axis,
+             o.baseline);
+
+  // The other axes that vary among the selected runs, in the sweep's order.
+  std::vector<std::string> group_axes;
+  for (const std::string& a : all_axes) {
+    if (a == o.axis) continue;
+    std::set<std::string> values;
+    for (const ReportRun* r : sel) values.insert(*r->Axis(a));
+    if (values.size() > 1) group_axes.push_back(a);
+  }
+  using Combo = std::vector<std::string>;
+  std::vector<Combo> combos;  // in plan order of first appearance
+  std::map<std::pair<Combo, std::string>, std::vector<const ReportRun*>> members;
+  for (const ReportRun* r : sel) {
+    Combo c;
+    for (const auto& a : group_axes) c.push_back(*r->Axis(a));
+    if (std::find(combos.begin(), combos.end(), c) == combos.end()) combos.push_back(c);
+    members[{c, *r->Axis(o.axis)}].push_back(r);
+  }
+  const std::vector<std::string> order = Ordered(sel, o.axis);
+
+  std::vector<std::string> header = group_axes;
+  header.insert(header.end(), {o.axis, "frames/epoch", "measured epoch s", "measured speedup",
+                               "measured efficiency", "projected epoch s", "projected speedup",
+                               "projected efficiency"});
+  if (links.inter) {
+    header.insert(header.end(),
+                  {"model epoch s (" + links.label + ")", "model speedup", "model efficiency"});
+  }
+  header.insert(header.end(), {"target CV loss", "time to baseline CV loss s"});
+  if (csv) header.push_back("time to baseline CV loss std");
+  header.insert(header.end(), {"reached target", "runs"});
+  if (!csv) header.pop_back();  // md/latex: "k of m" in one cell
+
+  std::vector<std::vector<std::string>> rows;
+  for (const Combo& c : combos) {
+    for (const std::string& v : order) {
+      const auto it = members.find({c, v});
+      if (it == members.end()) continue;
+      const std::vector<const ReportRun*>& rs = it->second;
+      std::vector<std::string> row = c;
+      row.push_back(v);
+      const Times t = TimesOf(rs, links);
+      const Times base = TimesOf(baselines.For(*rs[0]), links);
+      // Efficiency = speedup x baseline workers / workers (the baseline need not be 1 worker).
+      auto triple = [&](const std::vector<double>& times,
+                        const std::vector<double>& base_times) -> std::vector<std::string> {
+        const double m = Mean(times), b = Mean(base_times);
+        if (!std::isfinite(m)) return {"–", "–", "–"};
+        if (!std::isfinite(b)) return {Num(m), "–", "–"};
+        return {Num(m), fmt::format("{:.2f}", b / m),
+                fmt::format("{:.2f}", b / m * base.workers / t.workers)};
+      };
+      row.push_back(t.frames.empty() ? "–" : Num(Mean(t.frames)));
+      std::vector<std::string> m = triple(t.measured, base.measured);
+      if (t.measured.empty() && !t.Empty()) m = {"simulated", "–", "–"};
+      row.insert(row.end(), m.begin(), m.end());
+      const std::vector<std::string> p = triple(t.projected, base.projected);
+      row.insert(row.end(), p.begin(), p.end());
+      if (links.inter) {
+        const std::vector<std::string> q = triple(t.modelled, base.modelled);
+        row.insert(row.end(), q.begin(), q.end());
+      }
+      // Time to the baseline's final CV loss, over the replicates that reached it.
+      const std::optional<double> target = baselines.Target(*rs[0]);
+      std::vector<double> reached;
+      int counted = 0;
+      for (const ReportRun* r : rs) {
+        if (!CountsForTimeToTarget(*r)) continue;
+        ++counted;
+        if (!target) continue;
+        if (const std::optional<double> tt = TimeToTarget(*r, *target)) reached.push_back(*tt);
+      }
+      const Stat s = Summarize(reached);
+      row.push_back(target ? Num(*target) : "–");
+      if (csv) {
+        // Blank, not 0, when no replicate reached the target.
+        row.push_back(s.n ? fmt::format("{}", s.mean) : "");
+        row.push_back(s.n > 1 ? fmt::format("{}", s.std) : "");
+        row.push_back(std::to_string(s.n));
+        row.push_back(std::to_string(counted));
+      } else {
+        row.push_back(report::MeanStd(s, latex));
+        row.push_back(fmt::format("{} of {}", s.n, counted));
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+
+  std::string out;
+  if (o.format == "md") {
+    std::string model;
+    if (links.inter && links.two) {
+      model = fmt::format(
+          "; model: the projection's compute plus alpha-beta ring all-reduces: group combines of "
+          "two-level runs on {} ({:.2f} GB/s), flat and global combines on {} ({:.2f} GB/s){}, "
+          "overlapped runs paying only what a block's compute does not hide",
+          links.intra->description, links.intra->bandwidth / 1e9, links.inter->description,
+          links.inter->bandwidth / 1e9,
+          links.staging ? ", host staging over " + links.staging->description : "");
+    } else if (links.inter) {
+      model = fmt::format(
+          "; model: the projection's compute plus an alpha-beta all-reduce on {} ({:.2f} GB/s){}, "
+          "overlapped runs paying only what a block's compute does not hide",
+          links.inter->description, links.inter->bandwidth / 1e9,
+          links.staging ? " with host staging over " + links.staging->description : "");
+    }
+    const std::string same =
+        baselines.Varying().empty()
+            ? ""
+            : fmt::format(" (the baseline runs with the same {})", Join(baselines.Varying()));
+    out += fmt::format(
+        "Speedup of sweep {} against {}={}{} (epoch = training time without CV){}. measured: "
+        "real processes (MPI ranks or one worker); projected: simulated workers' slowest worker "
+        "per averaging interval plus this machine's measured averaging time (a projection, not a "
+        "measurement){}. Time to target: time to the baseline's CV loss, the mean over the "
+        "baseline replicates of their last accepted epoch's CV loss, until the end of the first "
+        "accepted epoch at or below it, mean ± std over the replicates that reached it (blank: "
+        "none did; reached: k of the completed or diverged runs). {}\n\n",
+        sweep, o.axis, o.baseline, same,
+        group_axes.empty() ? "" : fmt::format("; one row per {} and {}", Join(group_axes), o.axis),
+        model, kTimeToTargetClock);
+  }
+  return out + Render(header, rows, o.format, group_axes.size() + 1);
+}
+
+}  // namespace mavg

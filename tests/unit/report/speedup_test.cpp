@@ -1,0 +1,396 @@
+// Reports over a hand-made sweep: run directories written here, ingested by the store, read
+// back by LoadSweepRuns, so the numbers go through the same path as a real sweep's. Checks
+// time to target (including never reached), rows per combination of the other axes, and the
+// two-link model column.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/core/error.h"
+#include "engine/report/perf_model.h"
+#include "engine/report/tables.h"
+#include "engine/report/time_to_target.h"
+#include "engine/store/store.h"
+#include "tests/testing/test_util.h"
+
+namespace mavg {
+namespace {
+
+using nlohmann::json;
+
+struct Epoch {
+  double cv_loss;
+  double train_s;      // wall_s - cv_s
+  double projected_s;  // < 0: none (one worker, MPI)
+  bool accepted = true;
+};
+
+struct FakeRun {
+  std::vector<std::pair<std::string, std::string>> axes;
+  int replicate = 0;
+  std::string status = "completed";
+  int workers = 1;
+  std::string mode = "single";
+  json parallel = json::object();
+  std::vector<Epoch> epochs;
+  double comm_s = 0.0, averagings = 0.0, num_params = 1000;
+};
+
+using Axes = std::vector<std::pair<std::string, std::string>>;
+
+// Several workers are simulated ones.
+FakeRun Make(const Axes& axes, int replicate = 0, int workers = 1,
+             const std::string& status = "completed") {
+  FakeRun f;
+  f.axes = axes;
+  f.replicate = replicate;
+  f.workers = workers;
+  f.status = status;
+  f.mode = workers > 1 ? "simulated" : "single";
+  return f;
+}
+
+class FakeSweep {
+ public:
+  explicit FakeSweep(const std::string& name) : name_(name), store_(dir_.File("mavg.db")) {
+    store_.PutSweep({name, "name: " + name, "hash-" + name, "2024-01-01"}, false);
+  }
+
+  void Add(const FakeRun& f) {
+    const std::string id = fmt::format("run{:04}", runs_.size());
+    const std::string run_dir = dir_.File(id);
+    std::filesystem::create_directories(run_dir);
+    json config = {{"parallel", f.parallel}, {"seed", f.replicate}};
+    config["parallel"]["workers"] = f.workers;
+    RunRecord rec;
+    rec.run_id = id;
+    rec.config_json = config.dump();
+    rec.run_dir = run_dir;
+    json axes = json::array();
+    for (const auto& [k, v] : f.axes) axes.push_back({k, v});
+    SweepMember m;
+    m.run_id = id;
+    m.axes_json = axes.dump();
+    m.replicate = f.replicate;
+    m.position = static_cast<int>(runs_.size());
+    store_.RegisterRuns(name_, {rec}, {m});
+    Write(run_dir + "/state.json", json{{"status", f.status}, {"attempt", 1}}.dump());
+    Write(run_dir + "/result.json", json{{"status", f.status},
+                                         {"world_size", f.workers},
+                                         {"mode", f.mode},
+                                         {"num_params", f.num_params}}
+                                        .dump());
+    std::string lines;
+    int e = 1;
+    for (const Epoch& x : f.epochs) {
+      json row = {{"epoch", e++},
+                  {"accepted", x.accepted},
+                  {"cv_loss", x.cv_loss},
+                  {"wall_s", x.train_s + 1.0},
+                  {"cv_s", 1.0},
+                  {"comm_s", f.comm_s},
+                  {"compute_s", x.train_s},
+                  {"io_s", 0.0},
+                  {"averagings", f.averagings},
+                  {"world_size", f.workers},
+                  {"frames", 1000}};
+      if (x.projected_s >= 0) row["projected_wall_s"] = x.projected_s;
+      lines += row.dump() + "\n";
+    }
+    Write(run_dir + "/metrics.jsonl", lines);
+    store_.IngestRun(id, run_dir);
+    runs_.push_back(id);
+  }
+
+  std::vector<ReportRun> Load() { return LoadSweepRuns(store_, name_); }
+
+ private:
+  static void Write(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    ASSERT_TRUE(out.good()) << path;
+  }
+
+  testing::TempDir dir_;
+  std::string name_;
+  Store store_;
+  std::vector<std::string> runs_;
+};
+
+// CSV rows as maps from the header's names.
+std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream l(line);
+    while (std::getline(l, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  std::vector<std::map<std::string, std::string>> out;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::map<std::string, std::string> m;
+    for (size_t j = 0; j < rows[0].size(); ++j)
+      m[rows[0][j]] = j < rows[i].size() ? rows[i][j] : "";
+    out.push_back(m);
+  }
+  return out;
+}
+
+// Baseline: 2 replicates of one worker, final CV losses 1.0 and 1.2: the target is 1.1.
+// 4 simulated workers: both reach it (epoch 2 at 3 + 3 s; epoch 3 at 3 x 4 s, because epoch 2,
+// below the target, was rejected). 8 workers: one completed run that never gets there and
+// one that diverged.
+void AddTimeToTargetRuns(FakeSweep& s) {
+  auto w = [](int n) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"parallel.workers", std::to_string(n)}};
+  };
+  FakeRun b0 = Make(w(1), 0);
+  b0.epochs = {{2.0, 9, -1}, {1.5, 9, -1}, {1.0, 9, -1}};
+  FakeRun b1 = Make(w(1), 1);
+  b1.epochs = {{2.1, 9, -1}, {1.6, 9, -1}, {1.2, 9, -1}};
+  FakeRun r0 = Make(w(4), 0, 4, "completed");
+  r0.epochs = {{1.3, 19, 3}, {1.05, 19, 3}, {0.9, 19, 3}};
+  FakeRun r1 = Make(w(4), 1, 4, "completed");
+  r1.epochs = {{1.2, 19, 4}, {1.0, 19, 4, false}, {1.08, 19, 4}};
+  FakeRun n0 = Make(w(8), 0, 8, "completed");
+  n0.epochs = {{1.5, 10, 2}, {1.4, 10, 2}};
+  FakeRun n1 = Make(w(8), 1, 8, "diverged");
+  n1.epochs = {{1.6, 10, 2}};
+  for (const FakeRun& f : {b0, b1, r0, r1, n0, n1}) s.Add(f);
+}
+
+TEST(TimeToTarget, ClosedForms) {
+  FakeSweep s("ttt");
+  AddTimeToTargetRuns(s);
+  const std::vector<ReportRun> runs = s.Load();
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_DOUBLE_EQ(runs[0].values.at("final_cv_loss"), 1.0);
+  // The last accepted epoch, not the last one.
+  EXPECT_DOUBLE_EQ(runs[3].values.at("final_cv_loss"), 1.08);
+  const Baselines b(runs, "parallel.workers", "1");
+  ASSERT_TRUE(b.Target(runs[2]).has_value());
+  EXPECT_NEAR(*b.Target(runs[2]), 1.1, 1e-12);
+  EXPECT_NEAR(*TimeToTarget(runs[0], 1.1), 27.0, 1e-12);  // measured: wall_s - cv_s
+  EXPECT_FALSE(TimeToTarget(runs[1], 1.1).has_value());
+  EXPECT_NEAR(*TimeToTarget(runs[2], 1.1), 6.0, 1e-12);  // projected, not the 19 s measured
+  EXPECT_NEAR(*TimeToTarget(runs[3], 1.1), 12.0, 1e-12);
+  EXPECT_FALSE(TimeToTarget(runs[4], 1.1).has_value());
+  // A run whose final loss is the target reaches it at that epoch despite rounding.
+  EXPECT_NEAR(*TimeToTarget(runs[0], 1.0), 27.0, 1e-12);
+}
+
+TEST(TimeToTarget, SpeedupColumns) {
+  FakeSweep s("ttt");
+  AddTimeToTargetRuns(s);
+  const std::vector<ReportRun> runs = s.Load();
+  SpeedupOptions o;
+  o.format = "csv";
+  const auto rows = ParseCsv(SpeedupTable("ttt", runs, o));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::string t = "time to baseline CV loss s", sd = "time to baseline CV loss std";
+  EXPECT_EQ(rows[0].at("parallel.workers"), "1");
+  EXPECT_EQ(rows[0].at("target CV loss"), "1.100");
+  EXPECT_DOUBLE_EQ(std::stod(rows[0].at(t)), 27.0);
+  EXPECT_EQ(rows[0].at(sd), "");
+  EXPECT_EQ(rows[0].at("reached target"), "1");
+  EXPECT_EQ(rows[0].at("runs"), "2");
+  EXPECT_DOUBLE_EQ(std::stod(rows[1].at(t)), 9.0);
+  EXPECT_NEAR(std::stod(rows[1].at(sd)), std::sqrt(18.0), 1e-9);
+  EXPECT_EQ(rows[1].at("reached target"), "2");
+  // Never reached: blank, not 0; the diverged run counts as a run that did not reach it.
+  EXPECT_EQ(rows[2].at(t), "");
+  EXPECT_EQ(rows[2].at("reached target"), "0");
+  EXPECT_EQ(rows[2].at("runs"), "2");
+  // Projected speedup against the baseline's measured 9 s epochs: 9 / 3.5 (r0 3 s, r1 4 s).
+  EXPECT_EQ(rows[1].at("projected speedup"), fmt::format("{:.2f}", 9.0 / 3.5));
+
+  o.format = "md";
+  const std::string md = SpeedupTable("ttt", runs, o);
+  EXPECT_NE(md.find("| 27.00 | 1 of 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 9.000 ± 4.243 | 2 of 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("|  | 0 of 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("time to the baseline's CV loss"), std::string::npos) << md;
+}
+
+TEST(TimeToTarget, MetricTable) {
+  FakeSweep s("ttt");
+  AddTimeToTargetRuns(s);
+  const std::vector<ReportRun> runs = s.Load();
+  TableOptions o;
+  o.rows = "parallel.workers";
+  o.value = kTimeToTarget;
+  const std::string md = MetricTable("ttt", runs, o);
+  EXPECT_NE(md.find("| 27.00 (1 of 2 reached) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 9.000 ± 4.243 (2 of 2 reached) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| (0 of 2 reached) |"), std::string::npos) << md;
+  o.format = "csv";
+  const auto rows = ParseCsv(MetricTable("ttt", runs, o));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].at("time_to_target_mean"), "");
+  EXPECT_EQ(rows[2].at("n"), "0");
+  EXPECT_EQ(rows[2].at("runs"), "2");
+  o.baseline = "2";
+  EXPECT_THROW(MetricTable("ttt", runs, o), Error);
+}
+
+// 1 worker vs 4 workers x each algorithm (the baseline is only run with `average`), and an
+// optimizer axis on which the baselines vary: each optimizer gets its own baseline.
+TEST(Speedup, RowsPerCombinationOfOtherAxes) {
+  FakeSweep s("algos");
+  auto axes = [](int n, const std::string& alg, const std::string& opt) {
+    return std::vector<std::pair<std::string, std::string>>{{"parallel.workers", std::to_string(n)},
+                                                            {"parallel.algorithm", alg},
+                                                            {"optimizer.type", opt}};
+  };
+  for (const std::string opt : {"sgd", "ngsgd"}) {
+    const double base = opt == "sgd" ? 8.0 : 16.0;
+    FakeRun b = Make(axes(1, "average", opt));
+    b.epochs = {{1.0, base, -1}};
+    s.Add(b);
+    for (const std::string alg : {"average", "bmuf"}) {
+      FakeRun r = Make(axes(4, alg, opt), 0, 4, "completed");
+      r.epochs = {{alg == "bmuf" ? 0.9 : 1.1, 0, alg == "bmuf" ? 2.0 : 4.0}};
+      s.Add(r);
+    }
+  }
+  const std::vector<ReportRun> runs = s.Load();
+  SpeedupOptions o;
+  o.format = "csv";
+  const auto rows = ParseCsv(SpeedupTable("algos", runs, o));
+  ASSERT_EQ(rows.size(), 6u);
+  // Columns for the other axes, rows in plan order of their combinations.
+  EXPECT_EQ(rows[0].at("parallel.algorithm"), "average");
+  EXPECT_EQ(rows[0].at("optimizer.type"), "sgd");
+  EXPECT_EQ(rows[0].at("parallel.workers"), "1");
+  EXPECT_EQ(rows[1].at("parallel.workers"), "4");
+  EXPECT_EQ(rows[2].at("parallel.algorithm"), "bmuf");
+  EXPECT_EQ(rows[2].at("parallel.workers"), "4");
+  EXPECT_EQ(rows[1].at("projected speedup"), "2.00");  // 8 / 4
+  EXPECT_EQ(rows[2].at("projected speedup"), "4.00");  // 8 / 2: bmuf against average's 1 worker
+  EXPECT_EQ(rows[2].at("projected efficiency"), "1.00");
+  EXPECT_EQ(rows[3].at("optimizer.type"), "ngsgd");
+  EXPECT_EQ(rows[4].at("projected speedup"), "4.00");  // 16 / 4
+  EXPECT_EQ(rows[5].at("projected speedup"), "8.00");  // 16 / 2
+  // Time to target per row: average at 4 workers (1.1) never reaches 1.0; bmuf (0.9) does.
+  EXPECT_EQ(rows[1].at("time to baseline CV loss s"), "");
+  EXPECT_DOUBLE_EQ(std::stod(rows[2].at("time to baseline CV loss s")), 2.0);
+  // --where still narrows the table; the baseline is found outside it.
+  o.where = {{"parallel.algorithm", "bmuf"}};
+  const auto bmuf = ParseCsv(SpeedupTable("algos", runs, o));
+  ASSERT_EQ(bmuf.size(), 2u);
+  EXPECT_EQ(bmuf[0].at("projected speedup"), "4.00");
+  EXPECT_EQ(bmuf[0].count("parallel.algorithm"), 0u);  // it no longer varies
+}
+
+// report table with several row axes; an axis zipped with a row axis (lr_scaling follows the
+// algorithm) may vary across the table, but never inside a cell.
+TEST(MetricTable, SeveralRowAxesAndCellsThatNeverMix) {
+  FakeSweep s("rows");
+  auto axes = [](int n, const std::string& alg) {
+    return Axes{{"parallel.workers", std::to_string(n)},
+                {"parallel.algorithm", alg},
+                {"parallel.lr_scaling", alg == "bmuf" ? "none" : "linear"}};
+  };
+  FakeRun b = Make(axes(1, "average"));
+  b.epochs = {{1.0, 8, -1}};
+  s.Add(b);
+  for (const std::string alg : {"average", "bmuf"}) {
+    for (int rep : {0, 1}) {
+      FakeRun r = Make(axes(4, alg), rep, 4);
+      r.epochs = {{alg == "bmuf" ? 0.9 + 0.1 * rep : 1.1, 0, 2.0}};
+      s.Add(r);
+    }
+  }
+  const std::vector<ReportRun> runs = s.Load();
+  TableOptions o;
+  o.rows = "parallel.workers, parallel.algorithm";
+  o.value = "final_cv_loss";
+  const std::string md = MetricTable("rows", runs, o);
+  EXPECT_NE(md.find("| parallel.workers | parallel.algorithm | final_cv_loss |\n|---|---|---:|"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 1 | average | 1.000 (n=1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4 | bmuf | 0.9500 ± 0.0707 (n=2) |"), std::string::npos) << md;
+  o.format = "csv";
+  EXPECT_EQ(MetricTable("rows", runs, o).substr(0, 75),
+            "parallel.workers,parallel.algorithm,final_cv_loss_mean,final_cv_loss_std,n\n");
+  o.rows = "parallel.workers";
+  try {
+    MetricTable("rows", runs, o);
+    FAIL() << "mixed cell accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("axis parallel.algorithm varies (average, bmuf) within "
+                                         "the cell parallel.workers=4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The model column with --intra/--inter: a two-level run's group combines on the intra link,
+// its global ones and a flat run's combines on the inter link; --interconnect alone is one
+// link for all.
+TEST(Speedup, TwoLinkModelColumn) {
+  FakeSweep s("links");
+  auto axes = [](int n, int g) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"parallel.workers", std::to_string(n)}, {"parallel.group_size", std::to_string(g)}};
+  };
+  FakeRun b = Make(axes(1, 0));
+  b.epochs = {{1.0, 40, -1}};
+  b.num_params = 25e6;
+  s.Add(b);
+  for (int g : {0, 2}) {
+    FakeRun r = Make(axes(4, g), 0, 4, "completed");
+    r.parallel = {{"group_size", g}, {"average_every", 2}, {"average_every_global", 8}};
+    r.epochs = {{1.0, 0, 10.5}};  // projection: 10 s compute + 0.5 s measured averaging
+    r.comm_s = 0.5;
+    r.averagings = 10;
+    r.num_params = 25e6;  // 100 MB
+    s.Add(r);
+  }
+  const std::vector<ReportRun> runs = s.Load();
+  SpeedupOptions o;
+  o.format = "csv";
+  o.intra = "nvlink4";
+  o.inter = "ib-hdr";
+  const auto rows = ParseCsv(SpeedupTable("links", runs, o));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::string col = "model epoch s (nvlink4 / ib-hdr)";
+  auto ring = [](double n, const Interconnect& l) {
+    return 2 * (n - 1) * l.latency + 2 * (n - 1) / n * 1e8 / l.bandwidth;
+  };
+  const Interconnect& nv = FindInterconnect("nvlink4");
+  const Interconnect& ib = FindInterconnect("ib-hdr");
+  const double flat = 10.0 + 10 * ring(4, ib);
+  const double two = 10.0 + 7 * ring(2, nv) + 3 * ring(4, ib);
+  EXPECT_EQ(rows[0].at(col), "40.00");
+  EXPECT_NEAR(std::stod(rows[1].at(col)), flat, 1e-3 * flat);
+  EXPECT_NEAR(std::stod(rows[2].at(col)), two, 1e-3 * two);
+  // --interconnect alone: today's behaviour, every combine on that link.
+  SpeedupOptions one;
+  one.format = "csv";
+  one.interconnect = "ib-hdr";
+  const auto single = ParseCsv(SpeedupTable("links", runs, one));
+  const double two_on_ib = 10.0 + 7 * ring(2, ib) + 3 * ring(4, ib);
+  EXPECT_NEAR(std::stod(single[1].at("model epoch s (ib-hdr)")), flat, 1e-3 * flat);
+  EXPECT_NEAR(std::stod(single[2].at("model epoch s (ib-hdr)")), two_on_ib, 1e-3 * two_on_ib);
+  // Conflicting or incomplete link options are refused.
+  SpeedupOptions bad = one;
+  bad.intra = "nvlink4";
+  EXPECT_THROW(SpeedupTable("links", runs, bad), Error);
+  SpeedupOptions half;
+  half.intra = "nvlink4";
+  EXPECT_THROW(SpeedupTable("links", runs, half), Error);
+}
+
+}  // namespace
+}  // namespace mavg
