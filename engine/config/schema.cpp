@@ -146,8 +146,9 @@ const std::vector<Binding>& Bindings() {
                  "newbob (Kaldi nnet1 halving with epoch rejection), constant")
           .Choices({"exponential", "newbob", "constant"}),
       KeyBuilder("schedule.lr", VT::kFloat, MAVG_FIELD(schedule.lr),
-                 "initial learning rate, for the gradient summed over the minibatch")
-          .Min(0, true),
+                 "initial learning rate, for the gradient summed over the minibatch (0: the "
+                 "model never moves, a check of the averaging)")
+          .Min(0),
       KeyBuilder("schedule.final_ratio", VT::kFloat, MAVG_FIELD(schedule.final_ratio),
                  "exponential: lr of the last epoch divided by lr")
           .Min(0, true)

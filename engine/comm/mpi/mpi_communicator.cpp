@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/logging.h"
 #include "engine/core/timer.h"
 
 namespace mavg {
@@ -180,6 +181,10 @@ class MpiCommunicator final : public Communicator {
 
   std::unique_ptr<PendingSum> StartAllReduceSum(std::span<float> data) override {
     if (thread_level_ < MPI_THREAD_MULTIPLE || size_ == 1) {
+      if (size_ > 1 && !warned_synchronous_) {
+        spdlog::warn("[comm] MPI provides no MPI_THREAD_MULTIPLE: overlapped sums run in turn");
+        warned_synchronous_ = true;
+      }
       return Communicator::StartAllReduceSum(data);  // synchronous: no thread support
     }
     if (background_comm_ == MPI_COMM_NULL) {  // collective: every rank's first start
@@ -211,6 +216,7 @@ class MpiCommunicator final : public Communicator {
   int thread_level_ = MPI_THREAD_SINGLE;  // what MPI_Init_thread provided
   MPI_Comm comm_ = MPI_COMM_NULL;         // owned when owned_ (a split)
   bool owned_ = false;
+  bool warned_synchronous_ = false;
   int rank_ = 0, size_ = 1;
   std::unique_ptr<Summer> summer_;            // sums on comm_ (main thread)
   MPI_Comm background_comm_ = MPI_COMM_NULL;  // owned: a duplicate of comm_ for ThreadSum
