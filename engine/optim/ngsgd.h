@@ -1,7 +1,7 @@
 #pragma once
-// Natural-gradient SGD as Kaldi nnet2's AffineComponentPreconditionedOnline (algorithms.md §2a,
-// §2d): for a minibatch with inputs X (N x Din) and output derivatives G (N x Dout) of the
-// summed loss, both sides are preconditioned by online low-rank Fisher models,
+// Natural-gradient SGD as Kaldi nnet2's AffineComponentPreconditionedOnline
+// (docs/algorithms.md §2a, §2d): for a minibatch with inputs X (N x Din) and output derivatives
+// G (N x Dout) of the summed loss, both sides are preconditioned by online low-rank Fisher models,
 //   Xa = [X 1];  (Pin, g_in) = precond_in(Xa);  (Pout, g_out) = precond_out(G)
 // and, with s = g_in g_out and the max-change scale ms,
 //   W -= lr s ms Pout^T Pin[:, :Din],   b -= lr s ms bias_coef Pout^T Pin[:, Din].

@@ -1,6 +1,6 @@
 #pragma once
 // Online natural-gradient preconditioning (Povey et al., Kaldi nnet2 OnlinePreconditioner /
-// nnet3 OnlineNaturalGradient; algorithms.md §2). It keeps a low-rank-plus-diagonal model of
+// nnet3 OnlineNaturalGradient; docs/algorithms.md §2). It keeps a low-rank-plus-diagonal model of
 // the Fisher matrix of a stream of vectors,
 //   F_t = X_t^T diag(d_t) X_t + rho_t I,   X_t: R x D with orthonormal rows,
 // updated from every minibatch R_t (N x D) as a forgetting average with

@@ -4,7 +4,8 @@
 // CMVN-normalised, the DNN's own input): a Gaussian-Bernoulli RBM on the input, then
 // Bernoulli-Bernoulli RBMs fed with the previous layers' hidden probabilities, each visible
 // bias set from those mean activations. The stack becomes the DNN's hidden affine + sigmoid
-// layers (rbm-convert-to-nnet); the output layer stays randomly initialised.
+// layers (rbm-convert-to-nnet); the output layer stays randomly initialised. The algorithms:
+// docs/algorithms.md §3.
 
 #include <functional>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 // A restricted Boltzmann machine trained by contrastive divergence (CD-1), as Kaldi nnet1's
-// Rbm component and rbm-train-cd1-frmshuff do it (../shared/reference/algorithms.md §3):
+// Rbm component and rbm-train-cd1-frmshuff do it (docs/algorithms.md §3a-§3c):
 //   h+ = sigmoid(v+ W^T + c)                      hidden probabilities
 //   h~ ~ Bernoulli(h+)                            sampled hidden states (through the Backend)
 //   v- = h~ W + b  (Gaussian visible units: linear, no noise)  |  sigmoid(h~ W + b)  (Bernoulli)

@@ -51,7 +51,7 @@ TEST(Init, KaldiNnet1Statistics) {
       EXPECT_EQ(net.Affine(k).BiasLearnRateCoef(), 0.1f);
     }
   }
-  // The paper network's output layer: ~0.0475 (algorithms.md §3).
+  // The paper network's output layer: ~0.0475 (docs/algorithms.md §5).
   NetworkSpec paper{440, 8806, {2048, 2048, 2048, 2048, 2048, 2048}, LayerKind::kSigmoid};
   EXPECT_NEAR(KaldiInitStddev(paper, 6), 0.0475, 5e-4);
   EXPECT_NEAR(KaldiInitStddev(paper, 0), 0.0286, 5e-4);

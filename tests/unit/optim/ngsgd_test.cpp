@@ -1,6 +1,6 @@
 // The online natural-gradient preconditioner against a dense reference written here (F_t, S_t,
 // T_t, G_t built explicitly, as Kaldi's OnlineNaturalGradientSimple), its invariants
-// (algorithms.md §2e), convergence to the top eigenvectors, and max-change.
+// (docs/algorithms.md §2e), convergence to the top eigenvectors, and max-change.
 #include "engine/optim/ngsgd.h"
 
 #include <gtest/gtest.h>
