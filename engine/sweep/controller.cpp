@@ -295,6 +295,11 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
     }
   }
   pending = WithoutQueuedOnSlurm(store, spec.name, pending);
+  // Replicate by replicate: a first seed of every point before any second one, so a sweep cut
+  // short (or --max-runs) still covers its whole grid.
+  std::stable_sort(pending.begin(), pending.end(), [](const PlannedRun* a, const PlannedRun* b) {
+    return a->point.replicate < b->point.replicate;
+  });
   if (options.max_runs > 0 && static_cast<int>(pending.size()) > options.max_runs) {
     pending.resize(options.max_runs);
   }
