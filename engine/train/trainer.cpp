@@ -88,20 +88,21 @@ class Trainer {
   void WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped = false);
   EpochMetrics EndEpochMetrics(int epoch, const EvalSums& cv, bool accepted);
 
-  const RunConfig& config_;
-  const TrainOptions& options_;
-  Communicator& comm_;  // not owned: the world of processes
-  RunDir* run_;         // [root only], not owned
-  int n_ = 1;           // N workers in the world
+  // Values are owned unless marked otherwise.
+  const RunConfig& config_;      // not owned (Train's caller)
+  const TrainOptions& options_;  // not owned
+  Communicator& comm_;           // not owned: the world of processes
+  RunDir* run_;                  // [root only], not owned
+  int n_ = 1;                    // N workers in the world
 
-  std::unique_ptr<Backend> backend_;  // owned; every matrix below lives on its device
-  RunData data_;
+  std::unique_ptr<Backend> backend_;    // owned; every matrix below lives on its device
+  RunData data_;                        // train/dev/test sets, normalised, one copy per process
   Model model_;                         // owns the network (layers, workspace)
   Network* network_ = nullptr;          // [not null] model_.network, not owned
   std::unique_ptr<WorkerGroup> group_;  // owned: this process's workers
   std::unique_ptr<Averager> averager_;  // owned: how the workers combine
   Matrix best_;                         // [1 x P] last accepted model (newbob), else empty
-  std::unique_ptr<Schedule> schedule_;
+  std::unique_ptr<Schedule> schedule_;  // owned: the lr and accept/stop decisions
   std::vector<std::vector<int>> dev_shards_, test_shards_;  // [group_->EvalShards()]
   std::vector<int64_t> shard_frames_;  // [N] training frames of every worker's shard
   AveragingPlan plan_;                 // combine points of an epoch (N = 1: every minibatch)
@@ -111,21 +112,22 @@ class Trainer {
   int64_t averagings_ = 0;             // combine points done in the current epoch
   int64_t generation_ = 0;             // checkpoint generation
   Matrix x_;                           // [minibatch x input] device input
-  DeviceBuffer<int32_t> labels_;
-  std::vector<float> host_x_;
+  DeviceBuffer<int32_t> labels_;       // [minibatch] device labels
+  std::vector<float> host_x_;          // host staging of the next minibatch
   std::vector<int32_t> host_labels_;
-  nlohmann::json diverged_at_;
-  double load_io_s_ = 0.0, compute_total_ = 0.0;
-  int64_t frames_total_ = 0;
-  EvalSums cv_best_;
-  int start_epoch_ = 1;
-  bool restored_ = false;  // continuing from a checkpoint
-  int test_stop_epoch_ = -1;
+  nlohmann::json diverged_at_;  // where a non-finite loss was seen
+  double load_io_s_ = 0.0;      // reading the data
+  double compute_total_ = 0.0;  // over the epochs: the slowest worker's compute
+  int64_t frames_total_ = 0;    // over the epochs: frames trained by all workers
+  EvalSums cv_best_;            // CV statistics of the last accepted epoch
+  int start_epoch_ = 1;         // first epoch to run (after a checkpoint's)
+  bool restored_ = false;       // continuing from a checkpoint
+  int test_stop_epoch_ = -1;    // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
-  nlohmann::json resume_progress_;
+  nlohmann::json resume_progress_;  // the checkpoint's position inside an epoch, or null
   nlohmann::json resume_averager_;  // the averager's state of the checkpoint resumed
   nlohmann::json pretrain_info_;    // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
-  Timer heartbeat_;
+  Timer heartbeat_;                 // since state.json's last heartbeat
 };
 
 void Trainer::Setup() {
