@@ -91,7 +91,7 @@ void Averager::StartPoint(bool look_ahead) {
   if (look_ahead) backend_.Axpby(options_.block_momentum, delta_, 1.0f, global_);
 }
 
-void Averager::FinishPending() {
+double Averager::FinishPending() {
   CommTime t;
   if (pending_) {
     t.wait_s = pending_->Wait();
@@ -115,6 +115,7 @@ void Averager::FinishPending() {
     backend_.Axpby(-1.0f, snapshot_[i], 1.0f, p);  // progress since the snapshot
     backend_.Axpby(1.0f, start, 1.0f, p);
   }
+  return t.comm_s;
 }
 
 void Averager::Combine(int64_t index, int64_t total) {
@@ -136,8 +137,7 @@ void Averager::Combine(int64_t index, int64_t total) {
   if (options_.overlap) {
     double block = slowest;
     if (has_pending_) {
-      block = std::max(slowest, pending_ ? pending_->CommSeconds() : pending_comm_s_);
-      FinishPending();
+      block = std::max(slowest, FinishPending());
     }
     projected_s_ += block;
     if (!last) {  // start this block's mean; the next block trains meanwhile

@@ -68,8 +68,9 @@ class Averager {
   void Filter(ConstMatrixView mean);
   // The next block's start point into global_: W_g, or W_g + ηΔ with look_ahead.
   void StartPoint(bool look_ahead);
-  // Applies the pending overlapped mean: worker = start + (worker - snapshot).
-  void FinishPending();
+  // Applies the pending overlapped mean: worker = start + (worker - snapshot). Returns the
+  // seconds its communication took.
+  double FinishPending();
 
   Backend& backend_;    // not owned
   WorkerGroup& group_;  // not owned

@@ -24,7 +24,7 @@ std::unique_ptr<Communicator> MakeCommunicator(const RunConfig& config) {
                config.parallel.mode);
     return CreateLocalCommunicator();
   }
-  auto comm = CreateMpiCommunicator(config.parallel.deterministic);
+  auto comm = CreateMpiCommunicator(config.parallel.deterministic, config.parallel.overlap);
   MAVG_CHECK(comm->WorldSize() == config.parallel.workers,
              "parallel.workers is {} but {} MPI rank(s) were started (mpirun -np {} mavg train "
              "...)",

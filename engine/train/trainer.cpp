@@ -158,6 +158,12 @@ void Trainer::Setup() {
   if (schedule_->NeedsInitialCvLoss()) best_ = Matrix(*backend_, 1, num_params);
 
   group_ = CreateWorkerGroup(config_.parallel, *backend_, comm_, num_params);
+  if (config_.parallel.algorithm == "bmuf" && config_.parallel.lr_scaling == "linear" && n_ > 1) {
+    spdlog::warn(
+        "[train] parallel.algorithm bmuf with parallel.lr_scaling linear: block momentum already "
+        "multiplies steady progress by 1/(1 - eta) (N at the default eta); BMUF is meant for "
+        "parallel.lr_scaling: none");
+  }
   spdlog::info("[train] backend {}; {}", backend_->Describe(), group_->Describe());
 
   // Shards: balanced by frames, the same computation on every rank.
@@ -415,6 +421,8 @@ void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
   // workers' parameters came with the checkpoint.
   const int64_t done = progress->at("minibatches").get<int64_t>();
   averagings_ = progress->at("averagings").get<int64_t>();
+  // One worker combines after every minibatch (older checkpoints counted no combines there).
+  if (n_ == 1) averagings_ = done;
   averager_->SetProjectedSeconds(progress->value("projected_s", 0.0));
   const auto all = progress->at("workers").get<std::vector<double>>();
   MAVG_CHECK(all.size() == static_cast<size_t>(n_) * WorkerStats::kFields,

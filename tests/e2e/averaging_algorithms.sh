@@ -67,8 +67,9 @@ for v in bmuf overlap two nesterov-off; do
   "$MAVG" -q train --resume pre-$v --no-progress
   same full-$v pre-$v "$v: the resumed model differs"
 done
-python3 -c 'import json; m=json.load(open("pre-overlap/checkpoint/meta.json")); assert m["averager"]["pending"] is False, m' \
-  || true  # the final checkpoint has nothing pending
+# The final checkpoint (an epoch's end) has nothing pending and every worker on one model.
+python3 -c 'import json; m=json.load(open("pre-overlap/checkpoint/meta.json")); a=m["averager"]; assert a["pending"] is False and a["agree"] is True, m' \
+  || fail "the final checkpoint of an overlapped run has a mean pending"
 
 expect_error "not available with two-level" "$MAVG" train alg.yaml "${two[@]}" --set parallel.overlap=true --out bad
 expect_error "does not divide parallel.workers" "$MAVG" train alg.yaml --set parallel.group_size=3 --set parallel.average_every_global=6 --out bad

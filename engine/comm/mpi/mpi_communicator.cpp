@@ -127,13 +127,13 @@ class ThreadSum final : public PendingSum {
 class MpiCommunicator final : public Communicator {
  public:
   // The world communicator.
-  explicit MpiCommunicator(bool deterministic) : deterministic_(deterministic) {
+  MpiCommunicator(bool deterministic, bool background_sums) : deterministic_(deterministic) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
       // Overlapped averaging sums on a second thread (on its own communicator).
-      Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_),
-            "MPI_Init_thread");
+      const int wanted = background_sums ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+      Check(MPI_Init_thread(nullptr, nullptr, wanted, &thread_level_), "MPI_Init_thread");
       std::atexit(FinalizeAtExit);
     } else {
       MPI_Query_thread(&thread_level_);
@@ -229,8 +229,8 @@ bool LaunchedUnderMpi() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
 }
 
-std::unique_ptr<Communicator> CreateMpiCommunicator(bool deterministic) {
-  return std::make_unique<MpiCommunicator>(deterministic);
+std::unique_ptr<Communicator> CreateMpiCommunicator(bool deterministic, bool background_sums) {
+  return std::make_unique<MpiCommunicator>(deterministic, background_sums);
 }
 
 }  // namespace mavg

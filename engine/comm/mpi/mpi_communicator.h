@@ -15,6 +15,9 @@ bool LaunchedUnderMpi();
 // Initialises MPI (once per process; finalised at exit) and returns the world communicator.
 // deterministic: every AllReduceSum adds contributions in rank order (a reduce-scatter by
 // rank-owned chunks, then an all-gather) instead of MPI_Allreduce's own order.
-std::unique_ptr<Communicator> CreateMpiCommunicator(bool deterministic);
+// background_sums: ask MPI for MPI_THREAD_MULTIPLE, so that StartAllReduceSum can sum on a
+// communication thread (overlapped averaging); otherwise MPI_THREAD_FUNNELED.
+std::unique_ptr<Communicator> CreateMpiCommunicator(bool deterministic,
+                                                    bool background_sums = false);
 
 }  // namespace mavg

@@ -10,7 +10,8 @@ bool LaunchedUnderMpi() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
 }
 
-std::unique_ptr<Communicator> CreateMpiCommunicator(bool /*deterministic*/) {
+std::unique_ptr<Communicator> CreateMpiCommunicator(bool /*deterministic*/,
+                                                    bool /*background_sums*/) {
   MAVG_FAIL("parallel.mode 'mpi' requested but mavg was built without MPI (MAVG_WITH_MPI=OFF)");
 }
 
