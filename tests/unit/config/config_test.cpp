@@ -97,7 +97,7 @@ TEST(Config, OutOfRangeValues) {
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "c.yaml", "optimizer.minibatch", "out of range");
   c = ParseConfigYaml(kGood, "c.yaml");
   c.schedule.lr = -0.1;
-  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "schedule.lr", "> 0");
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "schedule.lr", ">= 0");
   c = ParseConfigYaml(kGood, "c.yaml");
   c.data.context = -1;
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "data.context");
