@@ -1,5 +1,6 @@
 #pragma once
-// The run directory contract (DESIGN.md §4.2), written by `mavg train`, read by the store:
+// The run directory contract (README.md "Run directory"), written by `mavg train`, read by the
+// store:
 //   config.yaml   resolved config        state.json   status, attempt, pid, host, heartbeat
 //   metrics.jsonl one JSON line per epoch result.json  final summary
 //   model.bin     final model            log.txt      the run's log

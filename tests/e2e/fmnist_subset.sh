@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One epoch on a 5,000-image Fashion-MNIST subset reaches >= 75% test accuracy, and the run
-# directory holds every file of the contract (DESIGN.md §4.2).
+# directory holds every file of the contract (README.md "Run directory").
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 5000 2000
 cat > small.yaml <<YAML
