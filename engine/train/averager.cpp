@@ -145,9 +145,9 @@ void Averager::Combine(int64_t index, int64_t total) {
         backend_.Copy(group_.Workers()[i].params, snapshot_[i]);
         backend_.Copy(group_.Workers()[i].params, mean_[i]);
       }
-      auto* workers = group_.Workers().data();
+      const int first = group_.Workers()[0].rank;  // local workers have consecutive ranks
       pending_ = group_.StartMean(
-          [this, workers](Worker& w) { return std::vector<MatrixView>{mean_[&w - workers]}; });
+          [this, first](Worker& w) { return std::vector<MatrixView>{mean_[w.rank - first]}; });
       has_pending_ = true;
       agree_ = false;
       return;

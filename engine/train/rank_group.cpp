@@ -7,31 +7,33 @@
 namespace mavg {
 namespace {
 
-// Runs a host-side collective `op` on `v`: in place for CPU memory, else through `staging`.
-template <typename Op>
-void OnHost(Backend& backend, MatrixView v, std::vector<float>& staging, const Op& op) {
+// The host memory a collective works on for `v`: `v` itself for contiguous CPU memory, else a
+// copy in `staging` (copy it back with FromHost).
+std::span<float> ToHost(Backend& backend, MatrixView v, std::vector<float>& staging) {
   if (backend.Kind() == DeviceKind::kCpu && v.Contiguous()) {
-    op(std::span<float>(v.data, static_cast<size_t>(v.Size())));
-    return;
+    staging.clear();
+    return std::span<float>(v.data, static_cast<size_t>(v.Size()));
   }
   staging.resize(static_cast<size_t>(v.Size()));
   backend.CopyToHost(v, staging.data());
-  op(std::span<float>(staging));
-  backend.CopyFromHost(staging.data(), v);
+  return std::span<float>(staging);
+}
+void FromHost(Backend& backend, const std::vector<float>& staging, MatrixView v) {
+  if (!staging.empty()) backend.CopyFromHost(staging.data(), v);
+}
+
+// Runs a host-side collective `op` on `v` (in place, or host-staged).
+template <typename Op>
+void OnHost(Backend& backend, MatrixView v, std::vector<float>& staging, const Op& op) {
+  op(ToHost(backend, v, staging));
+  FromHost(backend, staging, v);
 }
 
 class RankMean final : public PendingMean {
  public:
   RankMean(Backend& backend, MatrixView v, Communicator& comm)
       : backend_(backend), v_(v), inv_n_(1.0f / static_cast<float>(comm.WorldSize())) {
-    std::span<float> host;
-    if (backend.Kind() == DeviceKind::kCpu && v.Contiguous()) {
-      host = std::span<float>(v.data, static_cast<size_t>(v.Size()));
-    } else {
-      staging_.resize(static_cast<size_t>(v.Size()));
-      backend.CopyToHost(v, staging_.data());
-      host = std::span<float>(staging_);
-    }
+    const std::span<float> host = ToHost(backend, v, staging_);
     sum_ = comm.StartAllReduceSum(host);
   }
   double Wait() override {
@@ -39,7 +41,7 @@ class RankMean final : public PendingMean {
     Timer t;
     sum_->Wait();
     const double blocked = t.Seconds();
-    if (!staging_.empty()) backend_.CopyFromHost(staging_.data(), v_);
+    FromHost(backend_, staging_, v_);
     backend_.Axpby(inv_n_, v_, 0.0f, v_);
     done_ = true;
     return blocked;

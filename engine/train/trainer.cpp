@@ -82,8 +82,10 @@ class Trainer {
   EvalSums EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards);
   // Every worker's parameters = `src`.
   void SetAllParams(ConstMatrixView src);
-  // Every worker's statistics, on every process, in rank order (a collective).
+  // Every worker's statistics, on every process, in rank order (collectives); flat: the
+  // WorkerStats::To layout of worker r at r * kFields, as checkpoints store them.
   std::vector<WorkerStats> GatherStats();
+  std::vector<double> GatherStatsFlat();
   nlohmann::json ProgressJson();  // a collective
   void WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped = false);
   EpochMetrics EndEpochMetrics(int epoch, const EvalSums& cv, bool accepted);
@@ -125,7 +127,6 @@ class Trainer {
   int test_stop_epoch_ = -1;    // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;  // the checkpoint's position inside an epoch, or null
-  nlohmann::json resume_averager_;  // the averager's state of the checkpoint resumed
   nlohmann::json pretrain_info_;    // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
   Timer heartbeat_;                 // since state.json's last heartbeat
 };
@@ -289,23 +290,25 @@ EvalSums Trainer::EvaluateSet(const Dataset& data, const std::vector<std::vector
   return EvalSums{v[0], v[1], v[2]};
 }
 
-std::vector<WorkerStats> Trainer::GatherStats() {
+std::vector<double> Trainer::GatherStatsFlat() {
   std::vector<double> all(static_cast<size_t>(n_) * WorkerStats::kFields, 0.0);
   for (const Worker& w : Workers()) w.stats.To(all.data() + w.rank * WorkerStats::kFields);
   group_->SumOverProcesses(std::span<double>(all));
+  return all;
+}
+
+std::vector<WorkerStats> Trainer::GatherStats() {
+  const std::vector<double> all = GatherStatsFlat();
   std::vector<WorkerStats> out(n_);
   for (int r = 0; r < n_; ++r) out[r].From(all.data() + r * WorkerStats::kFields);
   return out;
 }
 
 nlohmann::json Trainer::ProgressJson() {
-  std::vector<double> all(static_cast<size_t>(n_) * WorkerStats::kFields, 0.0);
-  const std::vector<WorkerStats> gathered = GatherStats();
-  for (int r = 0; r < n_; ++r) gathered[r].To(all.data() + r * WorkerStats::kFields);
   return nlohmann::json{{"minibatches", Workers()[0].minibatches},
                         {"averagings", averagings_},
                         {"projected_s", averager_->ProjectedSeconds()},
-                        {"workers", all}};
+                        {"workers", GatherStatsFlat()}};
 }
 
 void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped) {
@@ -354,8 +357,8 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
   restored_ = true;
   dir.ReadTensors(*backend_, generation_, "params", {ModelParams()});
   SetAllParams(ModelParams());
-  resume_averager_ = meta.value("averager", nlohmann::json::object());
-  if (!resume_averager_.value("agree", true)) {
+  const nlohmann::json averager_state = meta.value("averager", nlohmann::json::object());
+  if (!averager_state.value("agree", true)) {
     for (Worker& w : Workers()) {
       dir.ReadTensors(*backend_, generation_, fmt::format("params-{}", w.rank), {w.params});
     }
@@ -370,7 +373,7 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
       w.optimizer->StateLoaded();
     }
   }
-  averager_->Load(dir, generation_, resume_averager_);
+  averager_->Load(dir, generation_, averager_state);
   schedule_->LoadState(meta.at("schedule"));
   const auto cv = meta.at("cv_best").get<std::vector<double>>();
   cv_best_ = EvalSums{cv[0], cv[1], cv[2]};
