@@ -123,4 +123,10 @@ std::string Render(const std::vector<std::string>& header,
   return out;
 }
 
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 }  // namespace mavg::report

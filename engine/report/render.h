@@ -24,6 +24,8 @@ std::string MeanStd(const Stat& s, bool latex);
 // A table cell: the aggregate with n, `–` when empty, or the statuses of the runs without one.
 std::string Cell(const Stat& s, const std::string& agg, bool latex);
 double Mean(const std::vector<double>& values);  // NaN when empty
+// "a, b, c" (with `sep` between).
+std::string Join(const std::vector<std::string>& v, const char* sep = ", ");
 
 // The values `axis` takes in `runs`, in order of first appearance.
 std::vector<std::string> Ordered(const std::vector<const ReportRun*>& runs,

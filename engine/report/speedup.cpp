@@ -17,6 +17,7 @@
 namespace mavg {
 namespace {
 
+using report::Join;
 using report::Mean;
 using report::Num;
 using report::Ordered;
@@ -130,12 +131,6 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
   return t;
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 }  // namespace
 
 std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
@@ -217,15 +212,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         row.insert(row.end(), q.begin(), q.end());
       }
       // Time to the baseline's final CV loss, over the replicates that reached it.
-      const std::optional<double> target = baselines.Target(*rs[0]);
-      std::vector<double> reached;
-      int counted = 0;
-      for (const ReportRun* r : rs) {
-        if (!CountsForTimeToTarget(*r)) continue;
-        ++counted;
-        if (!target) continue;
-        if (const std::optional<double> tt = TimeToTarget(*r, *target)) reached.push_back(*tt);
-      }
+      const auto [target, reached, counted] = TimesToTarget(rs, baselines);
       const Stat s = Summarize(reached);
       row.push_back(target ? Num(*target) : "–");
       if (csv) {

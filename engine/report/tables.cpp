@@ -14,6 +14,7 @@ namespace mavg {
 
 using report::Cell;
 using report::CheckAxis;
+using report::Join;
 using report::Num;
 using report::Ordered;
 using report::Render;
@@ -64,12 +65,6 @@ std::vector<std::string> SplitAxes(const std::string& list) {
     start = comma + 1;
   }
   return out;
-}
-
-std::string Join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 }  // namespace
@@ -147,22 +142,16 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
   std::map<Key, std::set<std::string>> bad;
   std::map<Key, int> tried;  // time_to_target: runs counted
   for (const auto& [key, rs] : members) {
-    for (const ReportRun* r : rs) {
-      if (ttt) {
-        if (!CountsForTimeToTarget(*r)) {
-          bad[key].insert(std::string(ToString(r->status)));
-          continue;
-        }
-        ++tried[key];
-        const std::optional<double> target = baselines->Target(*r);
-        const std::optional<double> t = target ? TimeToTarget(*r, *target) : std::nullopt;
-        if (t) {
-          cells[key].push_back(*t);
-        } else {
-          bad[key].insert(target ? "not reached" : "no baseline");
-        }
-        continue;
+    if (ttt) {
+      const CellTimesToTarget t = TimesToTarget(rs, *baselines);
+      cells[key] = t.reached;
+      tried[key] = t.counted;
+      for (const ReportRun* r : rs) {
+        if (!CountsForTimeToTarget(*r)) bad[key].insert(std::string(ToString(r->status)));
       }
+      continue;
+    }
+    for (const ReportRun* r : rs) {
       const auto it = r->values.find(o.value);
       if (r->status == RunState::kCompleted && it != r->values.end() && std::isfinite(it->second)) {
         cells[key].push_back(it->second);

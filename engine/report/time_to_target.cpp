@@ -5,9 +5,15 @@
 
 namespace mavg {
 
+namespace {
+
+// The training time of one epoch as the speedup report counts it: the simulated workers'
+// projection (projected_wall_s) when the epoch has one, else the measured wall_s - cv_s.
 double EpochTrainSeconds(const EpochRecord& e) {
   return e.projected_wall_s ? *e.projected_wall_s : e.train_s;
 }
+
+}  // namespace
 
 bool CountsForTimeToTarget(const ReportRun& r) {
   return r.status == RunState::kCompleted || r.status == RunState::kDiverged;
@@ -63,6 +69,20 @@ std::optional<double> Baselines::Target(const ReportRun& r) const {
   }
   if (n == 0) return std::nullopt;
   return sum / n;
+}
+
+CellTimesToTarget TimesToTarget(const std::vector<const ReportRun*>& cell,
+                                const Baselines& baselines) {
+  CellTimesToTarget out;
+  if (cell.empty()) return out;
+  out.target = baselines.Target(*cell[0]);
+  for (const ReportRun* r : cell) {
+    if (!CountsForTimeToTarget(*r)) continue;
+    ++out.counted;
+    if (!out.target) continue;
+    if (const std::optional<double> t = TimeToTarget(*r, *out.target)) out.reached.push_back(*t);
+  }
+  return out;
 }
 
 }  // namespace mavg

@@ -19,10 +19,6 @@ inline constexpr const char* kTimeToTargetClock =
     "projection, projected_wall_s; real processes: the measured wall_s - cv_s), CV passes "
     "excluded, summed over the epochs up to that one.";
 
-// The training time of one epoch as the speedup report counts it: the simulated workers'
-// projection (projected_wall_s) when the epoch has one, else the measured wall_s - cv_s.
-double EpochTrainSeconds(const EpochRecord& epoch);
-
 // Whether a run's epochs count for time to target: completed runs, and diverged ones (which
 // may have reached the target before diverging, and otherwise count as not reaching it).
 bool CountsForTimeToTarget(const ReportRun& run);
@@ -52,5 +48,15 @@ class Baselines {
   std::vector<const ReportRun*> base_;  // [not owned], completed runs with axis = value
   std::vector<std::string> varying_;
 };
+
+// Time to target over the runs of one table cell (runs that share their baselines): the target,
+// the times of the runs that reached it, and how many runs counted (CountsForTimeToTarget).
+struct CellTimesToTarget {
+  std::optional<double> target;
+  std::vector<double> reached;
+  int counted = 0;
+};
+CellTimesToTarget TimesToTarget(const std::vector<const ReportRun*>& cell,
+                                const Baselines& baselines);
 
 }  // namespace mavg
