@@ -1,16 +1,38 @@
 #include "engine/backend/backend.h"
 
+#include <cstdlib>
+
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cuda/cuda_backend.h"
 
 namespace mavg {
+
+void* Backend::AllocateHostStaging(size_t bytes) {
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + (bytes == 0 ? 64 : 0));
+  MAVG_CHECK(p != nullptr, "out of host memory allocating {} bytes", bytes);
+  return p;
+}
+
+void Backend::FreeHostStaging(void* ptr) { std::free(ptr); }
+
+void Backend::MeanOfReplicas(const std::vector<MatrixView>& replicas) {
+  MAVG_CHECK(!replicas.empty(), "no replicas to average");
+  MatrixView acc = replicas[0];
+  for (size_t k = 1; k < replicas.size(); ++k) {
+    MAVG_CHECK(SameShape(replicas[k], acc), "replica {} is {}x{}, replica 0 {}x{}", k,
+               replicas[k].rows, replicas[k].cols, acc.rows, acc.cols);
+    Axpby(1.0f, replicas[k], 1.0f, acc);
+  }
+  Axpby(1.0f / static_cast<float>(replicas.size()), acc, 0.0f, acc);
+  for (size_t k = 1; k < replicas.size(); ++k) Copy(acc, replicas[k]);
+}
 
 std::unique_ptr<Backend> CreateBackend(const BackendOptions& options) {
   switch (options.kind) {
     case DeviceKind::kCpu:
       return CreateCpuBackend(options.threads);
     case DeviceKind::kCuda:
-      return CreateCudaBackend(options.device_index);
+      return CreateCudaBackend(options);
   }
   MAVG_FAIL("unknown device kind");
 }

@@ -8,13 +8,16 @@
 //   * Row-major matrices, addressed through MatrixView (data, rows, cols, stride).
 //   * Views passed to a backend must point to memory that backend allocated.
 //   * Operations are asynchronous with respect to the host on devices that allow it; results
-//     that come back to the host (CopyToHost, reductions returning a value) synchronize.
+//     that come back to the host (CopyToHost, reductions returning a value) synchronize. A bad
+//     input only a kernel can see (a label outside the outputs) throws at the next
+//     synchronization on such devices, at once on the CPU.
 //   * Unless stated otherwise, outputs must not overlap inputs.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/backend/matrix_view.h"
 
@@ -26,6 +29,7 @@ struct BackendOptions {
   DeviceKind kind = DeviceKind::kCpu;
   int device_index = 0;  // CUDA device ordinal
   int threads = 0;       // CPU threads for BLAS and element-wise work (0: all cores)
+  bool tf32 = false;     // CUDA: let cuBLAS use TF32 tensor cores for FP32 GEMMs
 };
 
 class Backend {
@@ -44,6 +48,10 @@ class Backend {
   virtual void CopyBytesOnDevice(void* dst, const void* src, size_t bytes) = 0;
   // Waits for all queued work.
   virtual void Synchronize() = 0;
+  // Host memory for staging transfers (page-locked on CUDA: faster copies). A host source may
+  // be reused as soon as the copy call returns, whatever memory it is in.
+  virtual void* AllocateHostStaging(size_t bytes);
+  virtual void FreeHostStaging(void* ptr);
 
   // Host [rows x cols] contiguous <-> device view.
   virtual void CopyFromHost(const float* src, MatrixView dst) = 0;
@@ -69,6 +77,10 @@ class Backend {
   // y = beta * y + diag(scales) * x, i.e. row i of x scaled by scales[0][i]; scales is
   // [1 x x.rows]. (beta == 0 ignores y's contents.)
   virtual void MulRowsAdd(ConstMatrixView scales, ConstMatrixView x, float beta, MatrixView y) = 0;
+  // Every replica (all of one shape) set to their mean (((r0 + r1) + r2) + ...) * (1/N), summed
+  // in this order in float: the operations of a deterministic all-reduce and its scaling, so
+  // simulated workers match MPI ranks bit for bit. The default is a sequence of Axpby calls.
+  virtual void MeanOfReplicas(const std::vector<MatrixView>& replicas);
 
   // ---- Random numbers ------------------------------------------------------------------------
   // Counter-based (engine/backend/counter_rng.h): element i of x in row-major order is draw

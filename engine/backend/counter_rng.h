@@ -10,11 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define MAVG_HOST_DEVICE __host__ __device__
-#else
-#define MAVG_HOST_DEVICE
-#endif
+#include "engine/backend/host_device.h"
 
 namespace mavg::counter_rng {
 

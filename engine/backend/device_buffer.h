@@ -59,6 +59,36 @@ class DeviceBuffer {
   size_t size_ = 0;
 };
 
+// Host memory for staging device data (Backend::AllocateHostStaging), grown on demand.
+class HostStaging {
+ public:
+  explicit HostStaging(Backend& backend) : backend_(&backend) {}
+  ~HostStaging() { Release(); }
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+
+  // At least n floats; contents undefined after growth.
+  float* Floats(size_t n) {
+    if (n > capacity_) {
+      Release();
+      data_ = static_cast<float*>(backend_->AllocateHostStaging(n * sizeof(float)));
+      capacity_ = n;
+    }
+    return data_;
+  }
+
+ private:
+  void Release() {
+    if (data_ != nullptr) backend_->FreeHostStaging(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+
+  Backend* backend_;       // [not null], not owned
+  float* data_ = nullptr;  // [capacity_], owned
+  size_t capacity_ = 0;
+};
+
 class Matrix {
  public:
   Matrix() = default;

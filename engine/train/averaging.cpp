@@ -24,14 +24,8 @@ AveragingPlan PlanAveraging(int64_t min_shard_frames, int64_t minibatch,
 }
 
 void AverageReplicas(Backend& backend, const std::vector<MatrixView>& replicas, MatrixView acc) {
-  MAVG_CHECK(!replicas.empty(), "no replicas to average");
-  const float inv_n = 1.0f / static_cast<float>(replicas.size());
+  backend.MeanOfReplicas(replicas);
   if (acc.data != replicas[0].data) backend.Copy(replicas[0], acc);
-  for (size_t k = 1; k < replicas.size(); ++k) backend.Axpby(1.0f, replicas[k], 1.0f, acc);
-  backend.Axpby(inv_n, acc, 0.0f, acc);
-  for (const MatrixView& r : replicas) {
-    if (r.data != acc.data) backend.Copy(acc, r);
-  }
 }
 
 }  // namespace mavg

@@ -17,6 +17,7 @@ namespace mavg::testing {
 // is visible (the CUDA backend's own tests carry the `gpu` label).
 inline std::vector<std::string> BackendNames() {
   std::vector<std::string> names = {"cpu"};
+  if (CudaDeviceCount() > 0) names.push_back("cuda");
   return names;
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "engine/backend/counter_rng.h"
+#include "engine/backend/shape_checks.h"
 #include "engine/core/error.h"
 
 extern "C" {
@@ -24,11 +25,6 @@ namespace {
 
 // Element-wise work below this many elements stays on one thread.
 constexpr int64_t kParallelThreshold = 1 << 15;
-
-void CheckSame(const char* op, ConstMatrixView a, ConstMatrixView b) {
-  MAVG_CHECK(SameShape(a, b), "{}: shape mismatch {}x{} vs {}x{}", op, a.rows, a.cols, b.rows,
-             b.cols);
-}
 
 class CpuBackend final : public Backend {
  public:
@@ -71,13 +67,7 @@ class CpuBackend final : public Backend {
 
   void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrixView a, ConstMatrixView b,
             float beta, MatrixView c) override {
-    const int64_t m = trans_a ? a.cols : a.rows;
-    const int64_t k = trans_a ? a.rows : a.cols;
-    const int64_t kb = trans_b ? b.cols : b.rows;
-    const int64_t n = trans_b ? b.rows : b.cols;
-    MAVG_CHECK(k == kb && c.rows == m && c.cols == n,
-               "Gemm: shapes {}{}x{} * {}{}x{} -> {}x{} do not match", trans_a ? "T" : "", a.rows,
-               a.cols, trans_b ? "T" : "", b.rows, b.cols, c.rows, c.cols);
+    const auto [m, n, k] = CheckGemm(trans_a, trans_b, a, b, c);
     if (m == 0 || n == 0) return;
     if (k == 0) {
       if (beta == 0.0f) {
@@ -96,7 +86,7 @@ class CpuBackend final : public Backend {
   }
 
   void Copy(ConstMatrixView src, MatrixView dst) override {
-    CheckSame("Copy", src, dst);
+    CheckSameShape("Copy", src, dst);
     if (src.Contiguous() && dst.Contiguous()) {
       std::memmove(dst.data, src.data, static_cast<size_t>(src.Size()) * sizeof(float));
       return;
@@ -111,7 +101,7 @@ class CpuBackend final : public Backend {
   }
 
   void Axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override {
-    CheckSame("Axpby", x, y);
+    CheckSameShape("Axpby", x, y);
     ForRows(x.Size(), x.rows, [&](int64_t r) {
       const float* xr = x.Row(r);
       float* yr = y.Row(r);
@@ -124,8 +114,7 @@ class CpuBackend final : public Backend {
   }
 
   void AddRowVector(float alpha, ConstMatrixView row, float beta, MatrixView m) override {
-    MAVG_CHECK(row.rows == 1 && row.cols == m.cols, "AddRowVector: row is {}x{}, matrix {}x{}",
-               row.rows, row.cols, m.rows, m.cols);
+    CheckRowVector("AddRowVector", "row", row, m.cols);
     const float* v = row.data;
     ForRows(m.Size(), m.rows, [&](int64_t r) {
       float* mr = m.Row(r);
@@ -138,8 +127,7 @@ class CpuBackend final : public Backend {
   }
 
   void SumRows(float alpha, ConstMatrixView m, float beta, MatrixView out) override {
-    MAVG_CHECK(out.rows == 1 && out.cols == m.cols, "SumRows: out is {}x{}, matrix {}x{}", out.rows,
-               out.cols, m.rows, m.cols);
+    CheckRowVector("SumRows", "out", out, m.cols);
     // Column blocks in parallel; each column summed in row order (deterministic).
     const int64_t cols = m.cols;
     constexpr int64_t kBlock = 256;
@@ -173,8 +161,7 @@ class CpuBackend final : public Backend {
   }
 
   void RowSumSquares(ConstMatrixView x, MatrixView out) override {
-    MAVG_CHECK(out.rows == 1 && out.cols == x.rows, "RowSumSquares: out is {}x{}, needs 1x{}",
-               out.rows, out.cols, x.rows);
+    CheckRowVector("RowSumSquares", "out", out, x.rows);
     ForRows(x.Size(), x.rows, [&](int64_t r) {
       const float* xr = x.Row(r);
       double s = 0.0;
@@ -184,9 +171,8 @@ class CpuBackend final : public Backend {
   }
 
   void MulRowsAdd(ConstMatrixView scales, ConstMatrixView x, float beta, MatrixView y) override {
-    CheckSame("MulRowsAdd", x, y);
-    MAVG_CHECK(scales.rows == 1 && scales.cols == x.rows, "MulRowsAdd: scales are {}x{}, need 1x{}",
-               scales.rows, scales.cols, x.rows);
+    CheckSameShape("MulRowsAdd", x, y);
+    CheckRowVector("MulRowsAdd", "scales", scales, x.rows);
     ForRows(x.Size(), x.rows, [&](int64_t r) {
       const float s = scales.data[r];
       const float* xr = x.Row(r);
@@ -207,7 +193,7 @@ class CpuBackend final : public Backend {
   }
   void SampleBernoulli(uint64_t seed, uint64_t offset, ConstMatrixView probs,
                        MatrixView out) override {
-    CheckSame("SampleBernoulli", probs, out);
+    CheckSameShape("SampleBernoulli", probs, out);
     ForRows(probs.Size(), probs.rows, [&](int64_t r) {
       const float* pr = probs.Row(r);
       float* orow = out.Row(r);
@@ -229,7 +215,7 @@ class CpuBackend final : public Backend {
   }
 
   void Softmax(ConstMatrixView x, MatrixView y) override {
-    CheckSame("Softmax", x, y);
+    CheckSameShape("Softmax", x, y);
     ForRows(x.Size(), x.rows, [&](int64_t r) {
       const float* xr = x.Row(r);
       float* yr = y.Row(r);
@@ -257,7 +243,7 @@ class CpuBackend final : public Backend {
   void SoftmaxCrossEntropy(ConstMatrixView logits, const int32_t* labels, MatrixView grad,
                            double* stats) override {
     const bool want_grad = !grad.Empty();
-    if (want_grad) CheckSame("SoftmaxCrossEntropy", logits, grad);
+    if (want_grad) CheckSameShape("SoftmaxCrossEntropy", logits, grad);
     const int64_t cols = logits.cols;
     for (int64_t r = 0; r < logits.rows; ++r) {
       MAVG_CHECK(labels[r] >= 0 && labels[r] < cols, "label {} outside the {} network outputs",
@@ -310,7 +296,7 @@ class CpuBackend final : public Backend {
 
   template <typename F>
   void Map(ConstMatrixView x, MatrixView y, F f) {
-    CheckSame("element-wise op", x, y);
+    CheckSameShape("element-wise op", x, y);
     ForRows(x.Size(), x.rows, [&](int64_t r) {
       const float* xr = x.Row(r);
       float* yr = y.Row(r);
@@ -320,8 +306,8 @@ class CpuBackend final : public Backend {
 
   template <typename F>
   void Map2(ConstMatrixView a, ConstMatrixView b, MatrixView out, F f) {
-    CheckSame("element-wise op", a, b);
-    CheckSame("element-wise op", a, out);
+    CheckSameShape("element-wise op", a, b);
+    CheckSameShape("element-wise op", a, out);
     ForRows(a.Size(), a.rows, [&](int64_t r) {
       const float* ar = a.Row(r);
       const float* br = b.Row(r);

@@ -1,10 +1,9 @@
 #pragma once
-// One CUDA_CHECK for CUDA runtime, cuBLAS and cuRAND status codes: throws mavg::Error naming
+// One CUDA_CHECK for CUDA runtime and cuBLAS status codes: throws mavg::Error naming
 // the failed call and the library's own message.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <curand.h>
 
 #include "engine/core/error.h"
 
@@ -12,12 +11,8 @@ namespace mavg::cuda {
 
 inline const char* StatusString(cudaError_t s) { return cudaGetErrorString(s); }
 inline const char* StatusString(cublasStatus_t s) { return cublasGetStatusString(s); }
-inline const char* StatusString(curandStatus_t s) {
-  return s == CURAND_STATUS_SUCCESS ? "success" : "cuRAND error";
-}
 inline bool IsSuccess(cudaError_t s) { return s == cudaSuccess; }
 inline bool IsSuccess(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
-inline bool IsSuccess(curandStatus_t s) { return s == CURAND_STATUS_SUCCESS; }
 
 }  // namespace mavg::cuda
 

@@ -4,12 +4,14 @@
 
 namespace mavg {
 
-std::unique_ptr<Backend> CreateCudaBackend(int /*device_index*/) {
+std::unique_ptr<Backend> CreateCudaBackend(const BackendOptions& /*options*/) {
   MAVG_FAIL(
       "device 'cuda' requested but mavg was built without CUDA (configure with nvcc "
       "available, MAVG_WITH_CUDA=ON)");
 }
 
 int CudaDeviceCount() { return 0; }
+
+std::vector<CudaDeviceInfo> CudaDevices() { return {}; }
 
 }  // namespace mavg

@@ -1,0 +1,29 @@
+#pragma once
+// The NG-SGD row products and scalings: squared norms of rows (a block per row, each thread
+// summing a strided share of the columns, then a block reduction) and rows scaled by a vector.
+
+#include "engine/backend/cuda/dev_view.cuh"
+
+namespace mavg::cuda {
+
+// Thread `tid` of `nt`: its share (columns tid, tid + nt, ...) of the squared norm of a row,
+// accumulated in double.
+MAVG_HOST_DEVICE inline double RowSquaresPartial(const float* row, int64_t cols, int tid, int nt) {
+  double s = 0.0;
+  for (int64_t c = tid; c < cols; c += nt) s += static_cast<double>(row[c]) * row[c];
+  return s;
+}
+
+// y = beta y + scales[r] x (row r scaled); beta == 0 ignores y.
+struct MulRowsAddBody {
+  const float* scales;
+  DevConstView x;
+  DevView y;
+  float beta;
+  MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
+    const float s = scales[r];
+    y(r, c) = beta == 0.0f ? s * x(r, c) : s * x(r, c) + beta * y(r, c);
+  }
+};
+
+}  // namespace mavg::cuda
