@@ -9,6 +9,7 @@
 #include "engine/core/timer.h"
 #include "engine/nn/init.h"
 #include "engine/optim/factory.h"
+#include "engine/train/device_choice.h"
 #include "engine/train/step.h"
 
 namespace mavg {
@@ -59,11 +60,7 @@ class GemmSequence {
 }  // namespace
 
 nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& options) {
-  BackendOptions bo;
-  bo.kind = config.device == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu;
-  bo.device_index = static_cast<int>(config.device_index);
-  bo.threads = static_cast<int>(config.device_options.threads);
-  std::unique_ptr<Backend> backend = CreateBackend(bo);
+  std::unique_ptr<Backend> backend = CreateBackend(RunBackendOptions(config));
 
   NetworkSpec spec;
   spec.input_dim = options.raw_dim * static_cast<int>(2 * config.data.context + 1);

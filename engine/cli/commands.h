@@ -18,5 +18,6 @@ void AddModelCommand(CLI::App& app);
 void AddSweepCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
 void AddDecodeCommand(CLI::App& app);
+void AddDevicesCommand(CLI::App& app);
 
 }  // namespace mavg::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddSweepCommand(app);
   mavg::cli::AddReportCommand(app);
   mavg::cli::AddDecodeCommand(app);
+  mavg::cli::AddDevicesCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

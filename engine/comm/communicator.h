@@ -31,6 +31,8 @@ class Communicator {
   virtual int Rank() const = 0;
   virtual int WorldSize() const = 0;
   bool IsDistributed() const { return WorldSize() > 1; }
+  // Rank among the ranks on this machine (they share its GPUs); Rank() where all are local.
+  virtual int NodeRank() const { return Rank(); }
   // "local", "mpi", "threads"; for logs and result files.
   virtual std::string Name() const = 0;
 

@@ -82,6 +82,7 @@ struct ParallelConfig {
   bool overlap = false;              // the global all-reduce of block t runs during block t+1
   int64_t group_size = 0;            // two-level: groups of g workers (0: one group of all)
   int64_t average_every_global = 0;  // two-level: all workers every K2 minibatches (0: every K)
+  std::string comm = "mpi";          // mpi: host-staged MPI sums | nccl: device to device (cuda)
 };
 
 struct DecodeConfig {
@@ -116,6 +117,7 @@ struct PretrainConfig {
 
 struct DeviceOptions {
   int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
+  bool tf32 = false;    // cuda: TF32 tensor cores for FP32 GEMMs
 };
 
 struct RunConfig {

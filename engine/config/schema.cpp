@@ -224,6 +224,12 @@ const std::vector<Binding>& Bindings() {
                  "two-level averaging: all workers combine every K2 minibatches, a multiple of "
                  "average_every (0: at every averaging)")
           .Min(0),
+      KeyBuilder("parallel.comm", VT::kString, MAVG_FIELD(parallel.comm),
+                 "mpi ranks: mpi sums host-staged copies; nccl sums device memory directly "
+                 "(device cuda, one GPU per rank; ranks sharing a GPU fall back to mpi); not "
+                 "part of the run id")
+          .Choices({"mpi", "nccl"})
+          .NotIdentity(),
       KeyBuilder("pretrain.rbm.epochs", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs),
                  "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
           .Min(1),
@@ -289,13 +295,18 @@ const std::vector<Binding>& Bindings() {
           .Max(1),
       KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device")
           .Choices({"cpu", "cuda"}),
-      KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index), "CUDA device ordinal")
+      KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index),
+                 "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
+                 "(mod the visible devices)")
           .Min(0)
           .NotIdentity(),
       KeyBuilder("device_options.threads", VT::kInt, MAVG_FIELD(device_options.threads),
                  "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
           .Min(0)
           .NotIdentity(),
+      KeyBuilder("device_options.tf32", VT::kBool, MAVG_FIELD(device_options.tf32),
+                 "cuda: FP32 GEMMs on TF32 tensor cores (inputs rounded to 10 mantissa bits; "
+                 "faster, less exact)"),
       KeyBuilder("seed", VT::kInt, MAVG_FIELD(seed),
                  "random seed: initialisation, utterance order, frame shuffling")
           .Min(0),
@@ -617,6 +628,22 @@ void Validate(const RunConfig& config_in, const std::string& source) {
         fmt::format("parallel.bmuf.block_momentum: {} must be below 1 (negative: 1 - 1/N)",
                     par.bmuf.block_momentum));
   }
+  if (par.comm == "nccl") {
+    if (config.device != "cuda" || par.mode != "mpi") {
+      problems.push_back(fmt::format(
+          "parallel.comm: nccl sums GPU memory between MPI ranks; it needs device: cuda and "
+          "parallel.mode: mpi (have device: {}, parallel.mode: {})",
+          config.device, par.mode));
+    }
+    if (par.deterministic) {
+      problems.push_back(
+          "parallel.comm: nccl does not sum in rank order; parallel.deterministic needs "
+          "parallel.comm: mpi");
+    }
+  }
+  if (config.device_options.tf32 && config.device != "cuda") {
+    problems.push_back("device_options.tf32: only applies to device: cuda");
+  }
   const bool two_level = par.group_size > 0 || par.average_every_global > 0;
   if (two_level) {
     if (par.group_size < 1 || par.average_every_global < 1) {
@@ -722,6 +749,7 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
   if (path == "parallel.overlap") return par.overlap;
   if (path == "parallel.group_size") return par.group_size != 0;
   if (path == "parallel.average_every_global") return par.average_every_global != 0;
+  if (path == "device_options.tf32") return config.device_options.tf32;
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
     return config.optimizer.type == "ngsgd";
   }

@@ -27,6 +27,7 @@
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/decode_eval.h"
+#include "engine/train/device_choice.h"
 #include "engine/train/metrics.h"
 #include "engine/train/run_data.h"
 #include "engine/train/run_dir.h"
@@ -132,11 +133,7 @@ class Trainer {
 };
 
 void Trainer::Setup() {
-  BackendOptions bo;
-  bo.kind = config_.device == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu;
-  bo.device_index = static_cast<int>(config_.device_index);
-  bo.threads = static_cast<int>(config_.device_options.threads);
-  backend_ = CreateBackend(bo);
+  backend_ = CreateBackend(RunBackendOptions(config_, comm_.NodeRank()));
 
   data_ = LoadRunData(config_, &load_io_s_);
 

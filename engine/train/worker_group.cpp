@@ -13,7 +13,9 @@ void WorkerGroup::AddWorker(int rank, int64_t num_params) {
 std::unique_ptr<WorkerGroup> CreateWorkerGroup(const ParallelConfig& parallel, Backend& backend,
                                                Communicator& world, int64_t num_params) {
   const int g = static_cast<int>(parallel.group_size);
-  if (parallel.mode == "mpi") return CreateRankGroup(backend, world, g, num_params);
+  if (parallel.mode == "mpi") {
+    return CreateRankGroup(backend, world, g, num_params, parallel.comm == "nccl");
+  }
   return CreateSimulatedGroup(backend, static_cast<int>(parallel.workers), g, num_params);
 }
 

@@ -95,8 +95,9 @@ std::unique_ptr<WorkerGroup> CreateWorkerGroup(const ParallelConfig& parallel, B
 std::unique_ptr<WorkerGroup> CreateSimulatedGroup(Backend& backend, int world_size, int group_size,
                                                   int64_t num_params);
 // This rank's one worker over `world` (not owned; must outlive the group). With 0 < g < N a
-// group communicator is split off (collective).
+// group communicator is split off (collective). `nccl`: sum GPU tensors device to device
+// where every rank owns its GPU (else host-staged).
 std::unique_ptr<WorkerGroup> CreateRankGroup(Backend& backend, Communicator& world, int group_size,
-                                             int64_t num_params);
+                                             int64_t num_params, bool nccl = false);
 
 }  // namespace mavg

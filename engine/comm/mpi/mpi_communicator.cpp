@@ -158,6 +158,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   int Rank() const override { return rank_; }
+  int NodeRank() const override { return node_rank_; }
   int WorldSize() const override { return size_; }
   std::string Name() const override { return deterministic_ ? "mpi (deterministic)" : "mpi"; }
 
@@ -210,6 +211,11 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     summer_ = std::make_unique<Summer>(comm_, deterministic_);
+    MPI_Comm node = MPI_COMM_NULL;
+    Check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(node, &node_rank_);
+    MPI_Comm_free(&node);
   }
 
   bool deterministic_;
@@ -218,6 +224,7 @@ class MpiCommunicator final : public Communicator {
   bool owned_ = false;
   bool warned_synchronous_ = false;
   int rank_ = 0, size_ = 1;
+  int node_rank_ = 0;                         // among the ranks of comm_ on this machine
   std::unique_ptr<Summer> summer_;            // sums on comm_ (main thread)
   MPI_Comm background_comm_ = MPI_COMM_NULL;  // owned: a duplicate of comm_ for ThreadSum
   std::unique_ptr<Summer> background_;        // sums on background_comm_

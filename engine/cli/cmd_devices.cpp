@@ -1,0 +1,42 @@
+// mavg devices [--json FILE]: the CUDA devices this build sees (none in a CPU-only build or
+// without a driver), one line each, and optionally as JSON.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/cli/commands.h"
+#include "engine/core/build_info.h"
+#include "engine/core/files.h"
+
+namespace mavg::cli {
+
+void AddDevicesCommand(CLI::App& app) {
+  auto json_path = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("devices", "CUDA devices visible to this build");
+  cmd->add_option("--json", *json_path, "Also write them to this JSON file");
+  cmd->callback([json_path] {
+    const std::vector<CudaDeviceInfo> devices = CudaDevices();
+    nlohmann::json list = nlohmann::json::array();
+    for (const CudaDeviceInfo& d : devices) {
+      list.push_back(
+          {{"index", d.index},
+           {"name", d.name},
+           {"memory_bytes", d.memory_bytes},
+           {"compute_capability", fmt::format("{}.{}", d.compute_major, d.compute_minor)},
+           {"multiprocessors", d.multiprocessors},
+           {"pci_bus_id", d.pci_bus_id}});
+      std::cout << fmt::format("cuda:{}  {}  {:.1f} GiB  compute {}.{}  {} SMs  {}\n", d.index,
+                               d.name, static_cast<double>(d.memory_bytes) / (1 << 30),
+                               d.compute_major, d.compute_minor, d.multiprocessors, d.pci_bus_id);
+    }
+    if (devices.empty()) {
+      std::cout << (build_info::kWithCuda ? "no CUDA device visible\n"
+                                          : "no CUDA device: this mavg was built without CUDA\n");
+    }
+    const nlohmann::json out = {
+        {"built_with_cuda", build_info::kWithCuda}, {"count", devices.size()}, {"devices", list}};
+    if (!json_path->empty()) WriteFileAtomic(*json_path, out.dump(2) + "\n");
+  });
+}
+
+}  // namespace mavg::cli
