@@ -15,12 +15,6 @@
 namespace mavg {
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The GEMMs of one training step, on buffers of their own: per affine layer the forward
 // product, the input-gradient product (not for the first layer) and the weight gradient.
 class GemmSequence {
@@ -59,32 +53,50 @@ class GemmSequence {
 
 }  // namespace
 
-nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& options) {
-  std::unique_ptr<Backend> backend = CreateBackend(RunBackendOptions(config));
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
+BenchSetup MakeBenchSetup(const RunConfig& config, int raw_dim) {
+  BenchSetup b;
+  b.backend = CreateBackend(RunBackendOptions(config));
   NetworkSpec spec;
-  spec.input_dim = options.raw_dim * static_cast<int>(2 * config.data.context + 1);
+  spec.input_dim = raw_dim * static_cast<int>(2 * config.data.context + 1);
   MAVG_CHECK(config.model.num_outputs > 0, "bench: set model.num_outputs (e.g. 8806)");
   spec.output_dim = static_cast<int>(config.model.num_outputs);
   spec.hidden_dims.assign(config.model.hidden_layers, static_cast<int>(config.model.hidden_dim));
   spec.activation = ParseLayerKind(config.model.activation);
-  Network net(*backend, spec);
-  InitializeKaldiNnet1(net, 1);
-  const int64_t mb = config.optimizer.minibatch;
+  b.net = std::make_unique<Network>(*b.backend, spec);
+  InitializeKaldiNnet1(*b.net, 1);
+  b.minibatch = config.optimizer.minibatch;
 
   // Random inputs ~ N(0,1) (like CMVN-normalised features) and uniform labels.
   Rng rng(123);
-  std::vector<float> host_x(static_cast<size_t>(mb * spec.input_dim));
+  std::vector<float> host_x(static_cast<size_t>(b.minibatch * spec.input_dim));
   for (float& v : host_x) v = static_cast<float>(rng.Gaussian());
-  std::vector<int32_t> host_labels(static_cast<size_t>(mb));
+  std::vector<int32_t> host_labels(static_cast<size_t>(b.minibatch));
   for (int32_t& l : host_labels) l = static_cast<int32_t>(rng.Below(spec.output_dim));
-  Matrix x(*backend, mb, spec.input_dim);
-  backend->CopyFromHost(host_x.data(), x);
-  DeviceBuffer<int32_t> labels(*backend, host_labels.size());
-  labels.CopyFromHost(host_labels.data(), host_labels.size());
-  DeviceBuffer<double> stats(*backend, 3);
+  b.x = Matrix(*b.backend, b.minibatch, spec.input_dim);
+  b.backend->CopyFromHost(host_x.data(), b.x);
+  b.labels = DeviceBuffer<int32_t>(*b.backend, host_labels.size());
+  b.labels.CopyFromHost(host_labels.data(), host_labels.size());
+  b.stats = DeviceBuffer<double>(*b.backend, 3);
   const double zeros[3] = {0, 0, 0};
-  stats.CopyFromHost(zeros, 3);
+  b.stats.CopyFromHost(zeros, 3);
+  return b;
+}
+
+nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& options) {
+  BenchSetup setup = MakeBenchSetup(config, options.raw_dim);
+  Backend* backend = setup.backend.get();
+  Network& net = *setup.net;
+  const NetworkSpec& spec = net.Spec();
+  const int64_t mb = setup.minibatch;
+  Matrix& x = setup.x;
+  DeviceBuffer<int32_t>& labels = setup.labels;
+  DeviceBuffer<double>& stats = setup.stats;
 
   std::unique_ptr<Optimizer> optimizer = CreateOptimizer(*backend, config.optimizer);
   optimizer->Prepare(net);

@@ -3,9 +3,12 @@
 // SGEMM rate of the same GEMMs at the same thread count, measured interleaved in one run so that
 // machine noise affects both alike.
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "engine/backend/device_buffer.h"
 #include "engine/config/config.h"
+#include "engine/nn/network.h"
 
 namespace mavg {
 
@@ -17,5 +20,19 @@ struct TrainBenchOptions {
 
 // Returns the measurements (medians over rounds) as JSON and logs a summary.
 nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& options);
+
+// What every training benchmark starts from: the config's device, its network (Kaldi nnet1
+// initialisation), one minibatch of random inputs ~ N(0, 1) with uniform labels.
+struct BenchSetup {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Network> net;
+  Matrix x;                      // [minibatch x input]
+  DeviceBuffer<int32_t> labels;  // [minibatch]
+  DeviceBuffer<double> stats;    // [3] loss sums
+  int64_t minibatch = 0;
+};
+BenchSetup MakeBenchSetup(const RunConfig& config, int raw_dim);
+
+double Median(std::vector<double> v);
 
 }  // namespace mavg

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "engine/bench/comm_bench.h"
+#include "engine/bench/replica_bench.h"
 #include "engine/bench/train_bench.h"
 #include "engine/cli/commands.h"
 #include "engine/config/schema.h"
@@ -36,6 +37,43 @@ void AddBenchCommand(CLI::App& app) {
     if (!args->json.empty()) WriteFileAtomic(args->json, r.dump(2) + "\n");
     std::cout << r.dump(2) << std::endl;
   });
+
+  // bench replicas / bench average: the same options, two measurements.
+  struct ReplicaArgs {
+    std::string config;
+    std::vector<std::string> sets;
+    ReplicaBenchOptions options;
+    std::string json;
+  };
+  const auto add_replica_bench =
+      [cmd](const char* name, const char* help,
+            nlohmann::json (*bench)(const RunConfig&, const ReplicaBenchOptions&)) {
+        auto a = std::make_shared<ReplicaArgs>();
+        CLI::App* sub = cmd->add_subcommand(name, help);
+        sub->add_option("--config", a->config, "Run config giving the network and minibatch")
+            ->required();
+        sub->add_option("--set", a->sets, "Override a key (repeatable)");
+        sub->add_option("--raw-dim", a->options.raw_dim, "Frame dimension before splicing")
+            ->capture_default_str();
+        sub->add_option("--workers", a->options.workers, "Replicas N")->capture_default_str();
+        sub->add_option("--every", a->options.every, "Minibatches between averagings")
+            ->capture_default_str();
+        sub->add_option("--repeats", a->options.repeats, "Timed rounds")->capture_default_str();
+        sub->add_option("--json", a->json, "Also write the measurements to this JSON file");
+        sub->callback([a, bench] {
+          RunConfig config = LoadConfigFile(a->config);
+          for (const std::string& s : a->sets) ApplyOverride(config, s);
+          const nlohmann::json r = bench(config, a->options);
+          if (!a->json.empty()) WriteFileAtomic(a->json, r.dump(2) + "\n");
+          std::cout << r.dump(2) << std::endl;
+        });
+      };
+  add_replica_bench("replicas",
+                    "N simulated workers on one device vs one worker, per frame, side by side",
+                    BenchReplicas);
+  add_replica_bench("average",
+                    "One averaging of the parameters: host staging vs the on-device replica mean",
+                    BenchAverage);
 
   auto ar = std::make_shared<AllReduceBenchOptions>();
   auto ar_json = std::make_shared<std::string>();

@@ -1,0 +1,290 @@
+// Every Backend op on the CUDA device against the CPU backend on the same inputs, and short
+// runs of every training algorithm on both (ctest label `gpu`; scripts/device/check.sh runs
+// them on a GPU machine). Without a visible device each test skips with one line saying so.
+//
+// Tolerances: element-wise ops and row reductions differ from the CPU by the last bits of
+// float rounding (device expf/tanhf within 2 ulp, FMA contraction), so they are compared at a
+// normalized error of 1e-5. Ops that do the same float operations in the same order agree bit
+// for bit and are compared exactly: random fills, column sums, the replica mean. FP32 GEMMs sum
+// in a different order (cuBLAS vs OpenBLAS): 1e-5 relative to the largest element for k <= 600;
+// TF32 keeps 10 mantissa bits of the inputs: 5e-3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/nn/init.h"
+#include "engine/nn/network.h"
+#include "engine/optim/factory.h"
+#include "engine/pretrain/rbm.h"
+#include "engine/train/step.h"
+#include "tests/testing/test_util.h"
+
+namespace mavg {
+namespace {
+
+using testing::HostMat;
+using testing::NormalizedError;
+using testing::RandomHost;
+using testing::ToDevice;
+using testing::ToHost;
+
+class CudaVsCpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible: the gpu tests need one";
+    cpu_ = CreateCpuBackend(2);
+    BackendOptions o;
+    o.kind = DeviceKind::kCuda;
+    gpu_ = CreateBackend(o);
+  }
+  Backend& Cpu() { return *cpu_; }
+  Backend& Gpu() { return *gpu_; }
+
+  // `op` run on each backend with the same inputs; returns (cpu result, gpu result).
+  template <typename Op>
+  std::pair<HostMat, HostMat> Both(const std::vector<HostMat>& inputs, int out, Op op) {
+    auto run = [&](Backend& b) {
+      std::vector<Matrix> m;
+      for (const HostMat& h : inputs) m.push_back(ToDevice(b, h));
+      op(b, m);
+      return ToHost(b, m[static_cast<size_t>(out)]);
+    };
+    return {run(Cpu()), run(Gpu())};
+  }
+
+  std::unique_ptr<Backend> cpu_, gpu_;
+};
+
+TEST_F(CudaVsCpu, GemmAllTransposesStridedViewsAndTf32) {
+  const int64_t m = 67, n = 129, k = 300;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const HostMat a = RandomHost(ta ? k : m, ta ? m : k, 1),
+                    b = RandomHost(tb ? n : k, tb ? k : n, 2);
+      const HostMat c = RandomHost(m, n + 5, 3);
+      const auto [want, got] = Both({a, b, c}, 2, [&](Backend& be, std::vector<Matrix>& x) {
+        be.Gemm(ta, tb, 0.5f, x[0], x[1], 0.25f, MatrixView(x[2]).ColRange(0, n));
+      });
+      EXPECT_LT(NormalizedError(got, want), 1e-5) << "trans " << ta << tb;
+      EXPECT_EQ(std::vector<float>(got.v.end() - 5, got.v.end()),
+                std::vector<float>(want.v.end() - 5, want.v.end()));  // outside the view
+    }
+  }
+  BackendOptions o;
+  o.kind = DeviceKind::kCuda;
+  o.tf32 = true;
+  auto tf32 = CreateBackend(o);
+  EXPECT_NE(tf32->Describe().find("tf32 on"), std::string::npos);
+  const HostMat a = RandomHost(256, 512, 4), b = RandomHost(512, 256, 5);
+  Matrix ga = ToDevice(*tf32, a), gb = ToDevice(*tf32, b), gc(*tf32, 256, 256);
+  tf32->Gemm(false, false, 1.0f, ga, gb, 0.0f, gc);
+  Matrix ca = ToDevice(Cpu(), a), cb = ToDevice(Cpu(), b), cc(Cpu(), 256, 256);
+  Cpu().Gemm(false, false, 1.0f, ca, cb, 0.0f, cc);
+  EXPECT_LT(NormalizedError(ToHost(*tf32, gc), ToHost(Cpu(), cc)), 5e-3);
+}
+
+TEST_F(CudaVsCpu, ElementWiseOpsOnContiguousAndStridedViews) {
+  const HostMat x = RandomHost(33, 70, 6), y = RandomHost(33, 70, 7), row = RandomHost(1, 40, 8);
+  auto check = [&](const char* name, auto op) {
+    const auto [want, got] = Both({x, y, row}, 1, op);
+    EXPECT_LT(NormalizedError(got, want), 1e-5) << name;
+  };
+  check("fill", [](Backend& b, auto& m) { b.Fill(MatrixView(m[1]).ColRange(3, 40), 2.5f); });
+  check("axpby", [](Backend& b, auto& m) { b.Axpby(1.5f, m[0], -0.5f, m[1]); });
+  check("axpby beta 0", [](Backend& b, auto& m) { b.Axpby(1.5f, m[0], 0.0f, m[1]); });
+  check("axpby strided", [](Backend& b, auto& m) {
+    b.Axpby(2.0f, MatrixView(m[0]).ColRange(0, 40), 1.0f, MatrixView(m[1]).ColRange(30, 40));
+  });
+  check("add row", [](Backend& b, auto& m) {
+    b.AddRowVector(0.5f, m[2], 2.0f, MatrixView(m[1]).ColRange(10, 40));
+  });
+  check("copy strided", [](Backend& b, auto& m) {
+    b.Copy(MatrixView(m[0]).ColRange(1, 40), MatrixView(m[1]).ColRange(20, 40));
+  });
+  check("sigmoid", [](Backend& b, auto& m) { b.Sigmoid(m[0], m[1]); });
+  check("tanh in place", [](Backend& b, auto& m) { b.Tanh(m[1], m[1]); });
+  check("relu strided", [](Backend& b, auto& m) {
+    b.Relu(MatrixView(m[0]).ColRange(0, 40), MatrixView(m[1]).ColRange(5, 40));
+  });
+  check("sigmoid'", [](Backend& b, auto& m) { b.SigmoidBackward(m[0], m[1], m[1]); });
+  check("tanh'", [](Backend& b, auto& m) { b.TanhBackward(m[0], m[1], m[1]); });
+  check("relu'", [](Backend& b, auto& m) { b.ReluBackward(m[0], m[1], m[1]); });
+  check("mul rows", [](Backend& b, auto& m) {
+    Matrix s(b, 1, 33);
+    b.RowSumSquares(m[0], s);
+    b.MulRowsAdd(s, m[0], 0.5f, m[1]);
+  });
+}
+
+TEST_F(CudaVsCpu, ReductionsAndRandomFillsAgreeBitForBitWhereTheOperationsAreTheSame) {
+  const HostMat x = RandomHost(1000, 300, 9), out = RandomHost(1, 300, 10);
+  const auto [want, got] =
+      Both({x, out}, 1, [](Backend& b, auto& m) { b.SumRows(0.5f, m[0], 2.0f, m[1]); });
+  EXPECT_EQ(got.v, want.v) << "column sums";
+  Matrix cx = ToDevice(Cpu(), x), gx = ToDevice(Gpu(), x);
+  const double s_cpu = Cpu().SumSquares(cx), s_gpu = Gpu().SumSquares(gx);
+  EXPECT_NEAR(s_gpu, s_cpu, 1e-12 * s_cpu);
+  EXPECT_EQ(Gpu().SumSquares(gx), s_gpu) << "repeatable";
+  Matrix cr(Cpu(), 1, 1000), gr(Gpu(), 1, 1000);
+  Cpu().RowSumSquares(cx, cr);
+  Gpu().RowSumSquares(gx, gr);
+  EXPECT_LT(NormalizedError(ToHost(Gpu(), gr), ToHost(Cpu(), cr)), 1e-6);
+
+  for (int kind = 0; kind < 3; ++kind) {
+    const auto [w, g] = Both({x}, 0, [&](Backend& b, auto& m) {
+      MatrixView v = MatrixView(m[0]).ColRange(7, 200);
+      if (kind == 0) b.RandomUniform(5, 1000, v);
+      if (kind == 1) b.RandomGaussian(5, 1000, 0.3f, v);
+      if (kind == 2) b.SampleBernoulli(5, 1000, v, v);
+    });
+    if (kind == 1) {
+      EXPECT_LT(NormalizedError(g, w), 1e-6) << "gaussian";  // device log/cos in double
+    } else {
+      EXPECT_EQ(g.v, w.v) << "fill " << kind;
+    }
+  }
+}
+
+TEST_F(CudaVsCpu, SoftmaxCrossEntropyAndTheLabelCheck) {
+  const int64_t rows = 300, cols = 8806;
+  HostMat x = RandomHost(rows, cols, 11, 3.0);
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 131) % cols);
+  auto run = [&](Backend& b, double* out_stats) {
+    Matrix m = ToDevice(b, x), y(b, rows, cols);
+    b.Softmax(m, y);
+    DeviceBuffer<int32_t> l(b, labels.size());
+    l.CopyFromHost(labels.data(), labels.size());
+    DeviceBuffer<double> stats(b, 3);
+    const double zeros[3] = {0, 0, 0};
+    stats.CopyFromHost(zeros, 3);
+    b.SoftmaxCrossEntropy(m, l.Data(), m, stats.Data());  // gradient in place
+    const std::vector<double> s = stats.ToHost();
+    std::copy(s.begin(), s.end(), out_stats);
+    return std::make_pair(ToHost(b, y), ToHost(b, m));
+  };
+  double sc[3], sg[3];
+  const auto [yc, gc] = run(Cpu(), sc);
+  const auto [yg, gg] = run(Gpu(), sg);
+  EXPECT_LT(NormalizedError(yg, yc), 1e-5);
+  EXPECT_LT(NormalizedError(gg, gc), 1e-5);
+  EXPECT_NEAR(sg[0], sc[0], 1e-9 * sc[0]);
+  EXPECT_EQ(sg[1], sc[1]);
+  EXPECT_EQ(sg[2], sc[2]);
+
+  Matrix m(Gpu(), 2, 3);
+  const int32_t bad[2] = {0, 3};
+  DeviceBuffer<int32_t> l(Gpu(), 2);
+  l.CopyFromHost(bad, 2);
+  DeviceBuffer<double> stats(Gpu(), 3);
+  Gpu().SoftmaxCrossEntropy(m, l.Data(), MatrixView(), stats.Data());
+  try {
+    Gpu().Synchronize();
+    FAIL() << "expected the bad label to be reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("label 3 outside the 3 network outputs"),
+              std::string::npos)
+        << e.what();
+  }
+  Gpu().Synchronize();  // reported once
+}
+
+TEST_F(CudaVsCpu, ReplicaMeanIsBitIdenticalFusedAndInTheFallback) {
+  for (int n : {2, 16, 70}) {  // 70 > the fused limit: pairwise sums
+    std::vector<HostMat> h;
+    for (int k = 0; k < n; ++k) h.push_back(RandomHost(3, 1000, 200 + k));
+    auto run = [&](Backend& b) {
+      std::vector<Matrix> m;
+      std::vector<MatrixView> v;
+      for (const HostMat& x : h) m.push_back(ToDevice(b, x));
+      for (Matrix& x : m) v.push_back(x);
+      b.MeanOfReplicas(v);
+      HostMat first = ToHost(b, m[0]);
+      for (int k = 1; k < n; ++k) EXPECT_EQ(ToHost(b, m[k]).v, first.v);
+      return first;
+    };
+    EXPECT_EQ(run(Gpu()).v, run(Cpu()).v) << n << " replicas";
+  }
+}
+
+TEST_F(CudaVsCpu, TransfersThroughPinnedAndPageableMemory) {
+  const HostMat x = RandomHost(17, 33, 12);
+  HostStaging pinned(Gpu());
+  float* p = pinned.Floats(x.v.size());
+  std::copy(x.v.begin(), x.v.end(), p);
+  Matrix big(Gpu(), 17, 40);
+  MatrixView view = MatrixView(big).ColRange(4, 33);
+  Gpu().CopyFromHost(p, view);
+  std::fill(p, p + x.v.size(), -1.0f);  // the source may be reused at once
+  HostMat back(17, 33);
+  Gpu().CopyToHost(view, back.v.data());
+  EXPECT_EQ(back.v, x.v);
+  DeviceBuffer<double> d(Gpu(), 5);
+  const double src[5] = {1, 2, 3, 4, 5};
+  d.CopyFromHost(src, 5);
+  EXPECT_EQ(d.ToHost(), std::vector<double>(src, src + 5));
+}
+
+// A few minibatches of SGD (with momentum) and of NG-SGD with max-change from the same
+// initialisation on both backends: the parameters stay within 1e-4 relative (float rounding
+// differences grow slowly over steps; a wrong kernel gives O(1) differences at once).
+TEST_F(CudaVsCpu, TrainingStepsOfEveryOptimizerAgree) {
+  NetworkSpec spec;
+  spec.input_dim = 40;
+  spec.output_dim = 30;
+  spec.hidden_dims = {64, 64};
+  spec.activation = LayerKind::kSigmoid;
+  const HostMat x = RandomHost(128, 40, 13);
+  std::vector<int32_t> labels(128);
+  for (int i = 0; i < 128; ++i) labels[i] = (i * 7) % 30;
+  for (const std::string type : {"sgd", "ngsgd"}) {
+    OptimizerConfig oc;
+    oc.type = type;
+    oc.momentum = type == "sgd" ? 0.9 : 0.0;
+    oc.minibatch = 128;
+    auto run = [&](Backend& b) {
+      Network net(b, spec);
+      InitializeKaldiNnet1(net, 7);
+      auto opt = CreateOptimizer(b, oc);
+      opt->Prepare(net);
+      Matrix xm = ToDevice(b, x);
+      DeviceBuffer<int32_t> l(b, labels.size());
+      l.CopyFromHost(labels.data(), labels.size());
+      DeviceBuffer<double> stats(b, 3);
+      const double zeros[3] = {0, 0, 0};
+      stats.CopyFromHost(zeros, 3);
+      for (int step = 0; step < 12; ++step) TrainStep(net, *opt, xm, l.Data(), 0.02f, stats.Data());
+      return ToHost(b, net.Params());
+    };
+    EXPECT_LT(NormalizedError(run(Gpu()), run(Cpu())), 1e-4) << type;
+  }
+}
+
+TEST_F(CudaVsCpu, RbmContrastiveDivergenceAgrees) {
+  const HostMat v = RandomHost(100, 20, 14);
+  auto run = [&](Backend& b, RbmUnits units) {
+    Rbm rbm(b, 20, 32, units);
+    rbm.InitRandom(0.1f, 3);
+    Matrix vm = ToDevice(b, v);
+    double err = 0.0;
+    for (int step = 0; step < 5; ++step) {
+      err = rbm.Cd1(vm, 0.01f, 0.5f, 0.0002f, 9, static_cast<uint64_t>(step) * 100 * 32)
+                .recon_sq_error;
+    }
+    return std::make_pair(ToHost(b, rbm.Params()), err);
+  };
+  for (RbmUnits units : {RbmUnits::kGaussian, RbmUnits::kBernoulli}) {
+    const auto [pc, ec] = run(Cpu(), units);
+    const auto [pg, eg] = run(Gpu(), units);
+    // Bernoulli samples compare draws with probabilities: a probability within rounding of its
+    // draw may flip one sample, so the tolerance is that of a few flipped hidden units.
+    EXPECT_LT(NormalizedError(pg, pc), 1e-3);
+    EXPECT_NEAR(eg, ec, 1e-3 * ec);
+  }
+}
+
+}  // namespace
+}  // namespace mavg
