@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/backend/matrix_view.h"
+#include "engine/backend/ngsgd_small.h"
 
 namespace mavg {
 
@@ -81,6 +82,11 @@ class Backend {
   // in this order in float: the operations of a deterministic all-reduce and its scaling, so
   // simulated workers match MPI ranks bit for bit. The default is a sequence of Axpby calls.
   virtual void MeanOfReplicas(const std::vector<MatrixView>& replicas);
+  // x *= *scalar, the scalar in this backend's memory (a result of an earlier op: no round
+  // trip to the host).
+  virtual void ScaleBy(const float* scalar, MatrixView x) = 0;
+  // One of NG-SGD's small dense steps (backend/ngsgd_small.h), on this backend's memory.
+  virtual void RunNgsgdSmall(const NgsgdSmallTask& task) = 0;
 
   // ---- Random numbers ------------------------------------------------------------------------
   // Counter-based (engine/backend/counter_rng.h): element i of x in row-major order is draw

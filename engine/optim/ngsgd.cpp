@@ -4,6 +4,12 @@
 
 namespace mavg {
 
+NgsgdOptimizer::NgsgdOptimizer(Backend& backend, const NgsgdOptions& options)
+    : backend_(&backend), options_(options), gammas_(backend, 3), limited_(backend, 1) {
+  const double zero = 0.0;
+  limited_.CopyFromHost(&zero, 1);
+}
+
 void NgsgdOptimizer::Ensure(int k, const AffineLayer& layer) {
   if (static_cast<int>(in_.size()) <= k) {
     in_.resize(k + 1);
@@ -61,29 +67,38 @@ void NgsgdOptimizer::UpdateAffine(int k, AffineLayer& layer, ConstMatrixView in,
   b.Fill(xa.ColRange(din, 1), 1.0f);  // the bias's input
   b.Copy(out_grad, g);
 
-  const float gamma_in = in_[k]->Precondition(xa, pin);
-  const float gamma_out = out_[k]->Precondition(g, pout);
-  const double s = static_cast<double>(gamma_in) * gamma_out;
-
-  double ms = 1.0;
-  if (options_.max_change_per_sample > 0.0) {
-    std::vector<float> a(static_cast<size_t>(n)), c(static_cast<size_t>(n));
-    b.CopyToHost(pin, a.data());
-    b.CopyToHost(pout, c.data());
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) sum += std::sqrt(static_cast<double>(a[i]) * c[i]);
-    const double tot = lr * s * sum;
-    const double max_change = options_.max_change_per_sample * static_cast<double>(n);
-    if (tot > max_change) {
-      ms = max_change / tot;
-      ++stats_.limited;
-    }
-  }
+  // gammas_: gamma_in, gamma_out, then -lr s ms; all on the device.
+  float* gammas = gammas_.Data();
+  in_[k]->Precondition(xa, pin, gammas);
+  out_[k]->Precondition(g, pout, gammas + 1);
+  NgsgdSmallTask t;
+  t.kind = NgsgdSmallKind::kStep;
+  t.rows = n;
+  t.lr = lr;
+  t.max_change = options_.max_change_per_sample * static_cast<double>(n);
+  t.row_a = pin.data;
+  t.row_b = pout.data;
+  t.gamma_in = gammas;
+  t.gamma_out = gammas + 1;
+  t.neg_step = gammas + 2;
+  t.limited = limited_.Data();
+  b.RunNgsgdSmall(t);
   ++stats_.updates;
-  const float step = static_cast<float>(lr * s * ms);
-  b.Gemm(true, false, -step, g, xa.ColRange(0, din), 1.0f, layer.Weights());
-  b.Gemm(true, false, -step * layer.BiasLearnRateCoef(), xa.ColRange(din, 1), g, 1.0f,
-         layer.Bias());
+  b.ScaleBy(gammas + 2, g);  // g = -lr s ms Pout
+  b.Gemm(true, false, 1.0f, g, xa.ColRange(0, din), 1.0f, layer.Weights());
+  b.Gemm(true, false, layer.BiasLearnRateCoef(), xa.ColRange(din, 1), g, 1.0f, layer.Bias());
+}
+
+Optimizer::UpdateStats NgsgdOptimizer::TakeUpdateStats() {
+  double limited = 0.0;
+  backend_->CopyBytesToHost(&limited, limited_.Data(), sizeof(double));
+  if (limited != 0.0) {
+    const double zero = 0.0;
+    limited_.CopyFromHost(&zero, 1);
+  }
+  UpdateStats s = std::exchange(stats_, UpdateStats{});
+  s.limited = static_cast<int64_t>(limited);
+  return s;
 }
 
 }  // namespace mavg

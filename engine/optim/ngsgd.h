@@ -7,6 +7,8 @@
 //   W -= lr s ms Pout^T Pin[:, :Din],   b -= lr s ms bias_coef Pout^T Pin[:, Din].
 // Max-change (nnet2 GetScalingFactor): tot = lr s sum_i sqrt(|pin_i|^2 |pout_i|^2) bounds
 // ||dW||_F; when it exceeds max_change_per_sample * N the step is scaled down to that.
+// gamma, the max-change scale and the step are computed on the Backend (backend/ngsgd_small.h):
+// an update queues device work only.
 // The preconditioners belong to the worker and are never averaged; they restart every epoch by
 // default (reset_each_epoch, as the paper's setup, where every epoch was a new process).
 // Momentum and L2 are not used by this update (as in Kaldi's NG components).
@@ -29,8 +31,7 @@ struct NgsgdOptions {
 
 class NgsgdOptimizer final : public Optimizer {
  public:
-  NgsgdOptimizer(Backend& backend, const NgsgdOptions& options)
-      : backend_(&backend), options_(options) {}
+  NgsgdOptimizer(Backend& backend, const NgsgdOptions& options);
 
   void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
                     ConstMatrixView out_grad, float lr) override;
@@ -39,7 +40,8 @@ class NgsgdOptimizer final : public Optimizer {
   std::vector<MatrixView> State() override;
   void StateLoaded() override;
 
-  UpdateStats TakeUpdateStats() override { return std::exchange(stats_, UpdateStats{}); }
+  // Reads the device's count of max-change scalings (synchronizes: once per minibatch, after it).
+  UpdateStats TakeUpdateStats() override;
   // The preconditioners of affine layer k (tests).
   OnlinePreconditioner& In(int k) { return *in_[k]; }
   OnlinePreconditioner& Out(int k) { return *out_[k]; }
@@ -51,7 +53,9 @@ class NgsgdOptimizer final : public Optimizer {
   NgsgdOptions options_;
   std::vector<std::unique_ptr<OnlinePreconditioner>> in_, out_;  // [affine layer]
   Matrix xa_, g_, prod_in_, prod_out_;  // workspace: [X 1], G copy, row products
-  UpdateStats stats_;
+  DeviceBuffer<float> gammas_;          // [3]: gamma_in, gamma_out, -lr s ms of the last update
+  DeviceBuffer<double> limited_;        // [1]: max-change scalings since TakeUpdateStats
+  UpdateStats stats_;                   // updates (host); limited is read from limited_
 };
 
 }  // namespace mavg

@@ -7,8 +7,10 @@
 // eta = 1 - exp(-N / num_samples_history) (capped at 0.9), and preconditions the minibatch with
 // (a scaled) inverse: P = beta_t R_t G_t^{-1}, G_t = F_t + (alpha / D) tr(F_t) I, computed
 // without D x D matrices as P = R_t - (R_t W_t^T) W_t with W_t = E_t^{1/2} X_t stored.
-// The small R x R symmetric eigenproblem is solved in double precision (Eigen). Everything of
-// size N x D or R x D stays on the Backend.
+// The small R x R steps (the symmetric eigenproblem in double precision, the new d and rho, the
+// scale gamma) run on the Backend too (backend/ngsgd_small.h), as does everything of size N x D
+// or R x D: preconditioning a minibatch queues device work only, with no host round trip. Only
+// the update schedule (t, skipped) is kept on the host: it does not depend on the data.
 
 #include <cstdint>
 #include <vector>
@@ -31,19 +33,20 @@ class OnlinePreconditioner {
   OnlinePreconditioner(Backend& backend, const PreconditionerOptions& options);
 
   // Replaces x [N x D] by its preconditioned version P (in place), writes the squared norms of
-  // P's rows to row_products [1 x N] (before scaling), and returns the scale gamma to apply to
-  // P so that ||gamma P||_F = ||x||_F. Initialises itself on the first call (and after Reset).
-  float Precondition(MatrixView x, MatrixView row_products);
+  // P's rows to row_products [1 x N] (before scaling), and the scale gamma to apply to P so that
+  // ||gamma P||_F = ||x||_F to *gamma (one float in the backend's memory). Initialises itself
+  // on the first call (and after Reset).
+  void Precondition(MatrixView x, MatrixView row_products, float* gamma);
 
   // Back to the uninitialised state (the next minibatch initialises).
   void Reset() { t_ = -1; }
 
-  // Inspection (tests): the current model.
+  // Inspection (tests): the current model (Rho, D and the basis are copied from the device).
   int Rank() const { return rank_; }
   bool Initialized() const { return t_ >= 0; }
   int64_t Updates() const { return t_; }
-  double Rho() const { return rho_; }
-  const std::vector<double>& D() const { return d_; }
+  double Rho();
+  std::vector<double> D();
   // X_t = E_t^{-1/2} W_t, the orthonormal basis, as a host R x D row-major array.
   std::vector<double> OrthonormalBasis();
   double Eta(int64_t n) const;
@@ -60,8 +63,10 @@ class OnlinePreconditioner {
  private:
   void InitDefault(int dim);
   void Init(ConstMatrixView x0);
-  float PreconditionInternal(MatrixView x, MatrixView row_products, bool update);
-  void ComputeE(const std::vector<double>& d, double beta, std::vector<double>& e) const;
+  void PreconditionInternal(MatrixView x, MatrixView row_products, float* gamma, bool update);
+  NgsgdSmallTask Task(NgsgdSmallKind kind, int64_t n);
+  // scalars_ as doubles: d [R], rho, t, skipped.
+  double* StateDoubles() { return reinterpret_cast<double*>(scalars_.View().data); }
   void SyncScalarsToState();
   void SyncScalarsFromState();
 
@@ -71,12 +76,12 @@ class OnlinePreconditioner {
   int dim_ = 0;      // D
   int64_t t_ = -1;   // updates done; -1: uninitialised
   int skipped_ = 0;  // minibatches since the last update
-  double rho_ = 0.0;
-  std::vector<double> d_;  // [R]
-  Matrix w_;               // [R x D] W_t = E_t^{1/2} X_t
-  Matrix scalars_;         // [1 x 2*(R+3)]: d, rho, t, skipped as double bits
-  // Workspace.
-  Matrix h_, j_, b_, w1_, small_, small2_, coef_;
+  Matrix w_;         // [R x D] W_t = E_t^{1/2} X_t
+  Matrix scalars_;   // [1 x 2*(R+3)]: d, rho (kept here, on the device), t, skipped as doubles
+  // Workspace: H, J (then B), W_{t+1}, two R x R matrices, coef, |x_i|^2, the small steps'.
+  Matrix h_, j_, w1_, small_, small2_, coef_, row_squares_;
+  DeviceBuffer<double> work_;
+  DeviceBuffer<float> init_gamma_;  // gamma of the initialisation passes (unused)
 };
 
 }  // namespace mavg

@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +26,21 @@ namespace {
 
 // Element-wise work below this many elements stays on one thread.
 constexpr int64_t kParallelThreshold = 1 << 15;
+
+// NG-SGD's small steps on the host, with Eigen's symmetric eigensolver (tridiagonal QR: much
+// faster on one core than the Jacobi rotations a GPU block runs in parallel; both converge to
+// double precision).
+struct CpuBlock : SerialBlock {
+  void SymmetricEigen(double* a, double* v, double* /*rot*/, int r) {
+    Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> am(a, r, r);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(am);
+    MAVG_CHECK(eig.info() == Eigen::Success, "NG-SGD: eigendecomposition failed");
+    Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> vm(v, r, r);
+    vm = eig.eigenvectors();
+    am.setZero();
+    am.diagonal() = eig.eigenvalues();
+  }
+};
 
 class CpuBackend final : public Backend {
  public:
@@ -183,6 +199,15 @@ class CpuBackend final : public Backend {
         for (int64_t c = 0; c < x.cols; ++c) yr[c] = s * xr[c] + beta * yr[c];
       }
     });
+  }
+
+  void ScaleBy(const float* scalar, MatrixView x) override {
+    const float s = *scalar;
+    Axpby(s, x, 0.0f, x);
+  }
+  void RunNgsgdSmall(const NgsgdSmallTask& task) override {
+    CpuBlock block;
+    RunNgsgdSmallTask(block, task);
   }
 
   void RandomUniform(uint64_t seed, uint64_t offset, MatrixView x) override {

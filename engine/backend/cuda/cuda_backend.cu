@@ -175,6 +175,9 @@ class CudaBackend final : public Backend {
     cuda::LaunchReplicaMean(S(), replicas.data(), static_cast<int>(replicas.size()));
   }
 
+  void ScaleBy(const float* scalar, MatrixView x) override { cuda::LaunchScaleBy(S(), scalar, x); }
+  void RunNgsgdSmall(const NgsgdSmallTask& task) override { cuda::LaunchNgsgdSmall(S(), task); }
+
   // ---- Random numbers -----------------------------------------------------------------------
   void RandomUniform(uint64_t seed, uint64_t offset, MatrixView x) override {
     cuda::LaunchRandomUniform(S(), seed, offset, x);

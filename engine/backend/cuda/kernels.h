@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "engine/backend/matrix_view.h"
+#include "engine/backend/ngsgd_small.h"
 
 struct CUstream_st;
 
@@ -47,6 +48,7 @@ void LaunchSumSquares(Stream s, ConstMatrixView x, double* row_sums, double* res
 // row_ops.cu (the NG-SGD row products and scalings); LaunchRowSquares: in double.
 void LaunchRowSumSquares(Stream s, ConstMatrixView x, MatrixView out);
 void LaunchRowSquares(Stream s, ConstMatrixView x, double* out);
+void LaunchScaleBy(Stream s, const float* scalar, MatrixView x);
 void LaunchMulRowsAdd(Stream s, ConstMatrixView scales, ConstMatrixView x, float beta,
                       MatrixView y);
 
@@ -55,6 +57,9 @@ void LaunchRandomUniform(Stream s, uint64_t seed, uint64_t offset, MatrixView x)
 void LaunchRandomGaussian(Stream s, uint64_t seed, uint64_t offset, float stddev, MatrixView x);
 void LaunchSampleBernoulli(Stream s, uint64_t seed, uint64_t offset, ConstMatrixView probs,
                            MatrixView out);
+
+// ngsgd_small.cu: one NG-SGD small step as one block of threads.
+void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task);
 
 // replica_mean.cu: every replica (same shape) set to their rank-order mean; at most
 // kMaxFusedReplicas (replica_mean.cuh).

@@ -34,6 +34,11 @@ void LaunchRowSumSquares(Stream s, ConstMatrixView x, MatrixView out) { Launch(s
 
 void LaunchRowSquares(Stream s, ConstMatrixView x, double* out) { Launch(s, x, out); }
 
+void LaunchScaleBy(Stream s, const float* scalar, MatrixView x) {
+  const Extent e = CommonExtent(x);
+  LaunchElementwise(s, e.rows, e.cols, ScaleByBody{WithExtent(x, e), scalar});
+}
+
 void LaunchMulRowsAdd(Stream s, ConstMatrixView scales, ConstMatrixView x, float beta,
                       MatrixView y) {
   LaunchElementwise(s, x.rows, x.cols, MulRowsAddBody{scales.data, Dev(x), Dev(y), beta});

@@ -26,4 +26,11 @@ struct MulRowsAddBody {
   }
 };
 
+// x *= *scalar, the scalar a result in device memory (NG-SGD's step size).
+struct ScaleByBody {
+  DevView x;
+  const float* scalar;
+  MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const { x(r, c) *= *scalar; }
+};
+
 }  // namespace mavg::cuda

@@ -108,7 +108,9 @@ class NaturalGradient : public ::testing::TestWithParam<std::string> {
   MatrixXd Run(OnlinePreconditioner& p, const MatrixXd& r, float* gamma) {
     Matrix x = ToDevice(B(), ToHostMat(r));
     Matrix prod(B(), 1, r.rows());
-    *gamma = p.Precondition(x, prod);
+    DeviceBuffer<float> g(B(), 1);
+    p.Precondition(x, prod, g.Data());
+    *gamma = g.ToHost()[0];
     const HostMat ph = ToHost(B(), x), rp = ToHost(B(), prod);
     for (int i = 0; i < r.rows(); ++i) {
       double s = 0;

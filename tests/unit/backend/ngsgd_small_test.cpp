@@ -1,0 +1,281 @@
+// NG-SGD's small dense steps (backend/ngsgd_small.h): the parallel-order Jacobi
+// eigendecomposition against Eigen, the reorthogonalisation against its definition, the step
+// against its closed form, and every task run with its parallel phases in reverse order, which
+// must change nothing (a phase whose items depended on each other would differ).
+#include "engine/backend/ngsgd_small.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <vector>
+
+#include "engine/core/rng.h"
+
+namespace mavg {
+namespace {
+
+// A block that runs each phase's items in reverse order (sums in the usual order, so results
+// are comparable bit for bit).
+struct ReverseBlock : SerialBlock {
+  template <typename F>
+  void For(int64_t n, F f) {
+    for (int64_t i = n - 1; i >= 0; --i) f(i);
+  }
+};
+
+std::vector<double> RandomSymmetric(int r, uint64_t seed, double spread) {
+  Rng rng(seed);
+  Eigen::MatrixXd q = Eigen::MatrixXd::Random(r, r);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < r; ++j) q(i, j) = rng.Gaussian();
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(q);
+  const Eigen::MatrixXd o = qr.householderQ();
+  Eigen::VectorXd ev(r);
+  for (int i = 0; i < r; ++i)
+    ev(i) = std::pow(spread, -static_cast<double>(i) / std::max(1, r - 1));
+  if (r > 4) ev(2) = ev(3);  // a repeated eigenvalue
+  const Eigen::MatrixXd a = o * ev.asDiagonal() * o.transpose();
+  std::vector<double> out(static_cast<size_t>(r) * r);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < r; ++j) out[i * r + j] = 0.5 * (a(i, j) + a(j, i));
+  return out;
+}
+
+TEST(NgsgdSmall, RoundRobinMeetsEveryPairOnceWithDisjointPairsPerStep) {
+  for (int m : {2, 4, 8, 42}) {
+    std::vector<int> met(m * m, 0);
+    for (int s = 0; s < m - 1; ++s) {
+      std::vector<int> used(m, 0);
+      for (int k = 0; k < m / 2; ++k) {
+        int p = 0, q = 0;
+        ngsgd_small::RoundRobinPair(m, s, k, &p, &q);
+        ASSERT_NE(p, q);
+        ++used[p], ++used[q];
+        ++met[std::min(p, q) * m + std::max(p, q)];
+      }
+      for (int u : used) EXPECT_EQ(u, 1) << "step " << s << " of " << m;
+    }
+    for (int p = 0; p < m; ++p)
+      for (int q = p + 1; q < m; ++q) EXPECT_EQ(met[p * m + q], 1) << p << "," << q;
+  }
+}
+
+TEST(NgsgdSmall, JacobiEigenMatchesEigenAndReconstructs) {
+  for (int r : {1, 2, 3, 7, 20, 41, 80}) {
+    for (double spread : {10.0, 1e8}) {
+      const std::vector<double> a0 = RandomSymmetric(r, 100 + r, spread);
+      std::vector<double> a = a0, v(a0.size()), rot(4 * r + 4), c(r), u(a0.size()), perm(r);
+      SerialBlock b;
+      ngsgd_small::JacobiEigen(b, a.data(), v.data(), rot.data(), r);
+      ngsgd_small::SortEigen(b, a.data(), v.data(), c.data(), u.data(), perm.data(), r);
+      Eigen::MatrixXd m(r, r);
+      for (int i = 0; i < r; ++i)
+        for (int j = 0; j < r; ++j) m(i, j) = a0[i * r + j];
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m);
+      for (int i = 0; i < r; ++i) {
+        EXPECT_NEAR(c[i], eig.eigenvalues()(r - 1 - i), 1e-12 * eig.eigenvalues()(r - 1))
+            << "r " << r << " eigenvalue " << i;
+        if (i > 0) {
+          EXPECT_GE(c[i - 1], c[i]);
+        }
+      }
+      // U diag(c) U^T = A and U^T U = I.
+      double worst = 0.0, worst_orth = 0.0;
+      for (int i = 0; i < r; ++i) {
+        for (int j = 0; j < r; ++j) {
+          double s = 0.0, o = 0.0;
+          for (int k = 0; k < r; ++k) s += u[i * r + k] * c[k] * u[j * r + k];
+          for (int k = 0; k < r; ++k) o += u[k * r + i] * u[k * r + j];
+          worst = std::max(worst, std::fabs(s - a0[i * r + j]));
+          worst_orth = std::max(worst_orth, std::fabs(o - (i == j ? 1.0 : 0.0)));
+        }
+      }
+      EXPECT_LT(worst, 1e-12) << "r " << r;
+      EXPECT_LT(worst_orth, 1e-12) << "r " << r;
+    }
+  }
+}
+
+// Inputs of a subspace update: K, L from random H and J, as PreconditionInternal forms them.
+struct SubspaceCase {
+  int r, dim;
+  int64_t n;
+  std::vector<float> k, l, row_b, coef, matrix, row_a;
+  std::vector<double> state, work;
+  float gamma = 0.0f;
+  SubspaceCase(int r_, int dim_, int64_t n_, uint64_t seed) : r(r_), dim(dim_), n(n_) {
+    Rng rng(seed);
+    Eigen::MatrixXd h(n, r), j(r, dim);
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < r; ++c) h(i, c) = rng.Gaussian() * 0.1;
+    for (int i = 0; i < r; ++i)
+      for (int c = 0; c < dim; ++c) j(i, c) = rng.Gaussian() * 0.1;
+    const Eigen::MatrixXd kk = j * j.transpose(), ll = h.transpose() * h;
+    for (int i = 0; i < r; ++i)
+      for (int c = 0; c < r; ++c) k.push_back(kk(i, c)), l.push_back(ll(i, c));
+    for (int64_t i = 0; i < n; ++i) row_b.push_back(static_cast<float>(1.0 + rng.Uniform()));
+    for (int64_t i = 0; i < n; ++i) row_a.push_back(static_cast<float>(2.0 + rng.Uniform()));
+    for (int i = 0; i < r; ++i) state.push_back(1e-3 * (r - i));
+    state.push_back(1e-4);
+    coef.resize(r);
+    matrix.resize(static_cast<size_t>(r) * r);
+    work.resize(static_cast<size_t>(NgsgdSmallWorkDoubles(r)));
+  }
+  NgsgdSmallTask Task(NgsgdSmallKind kind) {
+    NgsgdSmallTask t;
+    t.kind = kind;
+    t.rank = r;
+    t.dim = dim;
+    t.rows = n;
+    t.eta = 1.0 - std::exp(-static_cast<double>(n) / 2000.0);
+    t.k = k.data();
+    t.l = l.data();
+    t.row_a = row_a.data();
+    t.row_b = row_b.data();
+    t.state = state.data();
+    t.work = work.data();
+    t.coef = coef.data();
+    t.matrix = matrix.data();
+    t.gamma = &gamma;
+    return t;
+  }
+};
+
+// A subspace update, then a reorthogonalisation (due, of a basis far from orthonormal).
+struct SubspaceRun {
+  SubspaceCase c;
+  std::vector<float> a;  // kSubspace's matrix output
+};
+template <typename Block>
+SubspaceRun RunSubspaceAndReorth(int r, int dim) {
+  SubspaceRun run{SubspaceCase(r, dim, 64, 7), {}};
+  SubspaceCase& c = run.c;
+  Block b;
+  RunNgsgdSmallTask(b, c.Task(NgsgdSmallKind::kSubspace));
+  run.a = c.matrix;
+  std::vector<float> o(static_cast<size_t>(r) * r);
+  for (int i = 0; i < r; ++i) o[i * r + i] = 1.5f;
+  for (int i = 0; i + 1 < r; ++i) o[i * r + i + 1] = o[(i + 1) * r + i] = 0.2f;
+  ngsgd_small::Work(c.work.data(), r).flags[0] = 1.0;
+  NgsgdSmallTask t = c.Task(NgsgdSmallKind::kReorthogonalize);
+  t.l = o.data();
+  RunNgsgdSmallTask(b, t);
+  return run;
+}
+
+TEST(NgsgdSmall, EveryTaskIsIndependentOfTheOrderOfItsParallelItems) {
+  for (int r : {5, 20}) {
+    const SubspaceRun s = RunSubspaceAndReorth<SerialBlock>(r, 300);
+    const SubspaceRun v = RunSubspaceAndReorth<ReverseBlock>(r, 300);
+    EXPECT_EQ(s.c.state, v.c.state);
+    EXPECT_EQ(s.c.coef, v.c.coef);
+    EXPECT_EQ(s.a, v.a) << "A";
+    EXPECT_EQ(s.c.matrix, v.c.matrix) << "M";
+    EXPECT_EQ(s.c.gamma, v.c.gamma);
+    EXPECT_EQ(s.c.work, v.c.work);
+    // The reorthogonalisation did something.
+    EXPECT_NE(s.c.matrix[0], 1.0f);
+  }
+}
+
+TEST(NgsgdSmall, SubspaceUpdateKeepsItsInvariants) {
+  SubspaceCase c(20, 300, 64, 9);
+  SerialBlock b;
+  const std::vector<double> before = c.state;
+  RunNgsgdSmallTask(b, c.Task(NgsgdSmallKind::kSubspace));
+  // d sorted descending (it comes from sorted eigenvalues), all floored above 0, rho too.
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_GT(c.state[i], 0.0);
+    if (i > 0) {
+      EXPECT_GE(c.state[i - 1], c.state[i]);
+    }
+  }
+  EXPECT_GT(c.state[20], 0.0);
+  // gamma from the traces: tr(R R^T) = tr(P P^T) + sum_i L_ii (2 - e_i) with 0 < e_i < 1, so
+  // gamma^2 lies between 1 + sum L_ii / tr_pp and 1 + 2 sum L_ii / tr_pp.
+  double tr_pp = 0.0, tr_l = 0.0;
+  for (float v : c.row_b) tr_pp += v;
+  for (int i = 0; i < 20; ++i) tr_l += c.l[i * 20 + i];
+  const double g2 = static_cast<double>(c.gamma) * c.gamma;
+  EXPECT_GT(g2, 1.0 + tr_l / tr_pp - 1e-5);
+  EXPECT_LT(g2, 1.0 + 2.0 * tr_l / tr_pp + 1e-5);
+  // coef_i = (1 - eta) / (eta / N) (d_i + rho) of the state before.
+  const double eta = 1.0 - std::exp(-64.0 / 2000.0);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_NEAR(c.coef[i], (1 - eta) / (eta / 64) * (before[i] + before[20]), 1e-5 * c.coef[i]);
+  }
+}
+
+TEST(NgsgdSmall, ReorthogonalizationMakesTheBasisOrthonormal) {
+  const int r = 6, dim = 40;
+  SubspaceCase c(r, dim, 64, 11);
+  SerialBlock b;
+  RunNgsgdSmallTask(b, c.Task(NgsgdSmallKind::kSubspace));
+  ngsgd_small::Work w(c.work.data(), r);
+  w.flags[0] = 1.0;  // due
+  // A basis W = E^{1/2} X with X not orthonormal.
+  Rng rng(3);
+  Eigen::MatrixXd x(r, dim);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < dim; ++j) x(i, j) = rng.Gaussian() / std::sqrt(dim);
+  Eigen::VectorXd e1(r);
+  for (int i = 0; i < r; ++i) e1(i) = w.e1[i];
+  const Eigen::MatrixXd wm = e1.cwiseSqrt().asDiagonal() * x;
+  const Eigen::MatrixXd o = wm * wm.transpose();
+  std::vector<float> of;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < r; ++j) of.push_back(static_cast<float>(o(i, j)));
+  NgsgdSmallTask t = c.Task(NgsgdSmallKind::kReorthogonalize);
+  t.l = of.data();
+  RunNgsgdSmallTask(b, t);
+  Eigen::MatrixXd m(r, r);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < r; ++j) m(i, j) = c.matrix[i * r + j];
+  const Eigen::MatrixXd w2 = m * wm;
+  const Eigen::MatrixXd x2 = e1.cwiseSqrt().cwiseInverse().asDiagonal() * w2;
+  EXPECT_LT((x2 * x2.transpose() - Eigen::MatrixXd::Identity(r, r)).cwiseAbs().maxCoeff(), 1e-5);
+  // Not due: M = I.
+  w.flags[0] = 0.0;
+  RunNgsgdSmallTask(b, t);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < r; ++j) EXPECT_EQ(c.matrix[i * r + j], i == j ? 1.0f : 0.0f);
+}
+
+TEST(NgsgdSmall, GammaAndStepAreTheirClosedForms) {
+  std::vector<float> a = {1, 4, 9}, p = {1, 1, 2};
+  float gamma = 0, g_in = 2.0f, g_out = 0.5f, neg_step = 0;
+  double limited = 0;
+  NgsgdSmallTask t;
+  t.kind = NgsgdSmallKind::kGamma;
+  t.rows = 3;
+  t.row_a = a.data();
+  t.row_b = p.data();
+  t.gamma = &gamma;
+  SerialBlock b;
+  RunNgsgdSmallTask(b, t);
+  EXPECT_FLOAT_EQ(gamma, std::sqrt(14.0f / 4.0f));
+  t.kind = NgsgdSmallKind::kStep;
+  t.lr = 0.1;
+  t.gamma_in = &g_in;
+  t.gamma_out = &g_out;
+  t.neg_step = &neg_step;
+  t.limited = &limited;
+  // sum sqrt(a p) = 1 + 2 + sqrt(18); tot = lr s sum with s = 1.
+  const double tot = 0.1 * (3.0 + std::sqrt(18.0));
+  t.max_change = 2 * tot;
+  RunNgsgdSmallTask(b, t);
+  EXPECT_FLOAT_EQ(neg_step, -0.1f);
+  EXPECT_EQ(limited, 0.0);
+  t.max_change = tot / 4;
+  RunNgsgdSmallTask(b, t);
+  EXPECT_FLOAT_EQ(neg_step, static_cast<float>(-0.1 / 4));
+  EXPECT_EQ(limited, 1.0);
+  t.max_change = 0.0;  // no limit
+  RunNgsgdSmallTask(b, t);
+  EXPECT_FLOAT_EQ(neg_step, -0.1f);
+  EXPECT_EQ(limited, 1.0);
+}
+
+}  // namespace
+}  // namespace mavg
