@@ -21,6 +21,7 @@
 
 #include "engine/backend/matrix_view.h"
 #include "engine/backend/ngsgd_small.h"
+#include "engine/backend/rbm_small.h"
 
 namespace mavg {
 
@@ -82,11 +83,14 @@ class Backend {
   // in this order in float: the operations of a deterministic all-reduce and its scaling, so
   // simulated workers match MPI ranks bit for bit. The default is a sequence of Axpby calls.
   virtual void MeanOfReplicas(const std::vector<MatrixView>& replicas);
-  // x *= *scalar, the scalar in this backend's memory (a result of an earlier op: no round
-  // trip to the host).
-  virtual void ScaleBy(const float* scalar, MatrixView x) = 0;
+  // y = alpha * (*scalar) * x + beta * y, the scalar in this backend's memory (a result of an
+  // earlier op: no round trip to the host); beta == 0 ignores y's contents; x may be y.
+  virtual void AxpbyScaled(const float* scalar, float alpha, ConstMatrixView x, float beta,
+                           MatrixView y) = 0;
   // One of NG-SGD's small dense steps (backend/ngsgd_small.h), on this backend's memory.
   virtual void RunNgsgdSmall(const NgsgdSmallTask& task) = 0;
+  // The RBM's per-minibatch decisions (backend/rbm_small.h), on this backend's memory.
+  virtual void RunRbmSmall(const RbmSmallTask& task) = 0;
 
   // ---- Random numbers ------------------------------------------------------------------------
   // Counter-based (engine/backend/counter_rng.h): element i of x in row-major order is draw

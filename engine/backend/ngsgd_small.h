@@ -2,16 +2,9 @@
 // The small dense steps of NG-SGD (docs/algorithms.md §2), written once for every backend and
 // run where the data is: by the CPU backend on the host, by the CUDA backend as one block of
 // threads, so that a minibatch on a GPU needs no host round trip. Each step ("task") is a
-// __host__ __device__ function over a Block policy:
-//   b.For(n, f)   f(i) for i < n; the calls are independent (a GPU runs them in parallel)
-//   b.Sync()      every earlier For and leader write is visible to what follows
-//   b.Sum(n, f)   sum of f(i), the same value on every thread; b.Max likewise
-//   b.Leader()    true on exactly one thread (for writes of single values)
-//   b.SymmetricEigen(a, v, rot, r)   a's eigendecomposition (JacobiEigen below, or a host
-//                 library's solver: the CPU backend uses Eigen's, faster on one core)
-// Code outside For runs on every thread and computes the same values from the same memory.
-// The host policies (SerialBlock here, and the tests' reversed one) run For in one order, so a
-// phase that depended on the order of its own items would show up as a difference.
+// __host__ __device__ function over a Block policy (backend/block.h). The eigendecomposition is
+// JacobiEigen below, or, for a block with kHostEigen, its HostEigen (the CPU backend uses
+// Eigen's solver: much faster on one core than Jacobi rotations; both reach double precision).
 //
 // The tasks:
 //   kGamma            gamma = sqrt(sum row_a / sum row_b) (the preconditioner's scale when the
@@ -26,6 +19,7 @@
 
 #include <cstdint>
 
+#include "engine/backend/block.h"
 #include "engine/backend/host_device.h"
 
 namespace mavg {
@@ -153,32 +147,17 @@ MAVG_HOST_DEVICE void JacobiEigen(Block& b, double* a, double* v, double* rot, i
 
 }  // namespace ngsgd_small
 
-// The host's block: one thread, items in order.
-struct SerialBlock {
-  template <typename F>
-  MAVG_HOST_DEVICE void For(int64_t n, F f) {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
-  MAVG_HOST_DEVICE void Sync() {}
-  template <typename F>
-  MAVG_HOST_DEVICE double Sum(int64_t n, F f) {
-    double s = 0.0;
-    for (int64_t i = 0; i < n; ++i) s += f(i);
-    return s;
-  }
-  template <typename F>
-  MAVG_HOST_DEVICE double Max(int64_t n, F f) {
-    double m = -HUGE_VAL;
-    for (int64_t i = 0; i < n; ++i) m = fmax(m, f(i));
-    return m;
-  }
-  MAVG_HOST_DEVICE bool Leader() const { return true; }
-  MAVG_HOST_DEVICE void SymmetricEigen(double* a, double* v, double* rot, int r) {
-    ngsgd_small::JacobiEigen(*this, a, v, rot, r);
-  }
-};
-
 namespace ngsgd_small {
+
+// a's eigendecomposition (a's diagonal becomes the eigenvalues, v's columns the eigenvectors).
+template <typename Block>
+MAVG_HOST_DEVICE void SymmetricEigen(Block& b, double* a, double* v, double* rot, int r) {
+  if constexpr (Block::kHostEigen) {
+    b.HostEigen(a, v, r);
+  } else {
+    JacobiEigen(b, a, v, rot, r);
+  }
+}
 
 // c = the eigenvalues on a's diagonal in descending order, u = v's columns in that order.
 template <typename Block>
@@ -239,7 +218,7 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
   const double z_scale = trace > 1.0 ? trace : 1.0;
   b.For(r2, [&](int64_t i) { w.z[i] /= z_scale; });
   b.Sync();
-  b.SymmetricEigen(w.z, w.v, w.rot, r);
+  SymmetricEigen(b, w.z, w.v, w.rot, r);
   SortEigen(b, w.z, w.v, w.c, w.u, w.flags + 1, r);
 
   // Eigenvalues of the unscaled Z, floored.

@@ -84,7 +84,7 @@ void NgsgdOptimizer::UpdateAffine(int k, AffineLayer& layer, ConstMatrixView in,
   t.limited = limited_.Data();
   b.RunNgsgdSmall(t);
   ++stats_.updates;
-  b.ScaleBy(gammas + 2, g);  // g = -lr s ms Pout
+  b.AxpbyScaled(gammas + 2, 1.0f, g, 0.0f, g);  // g = -lr s ms Pout
   b.Gemm(true, false, 1.0f, g, xa.ColRange(0, din), 1.0f, layer.Weights());
   b.Gemm(true, false, layer.BiasLearnRateCoef(), xa.ColRange(din, 1), g, 1.0f, layer.Bias());
 }

@@ -112,7 +112,7 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
     uint64_t offset = 0;      // draws used from the sampling stream
     int64_t frames_done = 0;  // frames of this layer so far (drives the momentum schedule)
     int64_t step_prev = -1;
-    double lr = lr0, momentum = o.momentum;
+    double momentum = o.momentum;
     for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
       Timer timer;
       MinibatchOptions mo;
@@ -124,45 +124,54 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
       const int64_t epoch_frames = train.NumFrames();
       Progress bar(fmt::format("[pretrain] layer {} epoch {}", layer + 1, epoch), epoch_frames,
                    options.progress);
+      // The statistics are read from the device at the ends of the first and the last tenth
+      // (for the first/last-tenth errors) and of the epoch, not after every minibatch.
       double err = 0.0, err_first = 0.0, err_last = 0.0;
       int64_t frames = 0, frames_first = 0, frames_last = 0, guards = 0;
+      const int64_t tenth = epoch_frames / 10;
+      int phase = 0;  // 0: first tenth, 1: middle, 2: last tenth
+      auto take = [&](double* into) {
+        const Cd1Stats st = rbm.TakeStats();
+        if (st.non_finite > 0 || !std::isfinite(st.recon_sq_error)) {
+          MAVG_FAIL("RBM pretraining diverged: non-finite reconstruction in layer {} epoch {}",
+                    layer + 1, epoch);
+        }
+        if (st.guards > 0 && guards < 5) {
+          spdlog::warn(
+              "[pretrain] layer {}: {} explosion-guard trigger(s) (Kaldi's): the last with "
+              "reconstruction std {:.3g} > 2 x data std {:.3g}; weights scaled by {:.3g} and the "
+              "learning rate lowered by 10% each time",
+              layer + 1, st.guards, st.guard_neg_std, st.guard_pos_std,
+              st.guard_pos_std / st.guard_neg_std);
+        }
+        guards += st.guards;
+        err += st.recon_sq_error;
+        *into += st.recon_sq_error;
+      };
+      double middle = 0.0;
       while (const int64_t n = reader.Next(host_x, labels)) {
+        if (phase == 0 && frames >= tenth) take(&err_first), phase = 1;
+        if (phase == 1 && frames >= epoch_frames - tenth) take(&middle), phase = 2;
         const int64_t step = frames_done / o.momentum_step_period;
         if (step != step_prev) {  // a new momentum step also restores a guard-lowered lr
           step_prev = step;
           momentum = ScheduledMomentum(o, step);
-          lr = lr0 * (1.0 - momentum);
+          rbm.SetLearningRate(static_cast<float>(lr0 * (1.0 - momentum)));
         }
         MatrixView xv = x.View().RowRange(0, n);
         backend.CopyFromHost(host_x.data(), xv);
         const ConstMatrixView v = ForwardStack(stack, xv, acts);
         const double m_update = o.momentum_bug ? o.momentum_max : momentum;
-        const Cd1Result r = rbm.Cd1(v, static_cast<float>(lr), static_cast<float>(m_update),
-                                    static_cast<float>(o.l2), sample_seed, offset);
+        rbm.Cd1(v, static_cast<float>(m_update), static_cast<float>(o.l2), sample_seed, offset);
         offset += static_cast<uint64_t>(n) * static_cast<uint64_t>(rbm.Hidden());
-        if (r.guard) {
-          lr *= 0.9;
-          if (guards++ < 5) {
-            spdlog::warn(
-                "[pretrain] layer {}: reconstruction std {:.3g} > 2 x data std {:.3g}: weights "
-                "scaled by {:.3g}, lr lowered to {:.3g} (Kaldi's explosion guard)",
-                layer + 1, r.neg_std, r.pos_std, r.pos_std / r.neg_std, lr);
-          }
-        }
-        if (!std::isfinite(r.recon_sq_error)) {
-          MAVG_FAIL(
-              "RBM pretraining diverged: non-finite reconstruction error in layer {} epoch {}",
-              layer + 1, epoch);
-        }
-        err += r.recon_sq_error;
-        if (frames < epoch_frames / 10) err_first += r.recon_sq_error, frames_first += n;
-        if (frames >= epoch_frames - epoch_frames / 10)
-          err_last += r.recon_sq_error, frames_last += n;
+        if (phase == 0) frames_first += n;
+        if (phase == 2) frames_last += n;
         frames += n;
         frames_done += n;
         bar.Update(frames);
         if (options.on_minibatch) options.on_minibatch();
       }
+      take(phase == 2 ? &err_last : phase == 1 ? &middle : &err_first);
       bar.Finish();
       const double per = static_cast<double>(visible);
       auto mse = [&](double e, int64_t f) {
@@ -178,7 +187,7 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
           {"recon_mse", mse(err, frames)},
           {"recon_mse_first", mse(err_first, frames_first)},
           {"recon_mse_last", mse(err_last, frames_last)},
-          {"lr", lr},
+          {"lr", rbm.LearningRate()},
           {"momentum", o.momentum_bug ? o.momentum_max : momentum},
           {"scheduled_momentum", momentum},
           {"guard_triggers", guards},

@@ -8,10 +8,12 @@
 //   dW = m dW + (lr/N) (h+^T v+ - h-^T v-) - lr l2 W ;  W += dW
 //   db = m db + (lr/N) colsum(v+ - v-) ;  dc = m dc + (lr/N) colsum(h+ - h-)
 // Gaussian visible units get Kaldi's explosion guard: when std(v-) > 2 std(v+) the step is
-// skipped, W, b and c are scaled by std(v+)/std(v-) and the momenta are zeroed; the caller
-// lowers the learning rate (Kaldi: x 0.9 until the momentum schedule next sets it).
+// skipped, W, b and c are scaled by std(v+)/std(v-), the momenta are zeroed and the learning
+// rate is lowered by 10% (until the caller sets it again, as Kaldi's momentum schedule does).
 // W is [hidden x visible], the layout of an affine layer's weights, so a trained RBM becomes
-// affine(W, c) + sigmoid. All arithmetic goes through the Backend.
+// affine(W, c) + sigmoid. All arithmetic goes through the Backend, the guard's decision and the
+// statistics too (backend/rbm_small.h): a CD-1 step queues device work only, and TakeStats()
+// reads what the steps since its last call accumulated.
 
 #include <cstdint>
 #include <vector>
@@ -23,11 +25,13 @@ namespace mavg {
 
 enum class RbmUnits { kBernoulli, kGaussian };
 
-struct Cd1Result {
-  double recon_sq_error = 0.0;  // sum over the minibatch of ||v- - v+||^2
-  bool guard = false;           // the explosion guard fired (no update was made)
-  double pos_std = 0.0;         // Gaussian visible units: std of v+ and of v-
-  double neg_std = 0.0;
+// What the CD-1 steps since the last TakeStats() accumulated.
+struct Cd1Stats {
+  double recon_sq_error = 0.0;  // sum over the minibatches of ||v- - v+||^2
+  int64_t guards = 0;           // explosion-guard triggers (steps skipped)
+  int64_t non_finite = 0;       // steps whose reconstruction was not finite (not applied)
+  double guard_pos_std = 0.0;   // the last trigger's std of v+ and of v-
+  double guard_neg_std = 0.0;
 };
 
 class Rbm {
@@ -61,11 +65,14 @@ class Rbm {
   // v = h W + b, through a sigmoid for Bernoulli visible units; h [N x hidden], v [N x visible].
   void Reconstruct(ConstMatrixView h, MatrixView v) const;
 
-  // One CD-1 step on the minibatch v+ [N x visible] with learning rate lr, momentum m and
-  // weight cost l2; hidden states are sampled from draws offset.. of the stream `seed`
-  // (N x hidden draws per step).
-  Cd1Result Cd1(ConstMatrixView pos_vis, float lr, float momentum, float l2, uint64_t seed,
-                uint64_t offset);
+  // The learning rate of the following steps (the guard lowers it by 10% at each trigger).
+  void SetLearningRate(float lr);
+  float LearningRate();  // (synchronizes)
+  // One CD-1 step on the minibatch v+ [N x visible] with momentum m and weight cost l2; hidden
+  // states are sampled from draws offset.. of the stream `seed` (N x hidden draws per step).
+  void Cd1(ConstMatrixView pos_vis, float momentum, float l2, uint64_t seed, uint64_t offset);
+  // The statistics since the last call (synchronizes), then zeroed.
+  Cd1Stats TakeStats();
   void ZeroMomenta();
 
  private:
@@ -77,7 +84,6 @@ class Rbm {
     return ConstMatrixView(m.View().data + at, rows, cols);
   }
   void EnsureWorkspace(int64_t rows);
-  double StdDev(ConstMatrixView x);
 
   Backend* backend_;  // [not null], not owned
   int visible_, hidden_;
@@ -85,7 +91,10 @@ class Rbm {
   Matrix params_;  // [1 x (hidden*visible + visible + hidden)]: W, b, c
   Matrix deltas_;  // the same layout: momentum buffers dW, db, dc
   Matrix pos_hid_, hid_sample_, neg_vis_, neg_hid_, diff_;  // [capacity x ...] workspaces
-  Matrix col_sums_;                                         // [1 x max(visible, hidden)]
+  Matrix pos_cols_, neg_cols_;                              // [1 x visible] column sums
+  Matrix pos_sq_, neg_sq_, diff_sq_;                        // [1 x capacity] row sums of squares
+  DeviceBuffer<float> scalars_;  // [4]: lr, scale, gate, lr * gate (backend/rbm_small.h)
+  DeviceBuffer<double> stats_;   // [kRbmStatCount], accumulated since TakeStats
   int64_t capacity_ = 0;
 };
 

@@ -31,7 +31,8 @@ constexpr int64_t kParallelThreshold = 1 << 15;
 // faster on one core than the Jacobi rotations a GPU block runs in parallel; both converge to
 // double precision).
 struct CpuBlock : SerialBlock {
-  void SymmetricEigen(double* a, double* v, double* /*rot*/, int r) {
+  static constexpr bool kHostEigen = true;
+  void HostEigen(double* a, double* v, int r) {
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> am(a, r, r);
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(am);
     MAVG_CHECK(eig.info() == Eigen::Success, "NG-SGD: eigendecomposition failed");
@@ -201,13 +202,22 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void ScaleBy(const float* scalar, MatrixView x) override {
-    const float s = *scalar;
-    Axpby(s, x, 0.0f, x);
+  void AxpbyScaled(const float* scalar, float alpha, ConstMatrixView x, float beta,
+                   MatrixView y) override {
+    const float a = alpha * *scalar;
+    if (a == 1.0f && beta == 0.0f && x.data == y.data && x.stride == y.stride) {
+      CheckSameShape("AxpbyScaled", x, y);
+      return;  // a scaling by one
+    }
+    Axpby(a, x, beta, y);
   }
   void RunNgsgdSmall(const NgsgdSmallTask& task) override {
     CpuBlock block;
     RunNgsgdSmallTask(block, task);
+  }
+  void RunRbmSmall(const RbmSmallTask& task) override {
+    SerialBlock block;
+    RunRbmSmallTask(block, task);
   }
 
   void RandomUniform(uint64_t seed, uint64_t offset, MatrixView x) override {

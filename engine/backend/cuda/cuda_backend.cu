@@ -175,8 +175,13 @@ class CudaBackend final : public Backend {
     cuda::LaunchReplicaMean(S(), replicas.data(), static_cast<int>(replicas.size()));
   }
 
-  void ScaleBy(const float* scalar, MatrixView x) override { cuda::LaunchScaleBy(S(), scalar, x); }
+  void AxpbyScaled(const float* scalar, float alpha, ConstMatrixView x, float beta,
+                   MatrixView y) override {
+    CheckSameShape("AxpbyScaled", x, y);
+    cuda::LaunchAxpbyScaled(S(), scalar, alpha, x, beta, y);
+  }
   void RunNgsgdSmall(const NgsgdSmallTask& task) override { cuda::LaunchNgsgdSmall(S(), task); }
+  void RunRbmSmall(const RbmSmallTask& task) override { cuda::LaunchRbmSmall(S(), task); }
 
   // ---- Random numbers -----------------------------------------------------------------------
   void RandomUniform(uint64_t seed, uint64_t offset, MatrixView x) override {

@@ -8,6 +8,7 @@
 
 #include "engine/backend/matrix_view.h"
 #include "engine/backend/ngsgd_small.h"
+#include "engine/backend/rbm_small.h"
 
 struct CUstream_st;
 
@@ -48,7 +49,8 @@ void LaunchSumSquares(Stream s, ConstMatrixView x, double* row_sums, double* res
 // row_ops.cu (the NG-SGD row products and scalings); LaunchRowSquares: in double.
 void LaunchRowSumSquares(Stream s, ConstMatrixView x, MatrixView out);
 void LaunchRowSquares(Stream s, ConstMatrixView x, double* out);
-void LaunchScaleBy(Stream s, const float* scalar, MatrixView x);
+void LaunchAxpbyScaled(Stream s, const float* scalar, float alpha, ConstMatrixView x, float beta,
+                       MatrixView y);
 void LaunchMulRowsAdd(Stream s, ConstMatrixView scales, ConstMatrixView x, float beta,
                       MatrixView y);
 
@@ -58,8 +60,9 @@ void LaunchRandomGaussian(Stream s, uint64_t seed, uint64_t offset, float stddev
 void LaunchSampleBernoulli(Stream s, uint64_t seed, uint64_t offset, ConstMatrixView probs,
                            MatrixView out);
 
-// ngsgd_small.cu: one NG-SGD small step as one block of threads.
+// ngsgd_small.cu, rbm_small.cu: one small program as one block of threads.
 void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task);
+void LaunchRbmSmall(Stream s, const RbmSmallTask& task);
 
 // replica_mean.cu: every replica (same shape) set to their rank-order mean; at most
 // kMaxFusedReplicas (replica_mean.cuh).

@@ -34,9 +34,11 @@ void LaunchRowSumSquares(Stream s, ConstMatrixView x, MatrixView out) { Launch(s
 
 void LaunchRowSquares(Stream s, ConstMatrixView x, double* out) { Launch(s, x, out); }
 
-void LaunchScaleBy(Stream s, const float* scalar, MatrixView x) {
-  const Extent e = CommonExtent(x);
-  LaunchElementwise(s, e.rows, e.cols, ScaleByBody{WithExtent(x, e), scalar});
+void LaunchAxpbyScaled(Stream s, const float* scalar, float alpha, ConstMatrixView x, float beta,
+                       MatrixView y) {
+  const Extent e = CommonExtent(x, y);
+  LaunchElementwise(s, e.rows, e.cols,
+                    AxpbyScaledBody{WithExtent(x, e), WithExtent(y, e), scalar, alpha, beta});
 }
 
 void LaunchMulRowsAdd(Stream s, ConstMatrixView scales, ConstMatrixView x, float beta,

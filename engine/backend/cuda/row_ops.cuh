@@ -26,11 +26,17 @@ struct MulRowsAddBody {
   }
 };
 
-// x *= *scalar, the scalar a result in device memory (NG-SGD's step size).
-struct ScaleByBody {
-  DevView x;
+// y = alpha (*scalar) x + beta y, the scalar a result in device memory (NG-SGD's step size, the
+// RBM's gated learning rate); beta == 0 ignores y.
+struct AxpbyScaledBody {
+  DevConstView x;
+  DevView y;
   const float* scalar;
-  MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const { x(r, c) *= *scalar; }
+  float alpha, beta;
+  MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
+    const float a = alpha * *scalar;
+    y(r, c) = beta == 0.0f ? a * x(r, c) : a * x(r, c) + beta * y(r, c);
+  }
 };
 
 }  // namespace mavg::cuda

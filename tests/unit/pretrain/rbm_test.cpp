@@ -103,7 +103,8 @@ TEST_P(RbmTest, Cd1CorrelatesWithTheExactLogLikelihoodGradient) {
   const HostMat before = ToHost(B(), rbm.Params());
   Matrix v = ToDevice(B(), Patterns(data, nv));
   // lr 1, no momentum, no weight cost: the parameter change is the CD-1 gradient estimate.
-  rbm.Cd1(v, 1.0f, 0.0f, 0.0f, 9, 0);
+  rbm.SetLearningRate(1.0f);
+  rbm.Cd1(v, 0.0f, 0.0f, 9, 0);
   const HostMat after = ToHost(B(), rbm.Params());
   const std::vector<double> g = exact.Gradient(patterns);
   double dot = 0, n1 = 0, n2 = 0;
@@ -196,8 +197,9 @@ TEST_P(RbmTest, Cd1MatchesKaldisUpdateWithMomentumAndWeightCost) {
         for (float& x : v.v) x = rng.Uniform() < 0.5 ? 1.0f : 0.0f;
       }
       Matrix dv = ToDevice(B(), v);
-      const Cd1Result r = rbm.Cd1(dv, 0.2f, 0.7f, 0.01f, 77, uint64_t(step) * n * nh);
-      ASSERT_FALSE(r.guard);
+      rbm.SetLearningRate(0.2f);
+      rbm.Cd1(dv, 0.7f, 0.01f, 77, uint64_t(step) * n * nh);
+      ASSERT_EQ(rbm.TakeStats().guards, 0);
       ref.Step(v, 0.2, 0.7, 0.01, 77, uint64_t(step) * n * nh);
     }
     const HostMat got = ToHost(B(), rbm.Params());
@@ -221,8 +223,9 @@ TEST_P(RbmTest, Cd1TrainingRaisesTheExactLogLikelihood) {
   const double ll0 = GetParams(B(), rbm).MeanLogLikelihood(patterns);
   Matrix v = ToDevice(B(), Patterns(data, nv));
   uint64_t offset = 0;
+  rbm.SetLearningRate(0.1f);
   for (int step = 0; step < 400; ++step) {
-    rbm.Cd1(v, 0.1f, 0.5f, 0.0f, 8, offset);
+    rbm.Cd1(v, 0.5f, 0.0f, 8, offset);
     offset += 100 * nh;
   }
   const double ll1 = GetParams(B(), rbm).MeanLogLikelihood(patterns);
@@ -264,9 +267,11 @@ TEST_P(RbmTest, ReconstructionErrorDecreases) {
   double first = 0, last = 0;
   for (int step = 0; step < steps; ++step) {
     const ConstMatrixView v = ConstMatrixView(dx).RowRange((step % 100) * mb, mb);
-    const Cd1Result r = rbm.Cd1(v, 0.01f * 0.5f, 0.9f, 0.0002f, 6, uint64_t(step) * mb * 40);
-    if (step < steps / 10) first += r.recon_sq_error;
-    if (step >= steps - steps / 10) last += r.recon_sq_error;
+    rbm.SetLearningRate(0.01f * 0.5f);
+    rbm.Cd1(v, 0.9f, 0.0002f, 6, uint64_t(step) * mb * 40);
+    const double e = rbm.TakeStats().recon_sq_error;
+    if (step < steps / 10) first += e;
+    if (step >= steps - steps / 10) last += e;
   }
   std::cout << "reconstruction error first tenth " << first << ", last tenth " << last << "\n";
   EXPECT_LT(last, 0.6 * first);
@@ -278,20 +283,30 @@ TEST_P(RbmTest, ExplosionGuardScalesTheParametersAndSkipsTheUpdate) {
   Matrix dx = ToDevice(B(), x);
   Rbm rbm(B(), dim, hidden, RbmUnits::kGaussian);
   rbm.InitRandom(0.05f, 7);
-  Cd1Result r = rbm.Cd1(dx, 0.005f, 0.9f, 0.0002f, 1, 0);
-  EXPECT_FALSE(r.guard) << r.pos_std << " " << r.neg_std;  // small weights: no trigger
+  rbm.SetLearningRate(0.005f);
+  rbm.Cd1(dx, 0.9f, 0.0002f, 1, 0);
+  EXPECT_EQ(rbm.TakeStats().guards, 0);  // small weights: no trigger
 
   rbm.InitRandom(2.0f, 7);  // reconstructions ~ sqrt(25 * 4) = 10 x the data's std
   const HostMat before = ToHost(B(), rbm.Params());
-  r = rbm.Cd1(dx, 0.005f, 0.9f, 0.0002f, 2, 0);
-  ASSERT_TRUE(r.guard);
-  EXPECT_GT(r.neg_std, 2 * r.pos_std);
-  EXPECT_NEAR(r.pos_std, 1.0, 1e-3);  // CMVN data
-  const double s = r.pos_std / r.neg_std;
+  rbm.Cd1(dx, 0.9f, 0.0002f, 2, 0);
+  const Cd1Stats r = rbm.TakeStats();
+  ASSERT_EQ(r.guards, 1);
+  EXPECT_EQ(r.non_finite, 0);
+  EXPECT_GT(r.guard_neg_std, 2 * r.guard_pos_std);
+  EXPECT_NEAR(r.guard_pos_std, 1.0, 1e-3);  // CMVN data
+  const double s = r.guard_pos_std / r.guard_neg_std;
   const HostMat after = ToHost(B(), rbm.Params());
   for (size_t k = 0; k < before.v.size(); ++k) {
     ASSERT_NEAR(after.v[k], s * before.v[k], 1e-6 * (1 + std::abs(before.v[k])));
   }
+  EXPECT_FLOAT_EQ(rbm.LearningRate(), 0.9f * 0.005f);  // lowered by 10%
+  // The momenta were reset: with learning rate 0 the next step changes nothing.
+  rbm.InitRandom(0.05f, 7);
+  rbm.SetLearningRate(0.0f);
+  const HostMat quiet = ToHost(B(), rbm.Params());
+  rbm.Cd1(dx, 0.9f, 0.0002f, 3, 0);
+  EXPECT_EQ(ToHost(B(), rbm.Params()).v, quiet.v);
 }
 
 TEST_P(RbmTest, StackBecomesADnnWithTheRbmsHiddenProbabilities) {
