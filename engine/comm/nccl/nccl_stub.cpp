@@ -1,4 +1,4 @@
-// CPU-only build: parallel.comm nccl needs the CUDA build.
+// A build without CUDA or without NCCL: parallel.comm nccl is unavailable.
 #include "engine/comm/nccl/nccl_comm.h"
 #include "engine/core/error.h"
 
@@ -6,7 +6,9 @@ namespace mavg {
 namespace {
 
 [[noreturn]] void NoNccl() {
-  MAVG_FAIL("parallel.comm nccl requested but mavg was built without CUDA");
+  MAVG_FAIL(
+      "parallel.comm nccl requested but mavg was built without CUDA or NCCL; use "
+      "parallel.comm: mpi");
 }
 
 }  // namespace
