@@ -4,15 +4,19 @@
 
 #include <math.h>
 
+#include <cub/block/block_reduce.cuh>
+
 #include "engine/backend/block.h"
 
 namespace mavg::cuda {
 
-constexpr int kBlockThreads = 256;  // a power of two (the tree reductions below)
+constexpr int kBlockThreads = 256;
+using BlockReduceDouble = cub::BlockReduce<double, kBlockThreads>;
 
 struct CudaBlock {
   static constexpr bool kHostEigen = false;
-  double* red;  // [kBlockThreads] shared
+  BlockReduceDouble::TempStorage* temp;  // shared
+  double* result;                        // shared: a reduction's value, for every thread
 
   template <typename F>
   __device__ void For(int64_t n, F f) {
@@ -33,25 +37,24 @@ struct CudaBlock {
   }
   __device__ bool Leader() const { return threadIdx.x == 0; }
 
+  // CUB's block reduction (thread 0 gets the value), broadcast to every thread.
   template <typename Op>
   __device__ double Reduce(double p, Op op) {
-    red[threadIdx.x] = p;
+    const double r = BlockReduceDouble(*temp).Reduce(p, op);
+    if (threadIdx.x == 0) *result = r;
     __syncthreads();
-    for (int s = kBlockThreads / 2; s > 0; s >>= 1) {
-      if (threadIdx.x < s) red[threadIdx.x] = op(red[threadIdx.x], red[threadIdx.x + s]);
-      __syncthreads();
-    }
-    const double r = red[0];
-    __syncthreads();  // before red is reused
-    return r;
+    const double all = *result;
+    __syncthreads();  // before temp and result are reused
+    return all;
   }
 };
 
 // Runs `Program::Run(block, task)` on one block.
 template <typename Program, typename Task>
 __global__ void SmallProgramKernel(Task task) {
-  __shared__ double red[kBlockThreads];
-  CudaBlock block{red};
+  __shared__ BlockReduceDouble::TempStorage temp;
+  __shared__ double result;
+  CudaBlock block{&temp, &result};
   Program::Run(block, task);
 }
 

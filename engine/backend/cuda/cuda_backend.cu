@@ -14,6 +14,7 @@
 #include "engine/backend/cuda/gemm_mapping.cuh"
 #include "engine/backend/cuda/kernels.h"
 #include "engine/backend/cuda/replica_mean.cuh"
+#include "engine/backend/cuda/softmax.cuh"
 #include "engine/backend/shape_checks.h"
 
 namespace mavg {
@@ -264,11 +265,15 @@ class CudaBackend final : public Backend {
 
   void ThrowKernelError() {
     cuda::KernelError& e = error_.Host();
-    if (e.code == 0) return;
-    const cuda::KernelError seen = e;
+    const int64_t label_row = e.label_row;
+    if (label_row == 0) return;
+    const int64_t cols = e.cols;
     e = cuda::KernelError{};
-    MAVG_FAIL("label {} outside the {} network outputs (row {} of the minibatch)", seen.label,
-              seen.cols, seen.row);
+    int64_t row = 0;
+    int32_t label = 0;
+    cuda::UnpackLabelError(label_row, &row, &label);
+    MAVG_FAIL("label {} outside the {} network outputs (row {} of the minibatch)", label, cols,
+              row);
   }
 
   int device_;

@@ -17,12 +17,11 @@ namespace mavg::cuda {
 using Stream = CUstream_st*;
 
 // Where a kernel reports a bad input it cannot throw for (host-mapped memory, read by the
-// backend after every synchronization).
+// backend after every synchronization). Written with single 64-bit stores, no atomics (which
+// mapped host memory does not support everywhere): of several bad rows, one is reported whole.
 struct KernelError {
-  int32_t code;   // 0: none; 1: a label outside the outputs
-  int32_t label;  // the offending label
-  int64_t row;    // its row in the minibatch
-  int64_t cols;   // the number of outputs
+  int64_t label_row;  // 0: none; else PackLabelError(row, label) (softmax.cuh)
+  int64_t cols;       // the number of outputs
 };
 
 // elementwise.cu

@@ -50,11 +50,8 @@ __global__ void CrossEntropyKernel(DevConstView x, const int32_t* labels, DevVie
     const int32_t label = labels[r];
     if (!LabelValid(label, cols)) {  // uniform over the block: every thread skips the row
       if (tid == 0) {
-        if (atomicCAS(&error->code, 0, 1) == 0) {
-          error->label = label;
-          error->row = r;
-          error->cols = cols;
-        }
+        error->cols = cols;
+        error->label_row = PackLabelError(r, label);
         row_loss[r] = 0.0;
         row_correct[r] = 0.0;
       }

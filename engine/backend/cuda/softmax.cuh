@@ -73,9 +73,18 @@ MAVG_HOST_DEVICE inline double RowCrossEntropy(double exp_sum, float x_label, fl
   return log(exp_sum) - static_cast<double>(x_label - mx);
 }
 
-// A label outside [0, cols): the first one seen is reported (CudaErrorFlag in launch.cuh).
+// A label outside [0, cols) is reported through KernelError (kernels.h): row and label packed
+// in one 64-bit word (0: none), so that one store reports both.
 MAVG_HOST_DEVICE inline bool LabelValid(int32_t label, int64_t cols) {
   return label >= 0 && label < cols;
+}
+MAVG_HOST_DEVICE inline int64_t PackLabelError(int64_t row, int32_t label) {
+  return static_cast<int64_t>((static_cast<uint64_t>(row) + 1) << 32 |
+                              static_cast<uint32_t>(label));
+}
+MAVG_HOST_DEVICE inline void UnpackLabelError(int64_t packed, int64_t* row, int32_t* label) {
+  *label = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(packed) & 0xffffffffu));
+  *row = static_cast<int64_t>(static_cast<uint64_t>(packed) >> 32) - 1;
 }
 
 }  // namespace mavg::cuda

@@ -279,6 +279,16 @@ TEST_F(CudaKernelBodies, CrossEntropyPhasesMatchCpuLossAccuracyAndGradientInPlac
   EXPECT_LT(NormalizedError(g, want_grad), 1e-6);
   EXPECT_FALSE(LabelValid(-1, cols));
   EXPECT_FALSE(LabelValid(static_cast<int32_t>(cols), cols));
+  for (const auto& [row, label] : std::vector<std::pair<int64_t, int32_t>>{
+           {0, -1}, {0, 41}, {1023, INT32_MIN}, {(int64_t{1} << 30), INT32_MAX}}) {
+    const int64_t packed = PackLabelError(row, label);
+    EXPECT_NE(packed, 0);  // 0 means "no error"
+    int64_t r = -5;
+    int32_t l = 0;
+    UnpackLabelError(packed, &r, &l);
+    EXPECT_EQ(r, row);
+    EXPECT_EQ(l, label);
+  }
 }
 
 TEST_F(CudaKernelBodies, ColumnSumsAreTheCpuBackendsBitForBit) {
