@@ -85,6 +85,20 @@ MAVG_HOST_DEVICE inline void RoundRobinPair(int m, int s, int k, int* p, int* q)
   *q = pos(m - 1 - k);
 }
 
+// (x, y) <- (c x - s y, s x + c y).
+MAVG_HOST_DEVICE inline void Rotate(double* x, double* y, double c, double s) {
+  const double x0 = *x, y0 = *y;
+  *x = c * x0 - s * y0;
+  *y = s * x0 + c * y0;
+}
+
+// f(p, q, cos, sin) for a stored rotation (p, q, c, s), unless it involves the dummy index.
+template <typename F>
+MAVG_HOST_DEVICE void ApplyRotation(const double* rot, int r, F f) {
+  const auto p = static_cast<int64_t>(rot[0]), q = static_cast<int64_t>(rot[1]);
+  if (p < r && q < r) f(p, q, rot[2], rot[3]);
+}
+
 // Eigendecomposition of the symmetric r x r matrix a (row-major, overwritten: its diagonal
 // ends as the eigenvalues) by cyclic Jacobi rotations in parallel order; v receives the
 // eigenvectors as columns (a = V diag V^T). Converges to relative 1e-14 of the off-diagonal.
@@ -116,29 +130,20 @@ MAVG_HOST_DEVICE void JacobiEigen(Block& b, double* a, double* v, double* rot, i
         rot[4 * k] = p, rot[4 * k + 1] = q, rot[4 * k + 2] = c, rot[4 * k + 3] = sn;
       });
       b.Sync();
-      // Rows p and q of every pair (disjoint): a <- J^T a.
+      // Rows p and q of every pair (disjoint): a <- J^T a; then columns: a <- a J, v <- v J.
       b.For(static_cast<int64_t>(pairs) * r, [&](int64_t idx) {
-        const int64_t k = idx / r, j = idx % r;
-        const int p = static_cast<int>(rot[4 * k]), q = static_cast<int>(rot[4 * k + 1]);
-        if (p >= r || q >= r) return;
-        const double c = rot[4 * k + 2], sn = rot[4 * k + 3];
-        const double ap = a[p * r + j], aq = a[q * r + j];
-        a[p * r + j] = c * ap - sn * aq;
-        a[q * r + j] = sn * ap + c * aq;
+        const int64_t j = idx % r;
+        ApplyRotation(rot + 4 * (idx / r), r, [&](int64_t p, int64_t q, double c, double sn) {
+          Rotate(a + p * r + j, a + q * r + j, c, sn);
+        });
       });
       b.Sync();
-      // Columns p and q: a <- a J, v <- v J.
       b.For(static_cast<int64_t>(pairs) * r, [&](int64_t idx) {
-        const int64_t k = idx / r, i = idx % r;
-        const int p = static_cast<int>(rot[4 * k]), q = static_cast<int>(rot[4 * k + 1]);
-        if (p >= r || q >= r) return;
-        const double c = rot[4 * k + 2], sn = rot[4 * k + 3];
-        const double ap = a[i * r + p], aq = a[i * r + q];
-        a[i * r + p] = c * ap - sn * aq;
-        a[i * r + q] = sn * ap + c * aq;
-        const double vp = v[i * r + p], vq = v[i * r + q];
-        v[i * r + p] = c * vp - sn * vq;
-        v[i * r + q] = sn * vp + c * vq;
+        const int64_t i = idx % r;
+        ApplyRotation(rot + 4 * (idx / r), r, [&](int64_t p, int64_t q, double c, double sn) {
+          Rotate(a + i * r + p, a + i * r + q, c, sn);
+          Rotate(v + i * r + p, v + i * r + q, c, sn);
+        });
       });
       b.Sync();
     }
