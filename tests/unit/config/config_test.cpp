@@ -168,6 +168,31 @@ TEST(Config, RunIdLeavesOutSettingsTheConfigDoesNotUse) {
   EXPECT_NE(RunId(a), RunId(b));
 }
 
+TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
+  RunConfig a = ParseConfigYaml(kGood, "c.yaml");
+  RunConfig b = a;
+  b.parallel.comm = "nccl";
+  EXPECT_ERROR_HAS(Validate(b, "c.yaml"), "c.yaml", "parallel.comm", "device: cuda",
+                   "parallel.mode: mpi");
+  b.device = "cuda";
+  b.parallel.mode = "mpi";
+  Validate(b, "c.yaml");
+  b.parallel.deterministic = true;
+  EXPECT_ERROR_HAS(Validate(b, "c.yaml"), "parallel.deterministic", "parallel.comm: mpi");
+  RunConfig t = a;
+  t.device_options.tf32 = true;
+  EXPECT_ERROR_HAS(Validate(t, "c.yaml"), "device_options.tf32", "device: cuda");
+  // TF32 changes the numbers: part of the run id when on, left out at its default.
+  RunConfig c = a, d = a;
+  c.device = d.device = "cuda";
+  d.device_options.tf32 = true;
+  EXPECT_NE(RunId(c), RunId(d));
+  EXPECT_EQ(CanonicalJson(c).find("tf32"), std::string::npos);
+  RunConfig e = c;
+  e.parallel.comm = "nccl";
+  EXPECT_EQ(RunId(c), RunId(e));
+}
+
 TEST(Config, ReferenceListsEveryKeyWithDefault) {
   const std::string ref = ConfigReferenceMarkdown();
   for (const KeySpec& k : ConfigKeys()) {
