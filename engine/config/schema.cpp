@@ -11,6 +11,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/yaml.h"
 
 namespace mavg {
 namespace {
@@ -534,13 +535,7 @@ std::string NearestKey(const std::string& path) {
 
 RunConfig ParseConfigYaml(const std::string& text, const std::string& source,
                           const RunConfig& base) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw Error(fmt::format("{}:{}:{}: invalid YAML: {}", source, e.mark.line + 1,
-                            e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = LoadYamlStrict(text, source);
   RunConfig config = base;
   if (root.IsNull()) return config;  // an empty file: all defaults
   MAVG_CHECK(root.IsMap(), "{}: expected a mapping of config keys at the top level", source);

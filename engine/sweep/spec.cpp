@@ -11,6 +11,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/rng.h"
+#include "engine/core/yaml.h"
 
 namespace mavg {
 namespace {
@@ -171,13 +172,7 @@ int64_t ReplicateSeed(int64_t base_seed, int replicate) {
 
 SweepSpec LoadSweepSpec(const std::string& path) {
   MAVG_CHECK(PathExists(path), "{}: sweep spec not found", path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(ReadFile(path));
-  } catch (const YAML::ParserException& e) {
-    throw Error(
-        fmt::format("{}:{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = LoadYamlStrict(ReadFile(path), path);
   MAVG_CHECK(root.IsMap(), "{}: a sweep spec is a mapping (name, base, grid, ...)", path);
   SweepSpec spec;
   spec.path = path;

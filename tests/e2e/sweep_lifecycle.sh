@@ -118,6 +118,8 @@ printf 'name: x\nbase: base.yaml\ngrid: {parallel.workers: [1, two]}\n' > e5.yam
 expect_error "expects an integer" "$MAVG" sweep plan e5.yaml "${R[@]}"
 printf 'name: x\nbase: base.yaml\ngird: {parallel.workers: [1]}\n' > e6.yaml
 expect_error "unknown sweep key 'gird' (did you mean 'grid'?)" "$MAVG" sweep plan e6.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\ngrid:\n  parallel.workers: [1, 2]\n  parallel.workers: [4]\n' > e7.yaml
+expect_error "e7.yaml:5:3: duplicate key 'grid.parallel.workers' (first at line 4:3)" "$MAVG" sweep plan e7.yaml "${R[@]}"
 sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
 expect_error "already exists in res/mavg.db with a different spec" "$MAVG" sweep run s2.yaml "${R[@]}" --max-runs 1
 echo garbage > notadb.db

@@ -68,6 +68,17 @@ TEST(Config, GarbledYamlNamesFileAndLine) {
                    "bad.yaml:", "invalid YAML");
 }
 
+TEST(Config, DuplicateKeysAreErrorsNamingBothLines) {
+  EXPECT_ERROR_HAS(ParseConfigYaml("seed: 1\ndevice: cpu\nseed: 2\n", "dup.yaml"),
+                   "dup.yaml:3:1: duplicate key 'seed' (first at line 1:1)");
+  EXPECT_ERROR_HAS(ParseConfigYaml("schedule:\n  lr: 0.1\n  type: newbob\n  lr: 0.2\n", "dup.yaml"),
+                   "dup.yaml:4:3: duplicate key 'schedule.lr' (first at line 2:3)");
+  EXPECT_ERROR_HAS(ParseConfigYaml("optimizer: {ngsgd: {rank_in: 3, rank_in: 4}}\n", "d.yaml"),
+                   "duplicate key 'optimizer.ngsgd.rank_in'");
+  // The same key in different mappings is fine.
+  ParseConfigYaml("optimizer: {minibatch: 64}\npretrain: {rbm: {minibatch: 32}}\n", "ok.yaml");
+}
+
 TEST(Config, UnknownKeyNamesNearestValidKey) {
   EXPECT_ERROR_HAS(ParseConfigYaml("schedule:\n  lrr: 0.1\n", "c.yaml"), "c.yaml",
                    "unknown key 'schedule.lrr'", "did you mean 'schedule.lr'");

@@ -1,0 +1,52 @@
+#include "engine/core/yaml.h"
+
+#include <map>
+
+#include "engine/core/error.h"
+
+namespace mavg {
+namespace {
+
+std::string Place(const YAML::Mark& m) { return fmt::format("{}:{}", m.line + 1, m.column + 1); }
+
+std::string KeyText(const YAML::Node& key) {
+  return key.IsScalar() ? key.Scalar() : YAML::Dump(key);
+}
+
+// Every mapping below `node`; `path` names it in messages ("optimizer.ngsgd").
+void CheckDuplicateKeys(const YAML::Node& node, const std::string& path,
+                        const std::string& source) {
+  if (node.IsMap()) {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& item : node) {
+      const std::string key = KeyText(item.first);
+      const std::string full = path.empty() ? key : path + "." + key;
+      const auto [it, fresh] = seen.emplace(key, item.first.Mark());
+      if (!fresh) {
+        throw Error(fmt::format("{}:{}: duplicate key '{}' (first at line {})", source,
+                                Place(item.first.Mark()), full, Place(it->second)));
+      }
+      CheckDuplicateKeys(item.second, full, source);
+    }
+  } else if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      CheckDuplicateKeys(node[i], fmt::format("{}[{}]", path, i), source);
+    }
+  }
+}
+
+}  // namespace
+
+YAML::Node LoadYamlStrict(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw Error(fmt::format("{}:{}:{}: invalid YAML: {}", source, e.mark.line + 1,
+                            e.mark.column + 1, e.msg));
+  }
+  CheckDuplicateKeys(root, "", source);
+  return root;
+}
+
+}  // namespace mavg
