@@ -1,5 +1,10 @@
 // mavg: data-parallel DNN training by periodic model averaging, and the sweeps around it.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
@@ -12,7 +17,72 @@ int& ExitCode() {
 }
 }  // namespace mavg::cli
 
+namespace {
+
+// std::cout's buffer: writes to file descriptor 1 with write(2) and keeps the first error's
+// errno, so that a failed write is reported with its cause whenever it happened. Line-buffered
+// on a terminal, else flushed when full (as stdio). Never destroyed: std::cout's final flush at
+// exit (also after std::exit) still reaches it.
+class StdoutBuffer final : public std::streambuf {
+ public:
+  StdoutBuffer() : line_buffered_(::isatty(STDOUT_FILENO) == 1) { setp(buf_, buf_ + sizeof buf_); }
+  int Error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (Flush() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+      if (line_buffered_ && ch == '\n' && Flush() != 0) return traits_type::eof();
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const std::streamsize done = std::streambuf::xsputn(s, n);
+    if (line_buffered_ && std::memchr(s, '\n', static_cast<size_t>(n)) != nullptr) Flush();
+    return error_ != 0 ? 0 : done;
+  }
+  int sync() override { return Flush() == 0 ? 0 : -1; }
+
+ private:
+  int Flush() {
+    const char* p = pbase();
+    size_t left = static_cast<size_t>(pptr() - pbase());
+    while (left > 0 && error_ == 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = n < 0 ? errno : EIO;
+        break;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    setp(buf_, buf_ + sizeof buf_);  // written, or dropped after an error
+    return error_ != 0 ? -1 : 0;
+  }
+
+  char buf_[1 << 16];
+  bool line_buffered_;
+  int error_ = 0;  // errno of the first failed write
+};
+
+// What a command printed must have reached standard output: a full disk, a closed or full
+// stdout is an error, not a silent success. Returns the exit code (0: all written).
+int CheckStandardOutput(StdoutBuffer& out) {
+  std::cout.flush();
+  if (out.Error() == 0) return 0;
+  std::fprintf(stderr, "mavg: error: writing to standard output failed: %s\n",
+               out.Error() == EBADF ? "standard output is closed" : std::strerror(out.Error()));
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  StdoutBuffer& stdout_buffer = *new StdoutBuffer;  // immortal (see StdoutBuffer)
+  std::cout.rdbuf(&stdout_buffer);
   CLI::App app{"mavg: data-parallel DNN training by periodic model averaging (Su & Chen 2015)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
@@ -51,5 +121,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mavg: error: %s\n", e.what());
     return 1;
   }
-  return mavg::cli::ExitCode();
+  const int output = CheckStandardOutput(stdout_buffer);
+  return output != 0 ? output : mavg::cli::ExitCode();
 }

@@ -1,6 +1,7 @@
 #include "engine/core/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,7 +37,31 @@ void FsyncDirectoryOf(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// `path` exists and is not a regular file (a device such as /dev/null or /dev/full, a FIFO):
+// it must be written in place, never replaced by a renamed temporary file.
+bool IsSpecialFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
 void WriteFileAtomic(const std::string& path, const std::string& content) {
+  if (IsSpecialFile(path)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    MAVG_CHECK(fd >= 0, "{}: cannot open for writing: {}", path, std::strerror(errno));
+    try {
+      WriteAll(fd, content.data(), content.size(), path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    // A failed close (a full disk reported late, NFS) is a failed write.
+    MAVG_CHECK(::close(fd) == 0, "{}: write failed: {}", path, std::strerror(errno));
+    return;
+  }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   MAVG_CHECK(fd >= 0, "{}: cannot create: {}", tmp, std::strerror(errno));
@@ -48,7 +73,11 @@ void WriteFileAtomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw;
   }
-  ::close(fd);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    MAVG_FAIL("{}: write failed: {}", tmp, std::strerror(err));
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());

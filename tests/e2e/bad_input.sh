@@ -93,4 +93,15 @@ expect_error "already holds a completed run" "$MAVG" train ok.yaml --out done --
 # ---- model files ----
 head -c 100 done/model.bin > short.bin
 expect_error "short.bin" "$MAVG" export kaldi-nnet1 short.bin
+# Output that cannot be written is an error; devices are written in place, never replaced.
+out=$("$MAVG" config reference 2>&1 >/dev/full) && fail "stdout to /dev/full: exit 0"
+case "$out" in *"mavg: error: writing to standard output failed: No space left on device"*) echo "ok: stdout full" ;; *) fail "stdout to /dev/full: $out" ;; esac
+out=$("$MAVG" config reference 2>&1 >&-) && fail "closed stdout: exit 0"
+case "$out" in *"writing to standard output failed"*) echo "ok: stdout closed" ;; *) fail "closed stdout: $out" ;; esac
+printf 'data: {train: x, dev: y, context: 1}\nmodel: {hidden_layers: 1, hidden_dim: 8, num_outputs: 4}\noptimizer: {minibatch: 8}\n' > tiny-bench.yaml
+expect_error "/dev/full: write failed: No space left on device" "$MAVG" bench train --config tiny-bench.yaml --raw-dim 4 --repeats 1 --json /dev/full
+[ -c /dev/full ] || fail "/dev/full was replaced by a regular file"
+"$MAVG" -q bench train --config tiny-bench.yaml --raw-dim 4 --repeats 1 --json /dev/null > /dev/null
+[ -c /dev/null ] || fail "/dev/null was replaced by a regular file"
+
 echo PASS
