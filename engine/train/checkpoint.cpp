@@ -2,6 +2,9 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -96,6 +99,66 @@ void CheckpointDir::Commit(const nlohmann::json& meta) const {
     if (file.ends_with(".bin") && !file.ends_with(keep)) {
       std::filesystem::remove(entry.path(), ec);
     }
+  }
+}
+
+void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
+                            const std::string& path) {
+  MAVG_CHECK(meta.is_object(), "{}: a checkpoint record is a JSON object", path);
+  auto field = [&](const char* key) -> const nlohmann::json& {
+    MAVG_CHECK(meta.contains(key), "{}: '{}' is missing", path, key);
+    return meta.at(key);
+  };
+  auto integer = [&](const char* key, int64_t lo, int64_t hi, const char* range) {
+    const nlohmann::json& v = field(key);
+    MAVG_CHECK(v.is_number_integer(), "{}: '{}' is {}, expected an integer", path, key, v.dump());
+    const int64_t x = v.get<int64_t>();
+    MAVG_CHECK(x >= lo && x <= hi, "{}: '{}' is {}, must be {}", path, key, x, range);
+    return x;
+  };
+  auto boolean = [&](const char* key) {
+    MAVG_CHECK(field(key).is_boolean(), "{}: '{}' is {}, expected true or false", path, key,
+               field(key).dump());
+  };
+  auto number = [&](const char* key) {
+    const nlohmann::json& v = field(key);
+    MAVG_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0,
+               "{}: '{}' "
+               "is {}, expected a finite number >= 0",
+               path, key, v.dump());
+  };
+  integer("generation", 1, INT64_MAX, ">= 1");
+  integer("epochs_done", 0, config.schedule.epochs,
+          fmt::format("0..{} (the config's schedule.epochs)", config.schedule.epochs).c_str());
+  integer("world_size", config.parallel.workers, config.parallel.workers,
+          fmt::format("{} (the config's parallel.workers)", config.parallel.workers).c_str());
+  MAVG_CHECK(field("run_id").is_string(), "{}: 'run_id' is not a string", path);
+  boolean("stopped");
+  boolean("has_best");
+  MAVG_CHECK(field("schedule").is_object(), "{}: 'schedule' is not an object", path);
+  if (meta.contains("averager")) {
+    MAVG_CHECK(meta.at("averager").is_object(), "{}: 'averager' is not an object", path);
+  }
+  const nlohmann::json& cv = field("cv_best");
+  MAVG_CHECK(cv.is_array() && cv.size() == 3 &&
+                 std::all_of(cv.begin(), cv.end(),
+                             [](const nlohmann::json& x) {
+                               return x.is_number() && std::isfinite(x.get<double>()) &&
+                                      x.get<double>() >= 0;
+                             }),
+             "{}: 'cv_best' is {}, expected 3 finite numbers >= 0", path, cv.dump());
+  if (meta.contains("compute_total")) number("compute_total");
+  if (meta.contains("frames_total")) integer("frames_total", 0, INT64_MAX, ">= 0");
+  const nlohmann::json& progress = field("progress");
+  if (!progress.is_null()) {
+    MAVG_CHECK(progress.is_object() && progress.contains("minibatches") &&
+                   progress.at("minibatches").is_number_integer() &&
+                   progress.at("minibatches").get<int64_t>() >= 0,
+               "{}: 'progress' is {}, expected null or an object with minibatches >= 0", path,
+               progress.dump().substr(0, 80));
+    MAVG_CHECK(field("epochs_done").get<int64_t>() < config.schedule.epochs,
+               "{}: 'progress' inside epoch {} after the last epoch ({})", path,
+               field("epochs_done").get<int64_t>() + 1, config.schedule.epochs);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/config/config.h"
 
 namespace mavg {
 
@@ -40,5 +41,10 @@ class CheckpointDir {
  private:
   std::string dir_;
 };
+
+// Checks every field of a checkpoint's meta.json against the config it is resumed with (types,
+// ranges, the run id, the world size); throws naming the file and the field.
+void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
+                            const std::string& path);
 
 }  // namespace mavg

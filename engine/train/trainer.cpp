@@ -347,6 +347,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, b
 
 void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
   CheckpointDir dir(options_.run_dir);
+  ValidateCheckpointMeta(meta, config_, dir.Path() + "/meta.json");
   MAVG_CHECK(meta.at("run_id").get<std::string>() == RunId(config_),
              "{}: the checkpoint belongs to run {}, not to this config ({})", dir.Path(),
              meta.at("run_id").get<std::string>(), RunId(config_));
