@@ -2,6 +2,50 @@
 
 #include <cstring>
 
+namespace mavg {
+
+std::string ValidUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    // The length of a well-formed sequence starting at i (RFC 3629: no overlongs, no
+    // surrogates, nothing above U+10FFFF), or 0.
+    size_t len = 0;
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+    }
+    bool ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) ok = (s[i + k] & 0xC0) == 0x80;
+    if (ok && len >= 3) {
+      const unsigned char c1 = s[i + 1];
+      if (c == 0xE0 && c1 < 0xA0) ok = false;  // overlong
+      if (c == 0xED && c1 > 0x9F) ok = false;  // surrogate
+      if (c == 0xF0 && c1 < 0x90) ok = false;  // overlong
+      if (c == 0xF4 && c1 > 0x8F) ok = false;  // above U+10FFFF
+    }
+    if (ok) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace mavg
+
 namespace mavg::detail {
 
 void Throw(const char* file, int line, std::string message) {

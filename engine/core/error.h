@@ -7,13 +7,20 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace mavg {
 
+// `text` as valid UTF-8: every byte that is not part of a well-formed sequence becomes the
+// four characters "\xNN", so that any message (which may quote bytes of a corrupt file) can be
+// printed, stored in JSON and in the database.
+std::string ValidUtf8(std::string_view text);
+
 class Error : public std::runtime_error {
  public:
+  // The message is kept as valid UTF-8 (ValidUtf8).
   explicit Error(const std::string& message, std::string location = {})
-      : std::runtime_error(message), location_(std::move(location)) {}
+      : std::runtime_error(ValidUtf8(message)), location_(std::move(location)) {}
   // "file.cpp:123" of the throw site, or empty.
   const std::string& Location() const { return location_; }
 

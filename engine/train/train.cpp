@@ -66,13 +66,14 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
     result = RunTraining(config, options, *comm, run ? &*run : nullptr);
   } catch (const std::exception& e) {
     if (root) {
-      try {  // best effort: the disk may be what failed
-        LogErrorToFiles(fmt::format("[train] failed: {}", e.what()));
+      try {                                             // best effort: the disk may be what failed
+        const std::string error = ValidUtf8(e.what());  // not every exception is an Error
+        LogErrorToFiles(fmt::format("[train] failed: {}", error));
         run->WriteJson("result.json", {{"status", ToString(RunState::kFailed)},
-                                       {"error", e.what()},
+                                       {"error", error},
                                        {"run_id", RunId(config)},
                                        {"finished", UtcNow()}});
-        run->WriteState(RunState::kFailed, {{"error", e.what()}});
+        run->WriteState(RunState::kFailed, {{"error", error}});
         RemoveLogFiles();
       } catch (const std::exception& write_error) {
         std::fprintf(stderr, "mavg: error: cannot record the failure: %s\n", write_error.what());

@@ -54,6 +54,20 @@ open("header/feats.ark", "wb").write(bytes(data))
 PY
 expect_error "header/feats.ark" "$MAVG" train ok.yaml --set data.train=header --out r4 --no-progress
 
+# An archive whose key is not UTF-8 (as random bytes give): whatever the error quotes, the run
+# ends failed with a readable (valid UTF-8) message in its state and result files.
+rm -rf random && cp -r data/train random && rm -f random/feats.scp
+printf 'u\xff\xfe\x80 \0BXM \x04\x02\x00\x00\x00' > random/feats.ark
+expect_error "utterance 'u\\xFF\\xFE\\x80'" "$MAVG" train ok.yaml --set data.train=random --out r4b --no-progress
+python3 - <<'PY' || fail "random bytes: the failure was not recorded readably"
+import json
+for f in ("r4b/state.json", "r4b/result.json"):
+    d = json.load(open(f, encoding="utf-8"))  # valid UTF-8 JSON
+    assert d["status"] == "failed", (f, d["status"])
+    assert "random/feats.ark" in d["error"], d["error"]
+print("ok: random bytes recorded as failed")
+PY
+
 # NaN in a feature, and a feature/alignment length mismatch, written as binary Kaldi archives.
 mkdir -p nan mismatch
 python3 - <<'PY'
