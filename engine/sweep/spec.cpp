@@ -10,6 +10,7 @@
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/logging.h"
 #include "engine/core/rng.h"
 #include "engine/core/yaml.h"
 
@@ -18,7 +19,7 @@ namespace {
 
 const std::vector<std::string> kSpecKeys = {"name",       "description", "base",    "set",
                                             "grid",       "zip",         "exclude", "include",
-                                            "replicates", "resources"};
+                                            "replicates", "resources",   "max_runs"};
 const std::vector<std::string> kResourceKeys = {"time", "threads", "gpus_per_worker", "nodes"};
 
 std::string Nearest(const std::string& key, const std::vector<std::string>& valid) {
@@ -227,6 +228,14 @@ SweepSpec LoadSweepSpec(const std::string& path) {
     MAVG_CHECK(spec.replicates >= 1 && spec.replicates <= 1000,
                "{}: replicates must be between 1 and 1000, got {}", path, spec.replicates);
   }
+  if (const YAML::Node m = root["max_runs"]) {
+    try {
+      spec.max_runs = m.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      MAVG_FAIL("{}: line {}: max_runs must be an integer", path, m.Mark().line + 1);
+    }
+    MAVG_CHECK(spec.max_runs >= 1, "{}: max_runs must be positive, got {}", path, spec.max_runs);
+  }
   if (const YAML::Node res = root["resources"]) {
     MAVG_CHECK(res.IsMap(), "{}: 'resources' must be a mapping", path);
     for (const auto& item : res) {
@@ -293,10 +302,26 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
     }
     dims.push_back(std::move(d));
   }
+  // The size first, without overflow, before anything is allocated for the points.
+  const auto limit = static_cast<uint64_t>(spec.max_runs);
+  uint64_t runs = static_cast<uint64_t>(spec.replicates);
+  std::string shape;
+  for (const auto& d : dims) {
+    runs = d.size() > 0 && runs > UINT64_MAX / d.size() ? UINT64_MAX : runs * d.size();
+    shape += fmt::format("{}{}", shape.empty() ? "" : " x ", d.size());
+  }
+  runs = std::min<uint64_t>(UINT64_MAX - spec.includes.size(), runs) +
+         spec.includes.size() * static_cast<uint64_t>(spec.replicates);
+  MAVG_CHECK(runs <= limit,
+             "{}: the sweep has {} runs ({} x {} replicate(s){}), more than max_runs {}; raise "
+             "max_runs in the spec if that is meant",
+             spec.path, runs == UINT64_MAX ? std::string("over 1.8e19") : std::to_string(runs),
+             shape.empty() ? "1" : shape, spec.replicates,
+             spec.includes.empty() ? "" : fmt::format(", + {} included", spec.includes.size()),
+             spec.max_runs);
   std::vector<Assignment> assignments;
   size_t total = 1;
   for (const auto& d : dims) total *= d.size();
-  MAVG_CHECK(total <= 10000000, "{}: {} points is too many", spec.path, total);
   std::vector<size_t> idx(dims.size(), 0);
   for (size_t n = 0; n < total; ++n) {
     Assignment a;
@@ -313,6 +338,7 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
 
   std::vector<SweepPoint> points;
   std::unordered_set<std::string> ids;
+  std::vector<bool> exclude_used(spec.excludes.size(), false);
   for (const Assignment& a : assignments) {
     RunConfig config = spec.base;
     for (const auto& [key, value] : a) SetKey(config, key, value);
@@ -323,11 +349,15 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
       return std::find_if(axes.begin(), axes.end(), [&](const auto& kv) { return kv.first == key; })
           ->second;
     };
-    const bool excluded =
-        std::any_of(spec.excludes.begin(), spec.excludes.end(), [&](const Assignment& ex) {
-          return std::all_of(ex.begin(), ex.end(),
-                             [&](const auto& kv) { return axis_value(kv.first) == kv.second; });
-        });
+    bool excluded = false;
+    for (size_t e = 0; e < spec.excludes.size(); ++e) {
+      const Assignment& ex = spec.excludes[e];
+      if (std::all_of(ex.begin(), ex.end(),
+                      [&](const auto& kv) { return axis_value(kv.first) == kv.second; })) {
+        exclude_used[e] = true;
+        excluded = true;
+      }
+    }
     if (excluded) continue;
     std::string where;
     for (const auto& [key, value] : axes)
@@ -342,6 +372,15 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
       p.run_id = RunId(p.config);
       if (ids.insert(p.run_id).second) points.push_back(std::move(p));
     }
+  }
+  for (size_t e = 0; e < spec.excludes.size(); ++e) {
+    if (exclude_used[e]) continue;
+    std::string what;
+    for (const auto& [key, value] : spec.excludes[e]) {
+      what += fmt::format("{}{}: {}", what.empty() ? "" : ", ", key, value);
+    }
+    spdlog::warn("[sweep] {}: exclude entry {} ({}) matches no point of the grid (a typo?)",
+                 spec.path, e + 1, what);
   }
   MAVG_CHECK(!points.empty(), "{}: the sweep has no points (everything excluded?)", spec.path);
   return points;

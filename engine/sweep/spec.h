@@ -40,6 +40,7 @@ struct SweepSpec {
   std::vector<AxisValues> zips;
   std::vector<Assignment> excludes, includes;
   int replicates = 1;
+  int64_t max_runs = 10000;  // refuse larger sweeps (points x replicates) before expanding them
   SweepResources resources;
   std::vector<std::string> axes;  // every varied key, in spec order (grid, zip, include)
 };

@@ -119,6 +119,16 @@ expect_error "expects an integer" "$MAVG" sweep plan e5.yaml "${R[@]}"
 printf 'name: x\nbase: base.yaml\ngird: {parallel.workers: [1]}\n' > e6.yaml
 expect_error "unknown sweep key 'gird' (did you mean 'grid'?)" "$MAVG" sweep plan e6.yaml "${R[@]}"
 printf 'name: x\nbase: base.yaml\ngrid:\n  parallel.workers: [1, 2]\n  parallel.workers: [4]\n' > e7.yaml
+python3 -c "
+v = list(range(1, 101))
+print('name: huge\nbase: base.yaml\ngrid:')
+for k in ('seed', 'optimizer.minibatch', 'schedule.epochs', 'data.context'):
+    print(f'  {k}: {v}')
+" > e8.yaml
+expect_error "the sweep has 100000000 runs (100 x 100 x 100 x 100 x 1 replicate(s)), more than max_runs 10000" "$MAVG" sweep plan e8.yaml "${R[@]}"
+printf 'name: x\nbase: base.yaml\ngrid: {parallel.workers: [1, 2]}\nexclude: [{parallel.workers: 3}]\n' > e9.yaml
+"$MAVG" sweep plan e9.yaml "${R[@]}" > /dev/null 2> e9.err || fail "exclude matching nothing: $(cat e9.err)"
+grep -q "exclude entry 1 (parallel.workers: 3) matches no point" e9.err || fail "no warning: $(cat e9.err)"
 expect_error "e7.yaml:5:3: duplicate key 'grid.parallel.workers' (first at line 4:3)" "$MAVG" sweep plan e7.yaml "${R[@]}"
 sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
 expect_error "already exists in res/mavg.db with a different spec" "$MAVG" sweep run s2.yaml "${R[@]}" --max-runs 1
