@@ -24,7 +24,7 @@ std::vector<std::pair<std::string, std::string>> ParseWhere(const std::vector<st
 std::unique_ptr<Store> OpenStore(const std::string& results, const std::string& db) {
   const std::string path = db.empty() ? results + "/mavg.db" : db;
   MAVG_CHECK(PathExists(path), "{}: no results database (run a sweep first)", path);
-  return std::make_unique<Store>(path);
+  return std::make_unique<Store>(path, sql::OpenMode::kReadOnly);  // reports only read
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ std::vector<std::string> SplitComma(const std::string& s) {
 // planning never creates files.
 std::unique_ptr<Store> OpenForReading(const SweepPaths& paths) {
   if (!PathExists(paths.Db())) return std::make_unique<Store>(":memory:");
-  return std::make_unique<Store>(paths.Db());
+  return std::make_unique<Store>(paths.Db(), sql::OpenMode::kReadOnly);
 }
 
 // The database of commands that follow up on a sweep: it must exist already.
@@ -147,8 +147,16 @@ void AddSweepCommand(CLI::App& app) {
   status->add_option("name", a->name, "Sweep name")->required();
   AddPathOptions(status, a->paths);
   status->callback([a] {
-    Store store = OpenExisting(a->paths);
-    std::cout << ReconcileSlurm(store, a->name, a->hung_after_s);
+    // A database this process cannot write (an archive) is read as it is, without updating
+    // the states of SLURM jobs.
+    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
+    const bool writable = sql::Writable(a->paths.Db());
+    Store store(a->paths.Db(), writable ? sql::OpenMode::kReadWrite : sql::OpenMode::kReadOnly);
+    if (writable) {
+      std::cout << ReconcileSlurm(store, a->name, a->hung_after_s);
+    } else {
+      std::cout << "(read-only database: SLURM job states not reconciled)\n";
+    }
     std::cout << FormatStatus(store, a->name);
   });
   status

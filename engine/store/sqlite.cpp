@@ -1,16 +1,51 @@
 #include "engine/store/sqlite.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "engine/core/error.h"
 
 namespace mavg::sql {
 
-Database::Database(const std::string& path, int busy_timeout_ms) : path_(path) {
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+namespace {
+
+// A file: URI for `path`, with the characters URIs reserve percent-encoded.
+std::string FileUri(const std::string& path, const char* query) {
+  std::string out = "file:";
+  for (const unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7F) {
+      out += fmt::format("%{:02X}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "?" + query;
+}
+
+}  // namespace
+
+bool Writable(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return ::access(path.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0;
+}
+
+Database::Database(const std::string& path, int busy_timeout_ms, OpenMode mode)
+    : path_(path), read_only_(mode == OpenMode::kReadOnly) {
+  int rc = SQLITE_OK;
+  if (read_only_ && path != ":memory:") {
+    // mode=ro still needs the -shm file of a WAL database; where it cannot be written nobody
+    // else can write the database either, so it is read as immutable.
+    const std::string uri = FileUri(path, Writable(path) ? "mode=ro" : "immutable=1");
+    rc = sqlite3_open_v2(uri.c_str(), &db_,
+                         SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  } else {
+    rc = sqlite3_open_v2(path.c_str(), &db_,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  }
   if (rc != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -19,13 +54,20 @@ Database::Database(const std::string& path, int busy_timeout_ms) : path_(path) {
   }
   sqlite3_busy_timeout(db_, busy_timeout_ms);
   try {
+    if (read_only_) {
+      // A file that is not a database fails here (SQLITE_NOTADB) with a clear message.
+      Statement probe(*this, "PRAGMA schema_version");
+      probe.Step();
+      Exec("PRAGMA foreign_keys=ON;");
+      return;
+    }
     // A file that is not a database fails here (SQLITE_NOTADB) with a clear message. Switching a
     // new database to WAL needs a lock that the busy handler does not wait for, so two
     // processes opening it at once retry here instead of failing.
     for (int waited_ms = 0;; waited_ms += 20) {
       {
-        Statement mode(*this, "PRAGMA journal_mode");  // finalized before the switch below
-        if (mode.Step() && mode.Text(0) == "wal") break;
+        Statement mode_pragma(*this, "PRAGMA journal_mode");  // finalized before the switch
+        if (mode_pragma.Step() && mode_pragma.Text(0) == "wal") break;
       }
       char* err = nullptr;
       const int code = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, &err);

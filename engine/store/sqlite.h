@@ -19,11 +19,22 @@ using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
 class Statement;
 
+enum class OpenMode {
+  kReadWrite,  // creates the file if needed; WAL journal
+  kReadOnly,   // reads only: no WAL switch; a file or folder this process cannot write (an
+               // archive, a read-only mount) is opened immutable, without locks or -shm
+};
+
+// Whether this process could write the database `path` and its -wal/-shm files beside it.
+bool Writable(const std::string& path);
+
 class Database {
  public:
-  // Opens (creating if needed) `path`; WAL journal, busy timeout, foreign keys on. Throws
-  // naming the file when it cannot be opened or is not a database.
-  explicit Database(const std::string& path, int busy_timeout_ms = 60000);
+  // Opens `path` (kReadWrite: creating it if needed; WAL journal, busy timeout, foreign keys
+  // on). Throws naming the file when it cannot be opened or is not a database.
+  explicit Database(const std::string& path, int busy_timeout_ms = 60000,
+                    OpenMode mode = OpenMode::kReadWrite);
+  bool ReadOnly() const { return read_only_; }
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -40,6 +51,7 @@ class Database {
 
  private:
   std::string path_;
+  bool read_only_ = false;
   sqlite3* db_ = nullptr;  // owned
 };
 

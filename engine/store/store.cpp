@@ -64,7 +64,9 @@ constexpr LaunchState kLauncherVerdicts[] = {LaunchState::kTimeout, LaunchState:
 
 }  // namespace
 
-Store::Store(const std::string& db_path) : db_(db_path) { Migrate(); }
+Store::Store(const std::string& db_path, sql::OpenMode mode) : db_(db_path, 60000, mode) {
+  Migrate();
+}
 
 void Store::Migrate() {
   const auto& migrations = store_schema::Migrations();
@@ -73,6 +75,13 @@ void Store::Migrate() {
              "{}: database schema version {} is newer than this mavg understands ({})", db_.Path(),
              version, migrations.size());
   if (version == static_cast<int64_t>(migrations.size())) return;
+  if (db_.ReadOnly() && version > 0) {
+    MAVG_FAIL(
+        "{}: opened read-only, and its schema (version {}) is older than this mavg's ({}): run "
+        "one mavg sweep command where it is writable to migrate it",
+        db_.Path(), version, migrations.size());
+  }
+  if (db_.ReadOnly()) return;  // an empty database (":memory:"): nothing to read
   sql::Transaction tx(db_);
   // Re-read inside the write lock: another process may have migrated meanwhile.
   for (int64_t v = db_.UserVersion(); v < static_cast<int64_t>(migrations.size()); ++v) {

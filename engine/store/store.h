@@ -56,7 +56,9 @@ class Store {
  public:
   // Opens (creating) the database and brings its schema to the latest migration (schema.cpp). A
   // file that is not a database, or one from a newer mavg, is a one-line error naming the file.
-  explicit Store(const std::string& db_path);
+  // Read-only (reports, plans, an archived or write-protected database): no migration; one from
+  // an older mavg is an error saying to open it writable once.
+  explicit Store(const std::string& db_path, sql::OpenMode mode = sql::OpenMode::kReadWrite);
 
   sql::Database& Db() { return db_; }
 

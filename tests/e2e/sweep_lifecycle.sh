@@ -132,6 +132,21 @@ grep -q "exclude entry 1 (parallel.workers: 3) matches no point" e9.err || fail 
 expect_error "e7.yaml:5:3: duplicate key 'grid.parallel.workers' (first at line 4:3)" "$MAVG" sweep plan e7.yaml "${R[@]}"
 sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
 expect_error "already exists in res/mavg.db with a different spec" "$MAVG" sweep run s2.yaml "${R[@]}" --max-runs 1
+# An archived database (a folder and file this user cannot write) is read as it is.
+# (The last connection to close checkpoints the WAL into the file, so the file alone is whole.)
+mkdir -p archive && cp res/mavg.db archive/
+chmod 0555 archive && chmod 0444 archive/mavg.db
+as_nobody() { runuser -u nobody -- "$@"; }
+if command -v runuser > /dev/null && as_nobody true 2> /dev/null; then
+  as_nobody "$MAVG" -q report table small --db "$PWD/archive/mavg.db" --rows parallel.workers --cols parallel.average_every > ro-table.txt 2> ro.err || fail "report on a read-only database: $(cat ro.err)"
+  [ -s ro-table.txt ] || fail "report on a read-only database printed nothing"
+  as_nobody "$MAVG" -q sweep status small --db "$PWD/archive/mavg.db" > ro-status.txt 2> ro.err || fail "status on a read-only database: $(cat ro.err)"
+  grep -q "read-only database" ro-status.txt || fail "status: $(cat ro-status.txt)"
+  echo "ok: read-only database"
+else
+  echo "skip: read-only database check (no runuser/nobody here)"
+fi
+chmod 0755 archive && chmod 0644 archive/mavg.db
 echo garbage > notadb.db
 expect_error "notadb.db" "$MAVG" sweep status small --db notadb.db
 # A corrupt result.json: that run is reported failed with the reason, the rest are ingested.
