@@ -94,8 +94,16 @@ class Matrix {
   Matrix() = default;
   // Allocates [rows x cols] on `backend`'s device, zero-filled.
   Matrix(Backend& backend, int64_t rows, int64_t cols)
-      : buffer_(backend, static_cast<size_t>(rows * cols)), rows_(rows), cols_(cols) {
+      : buffer_(backend, CheckedSize(rows, cols)), rows_(rows), cols_(cols) {
     backend.Fill(View(), 0.0f);
+  }
+
+  // rows * cols, checked: non-negative, and small enough to address in bytes.
+  static size_t CheckedSize(int64_t rows, int64_t cols) {
+    MAVG_CHECK(rows >= 0 && cols >= 0, "matrix of {} x {}: negative size", rows, cols);
+    MAVG_CHECK(cols == 0 || rows <= INT64_MAX / static_cast<int64_t>(sizeof(float)) / cols,
+               "matrix of {} x {} floats: the size overflows", rows, cols);
+    return static_cast<size_t>(rows * cols);
   }
 
   int64_t Rows() const { return rows_; }

@@ -617,6 +617,22 @@ void Validate(const RunConfig& config_in, const std::string& source) {
         "most once per minibatch)",
         config.parallel.average_frames, config.optimizer.minibatch));
   }
+  // Weight matrices are indexed with 32-bit dimensions by the BLAS libraries: each must have
+  // fewer than 2^31 elements (checked in 64 bits; the input layer's size depends on the data
+  // and is checked when the network is built).
+  const ModelConfig& mc = config.model;
+  if (mc.hidden_layers >= 2 && mc.hidden_dim > 0 && mc.hidden_dim > INT32_MAX / mc.hidden_dim) {
+    problems.push_back(fmt::format(
+        "model.hidden_dim: {} makes {} x {} hidden weight matrices ({} elements; at most 2^31 - 1)",
+        mc.hidden_dim, mc.hidden_dim, mc.hidden_dim,
+        static_cast<double>(mc.hidden_dim) * static_cast<double>(mc.hidden_dim)));
+  } else if (mc.hidden_layers >= 1 && mc.num_outputs > 0 && mc.hidden_dim > 0 &&
+             mc.num_outputs > INT32_MAX / mc.hidden_dim) {
+    problems.push_back(fmt::format(
+        "model.hidden_dim: {} with model.num_outputs {} makes a {} x {} output layer (at most "
+        "2^31 - 1 elements)",
+        mc.hidden_dim, mc.num_outputs, mc.num_outputs, mc.hidden_dim));
+  }
   const ParallelConfig& par = config.parallel;
   if (par.algorithm == "bmuf" && par.bmuf.block_momentum >= 1.0) {
     problems.push_back(

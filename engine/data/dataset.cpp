@@ -21,9 +21,9 @@ void Dataset::Append(const std::string& utt_id, const float* frames, int64_t n,
   if (frame_labels != nullptr) labels.insert(labels.end(), frame_labels, frame_labels + n);
 }
 
-int Dataset::NumClasses() const {
+int64_t Dataset::NumClasses() const {
   if (labels.empty()) return 0;
-  return *std::max_element(labels.begin(), labels.end()) + 1;
+  return static_cast<int64_t>(*std::max_element(labels.begin(), labels.end())) + 1;
 }
 
 }  // namespace mavg

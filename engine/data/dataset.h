@@ -28,7 +28,7 @@ struct Dataset {
   void Append(const std::string& utt_id, const float* frames, int64_t n,
               const int32_t* frame_labels);
   // Largest label + 1 (0 without labels).
-  int NumClasses() const;
+  int64_t NumClasses() const;  // 1 + the largest label (64-bit: no overflow at 2^31 - 1)
 };
 
 struct LoadOptions {

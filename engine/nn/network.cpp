@@ -11,12 +11,21 @@ Network::Network(Backend& backend, const NetworkSpec& spec) : backend_(&backend)
                  spec.activation == LayerKind::kRelu,
              "hidden activation must be sigmoid, tanh or relu");
   int dim = spec.input_dim;
+  // BLAS libraries index each weight matrix with 32-bit dimensions and sizes.
+  auto check_layer = [](int64_t in, int64_t out) {
+    MAVG_CHECK(in * out <= INT32_MAX,
+               "an affine layer of {} inputs x {} outputs has {} weights (at most 2^31 - 1); "
+               "use a smaller model.hidden_dim or fewer outputs",
+               in, out, in * out);
+  };
   for (int hidden : spec.hidden_dims) {
     MAVG_CHECK(hidden > 0, "hidden layer dims must be positive");
+    check_layer(dim, hidden);
     layers_.push_back(std::make_unique<AffineLayer>(dim, hidden));
     layers_.push_back(std::make_unique<ActivationLayer>(spec.activation, hidden));
     dim = hidden;
   }
+  check_layer(dim, spec.output_dim);
   layers_.push_back(std::make_unique<AffineLayer>(dim, spec.output_dim));
   layers_.push_back(std::make_unique<ActivationLayer>(LayerKind::kSoftmax, spec.output_dim));
 

@@ -8,12 +8,17 @@
 namespace mavg {
 namespace {
 
-void CheckLabels(const Dataset& data, int num_outputs) {
+// Outputs a network may have (labels are pdf ids: Kaldi systems have thousands).
+constexpr int64_t kMaxOutputs = int64_t{1} << 24;
+
+// Every label within [0, num_outputs), else an error naming the utterance and frame.
+void CheckLabels(const Dataset& data, int64_t num_outputs, const char* why) {
   for (int u = 0; u < data.NumUtts(); ++u) {
     for (int64_t f = data.offsets[u]; f < data.offsets[u + 1]; ++f) {
-      MAVG_CHECK(data.labels[f] < num_outputs,
-                 "{}: utterance '{}' frame {}: label {} is outside the output layer ({} outputs)",
-                 data.source, data.utt_ids[u], f - data.offsets[u], data.labels[f], num_outputs);
+      MAVG_CHECK(data.labels[f] >= 0 && data.labels[f] < num_outputs,
+                 "{}: utterance '{}' frame {}: label {} is outside the output layer ({} outputs{})",
+                 data.source, data.utt_ids[u], f - data.offsets[u], data.labels[f], num_outputs,
+                 why);
     }
   }
 }
@@ -36,9 +41,14 @@ RunData LoadRunData(const RunConfig& config, double* io_s) {
     MAVG_CHECK(other->dim == d.train.dim, "{}: features have {} dims but {} has {}", other->source,
                other->dim, d.train.source, d.train.dim);
   }
-  d.num_outputs = config.model.num_outputs > 0 ? static_cast<int>(config.model.num_outputs)
-                                               : d.train.NumClasses();
-  for (const Dataset* set : {&d.train, &d.dev, &d.test}) CheckLabels(*set, d.num_outputs);
+  if (config.model.num_outputs > 0) {
+    d.num_outputs = static_cast<int>(config.model.num_outputs);
+  } else {
+    // 1 + the largest label, in 64 bits; a label too large for a network is named where it is.
+    CheckLabels(d.train, kMaxOutputs, "; at most 2^24 outputs are supported");
+    d.num_outputs = static_cast<int>(d.train.NumClasses());
+  }
+  for (const Dataset* set : {&d.train, &d.dev, &d.test}) CheckLabels(*set, d.num_outputs, "");
   d.label_counts.assign(d.num_outputs, 0.0);
   for (int32_t label : d.train.labels) d.label_counts[label] += 1.0;
 

@@ -69,7 +69,7 @@ print("ok: random bytes recorded as failed")
 PY
 
 # NaN in a feature, and a feature/alignment length mismatch, written as binary Kaldi archives.
-mkdir -p nan mismatch
+mkdir -p nan mismatch biglabel
 python3 - <<'PY'
 import struct
 def mat(key, rows):
@@ -84,8 +84,12 @@ open("nan/feats.ark", "wb").write(mat("u1", [[0.0, 1.0]]) + mat("u2", [[0.5, flo
 open("nan/ali.ark", "wb").write(ali("u1", [0]) + ali("u2", [1]))
 open("mismatch/feats.ark", "wb").write(mat("u1", [[0.0, 1.0], [1.0, 2.0], [3.0, 4.0]]))
 open("mismatch/ali.ark", "wb").write(ali("u1", [0, 1]))
+open("biglabel/feats.ark", "wb").write(mat("u1", [[0.0, 1.0]]) + mat("u2", [[0.5, 1.0], [1.0, 0.5]]))
+open("biglabel/ali.ark", "wb").write(ali("u1", [0]) + ali("u2", [1, 2147483647]))
 PY
 expect_error "u2" "$MAVG" train ok.yaml --set data.train=nan --out r5 --no-progress
+# The largest possible label: "1 + largest" must not overflow and blame another utterance.
+expect_error "utterance 'u2' frame 1: label 2147483647 is outside the output layer" "$MAVG" train ok.yaml --set data.train=biglabel --set data.dev=biglabel --set model.num_outputs=0 --out r5b --no-progress
 expect_error "u1" "$MAVG" train ok.yaml --set data.train=mismatch --out r6 --no-progress
 
 # A bad compressed-matrix header (CM with an absurd row count).

@@ -204,6 +204,17 @@ TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
   EXPECT_EQ(RunId(c), RunId(e));
 }
 
+TEST(Config, LayerSizesAreCheckedWithoutOverflow) {
+  RunConfig c = ParseConfigYaml(kGood, "c.yaml");
+  c.model.hidden_dim = 2147483647;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "c.yaml", "model.hidden_dim: 2147483647",
+                   "at most 2^31 - 1");
+  c.model.hidden_dim = 40000;  // 1.6e9 elements: fine
+  Validate(c, "c.yaml");
+  c.model.num_outputs = 60000;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "model.num_outputs 60000", "output layer");
+}
+
 TEST(Config, ReferenceListsEveryKeyWithDefault) {
   const std::string ref = ConfigReferenceMarkdown();
   for (const KeySpec& k : ConfigKeys()) {
