@@ -36,6 +36,27 @@ void SaveModel(const std::string& path, const Model& model) {
   WriteBlobFile(path, kMagic, kModelFormatVersion, header, params);
 }
 
+namespace {
+
+// The parameter count of `spec` (weights and biases of every affine layer), or -1 when a size
+// is not positive or the count would overflow.
+int64_t ParamCount(const NetworkSpec& spec) {
+  std::vector<int64_t> dims = {spec.input_dim};
+  dims.insert(dims.end(), spec.hidden_dims.begin(), spec.hidden_dims.end());
+  dims.push_back(spec.output_dim);
+  int64_t total = 0;
+  for (size_t k = 0; k + 1 < dims.size(); ++k) {
+    const int64_t in = dims[k], out = dims[k + 1];
+    if (in <= 0 || out <= 0 || in + 1 > INT64_MAX / out) return -1;
+    const int64_t layer = (in + 1) * out;
+    if (total > INT64_MAX - layer) return -1;
+    total += layer;
+  }
+  return total;
+}
+
+}  // namespace
+
 Model LoadModel(const std::string& path, Backend& backend) {
   BlobFile blob = ReadBlobFile(path, kMagic, kModelFormatVersion, "model file");
   const nlohmann::json& header = blob.header;
@@ -62,11 +83,17 @@ Model LoadModel(const std::string& path, Backend& backend) {
              "{}: feature transform gives {} dims but the network takes {}", path,
              model.transform.OutputDim(), spec.input_dim);
 
+  // The header's architecture must account for exactly the stored parameters before anything
+  // is allocated for it (a header with absurd dimensions and a valid checksum is refused here).
+  const int64_t expected = ParamCount(spec);
+  MAVG_CHECK(expected >= 0 && static_cast<uint64_t>(expected) == blob.data.size(),
+             "{}: {} parameters stored but the header's architecture ({} inputs, {} hidden "
+             "layers, {} outputs) {}",
+             path, blob.data.size(), spec.input_dim, spec.hidden_dims.size(), spec.output_dim,
+             expected < 0 ? std::string("is invalid (a non-positive size, or too large)")
+                          : fmt::format("has {}", expected));
   model.network = std::make_unique<Network>(backend, spec);
   Network& net = *model.network;
-  MAVG_CHECK(blob.data.size() == static_cast<uint64_t>(net.NumParams()),
-             "{}: {} parameters stored but the architecture has {}", path, blob.data.size(),
-             net.NumParams());
   MAVG_CHECK(static_cast<int>(coefs.size()) == net.NumAffine(), "{}: corrupt model header", path);
   backend.CopyFromHost(blob.data.data(), net.Params());
   for (int k = 0; k < net.NumAffine(); ++k) net.Affine(k).SetBiasLearnRateCoef(coefs[k]);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/blob_file.h"
 #include "engine/core/files.h"
 #include "engine/nn/init.h"
 #include "engine/nn/kaldi_nnet1.h"
@@ -135,6 +136,19 @@ TEST(ModelFile, CorruptFilesAreClearErrors) {
   ExpectLoadError(tmp.File("flip.bin"), *backend, "checksum");
 
   ExpectLoadError(tmp.File("missing.bin"), *backend, "cannot open");
+
+  // A valid checksum over a header whose architecture does not match the stored parameters
+  // (absurd dimensions): refused before anything is allocated for it.
+  BlobFile blob = ReadBlobFile(tmp.File("m.bin"), "MAVGNNET", kModelFormatVersion, "model file");
+  for (const nlohmann::json& hidden :
+       {nlohmann::json::array({2147483647}), nlohmann::json::array({-4}),
+        nlohmann::json::array({2147483647, 2147483647, 2147483647})}) {
+    nlohmann::json header = blob.header;
+    header["hidden_dims"] = hidden;
+    WriteBlobFile(tmp.File("dims.bin"), "MAVGNNET", kModelFormatVersion, header, blob.data);
+    ExpectLoadError(tmp.File("dims.bin"), *backend,
+                    "parameters stored but the header's architecture");
+  }
 }
 
 // A minimal reader of the nnet1 text format, independent of the writer.
