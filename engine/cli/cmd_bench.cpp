@@ -1,4 +1,5 @@
-// mavg bench train --config FILE [--set k=v]... [--repeats N] [--json FILE]
+// mavg bench train|replicas|average --config FILE [--set k=v]... [--json FILE];
+// mavg bench allreduce (under mpirun)
 #include <iostream>
 
 #include "engine/bench/comm_bench.h"
@@ -9,64 +10,71 @@
 #include "engine/core/files.h"
 
 namespace mavg::cli {
+namespace {
+
+// What every benchmark of a config's network takes: the config, overrides, the frame
+// dimension before splicing, where to write the JSON.
+struct ConfigBenchArgs {
+  std::string config;
+  std::vector<std::string> sets;
+  std::string json;
+};
+
+void AddConfigBenchOptions(CLI::App* sub, ConfigBenchArgs& a, int& raw_dim) {
+  sub->add_option("--config", a.config, "Run config giving the network and minibatch")->required();
+  sub->add_option("--set", a.sets, "Override a key (repeatable)");
+  sub->add_option("--raw-dim", raw_dim, "Frame dimension before splicing")->capture_default_str();
+  sub->add_option("--json", a.json, "Also write the measurements to this JSON file");
+}
+
+RunConfig LoadBenchConfig(const ConfigBenchArgs& a) {
+  RunConfig config = LoadConfigFile(a.config);
+  for (const std::string& s : a.sets) ApplyOverride(config, s);
+  return config;
+}
+
+// Prints the measurements, and writes them to `json_path` when given.
+void Emit(const nlohmann::json& r, const std::string& json_path) {
+  if (!json_path.empty()) WriteFileAtomic(json_path, r.dump(2) + "\n");
+  std::cout << r.dump(2) << std::endl;
+}
+
+}  // namespace
 
 void AddBenchCommand(CLI::App& app) {
-  struct Args {
-    std::string config;
-    std::vector<std::string> sets;
-    TrainBenchOptions options;
-    std::string json;
-  };
-  auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("bench", "Benchmarks (never part of the test suite)");
   cmd->require_subcommand(1);
+
+  struct TrainArgs {
+    ConfigBenchArgs common;
+    TrainBenchOptions options;
+  };
+  auto t = std::make_shared<TrainArgs>();
   CLI::App* train = cmd->add_subcommand(
       "train", "Training step on random data vs the same GEMMs' SGEMM rate, side by side");
-  train->add_option("--config", args->config, "Run config giving the network and minibatch")
-      ->required();
-  train->add_option("--set", args->sets, "Override a key (repeatable)");
-  train->add_option("--raw-dim", args->options.raw_dim, "Frame dimension before splicing")
-      ->capture_default_str();
-  train->add_option("--warmup", args->options.warmup, "Untimed steps")->capture_default_str();
-  train->add_option("--repeats", args->options.repeats, "Timed rounds")->capture_default_str();
-  train->add_option("--json", args->json, "Also write the measurements to this JSON file");
-  train->callback([args] {
-    RunConfig config = LoadConfigFile(args->config);
-    for (const std::string& s : args->sets) ApplyOverride(config, s);
-    const nlohmann::json r = BenchTrainStep(config, args->options);
-    if (!args->json.empty()) WriteFileAtomic(args->json, r.dump(2) + "\n");
-    std::cout << r.dump(2) << std::endl;
-  });
+  AddConfigBenchOptions(train, t->common, t->options.raw_dim);
+  train->add_option("--warmup", t->options.warmup, "Untimed steps")->capture_default_str();
+  train->add_option("--repeats", t->options.repeats, "Timed rounds")->capture_default_str();
+  train->callback(
+      [t] { Emit(BenchTrainStep(LoadBenchConfig(t->common), t->options), t->common.json); });
 
   // bench replicas / bench average: the same options, two measurements.
   struct ReplicaArgs {
-    std::string config;
-    std::vector<std::string> sets;
+    ConfigBenchArgs common;
     ReplicaBenchOptions options;
-    std::string json;
   };
   const auto add_replica_bench =
       [cmd](const char* name, const char* help,
             nlohmann::json (*bench)(const RunConfig&, const ReplicaBenchOptions&)) {
         auto a = std::make_shared<ReplicaArgs>();
         CLI::App* sub = cmd->add_subcommand(name, help);
-        sub->add_option("--config", a->config, "Run config giving the network and minibatch")
-            ->required();
-        sub->add_option("--set", a->sets, "Override a key (repeatable)");
-        sub->add_option("--raw-dim", a->options.raw_dim, "Frame dimension before splicing")
-            ->capture_default_str();
+        AddConfigBenchOptions(sub, a->common, a->options.raw_dim);
         sub->add_option("--workers", a->options.workers, "Replicas N")->capture_default_str();
         sub->add_option("--every", a->options.every, "Minibatches between averagings")
             ->capture_default_str();
         sub->add_option("--repeats", a->options.repeats, "Timed rounds")->capture_default_str();
-        sub->add_option("--json", a->json, "Also write the measurements to this JSON file");
-        sub->callback([a, bench] {
-          RunConfig config = LoadConfigFile(a->config);
-          for (const std::string& s : a->sets) ApplyOverride(config, s);
-          const nlohmann::json r = bench(config, a->options);
-          if (!a->json.empty()) WriteFileAtomic(a->json, r.dump(2) + "\n");
-          std::cout << r.dump(2) << std::endl;
-        });
+        sub->callback(
+            [a, bench] { Emit(bench(LoadBenchConfig(a->common), a->options), a->common.json); });
       };
   add_replica_bench("replicas",
                     "N simulated workers on one device vs one worker, per frame, side by side",
@@ -85,9 +93,7 @@ void AddBenchCommand(CLI::App& app) {
   allreduce->add_option("--json", *ar_json, "Also write the measurements to this JSON file");
   allreduce->callback([ar, ar_json] {
     const nlohmann::json r = BenchAllReduce(*ar);
-    if (r.is_null()) return;  // not rank 0
-    if (!ar_json->empty()) WriteFileAtomic(*ar_json, r.dump(2) + "\n");
-    std::cout << r.dump(2) << std::endl;
+    if (!r.is_null()) Emit(r, *ar_json);  // null: not rank 0
   });
 }
 
