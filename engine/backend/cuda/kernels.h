@@ -59,7 +59,7 @@ void LaunchRandomGaussian(Stream s, uint64_t seed, uint64_t offset, float stddev
 void LaunchSampleBernoulli(Stream s, uint64_t seed, uint64_t offset, ConstMatrixView probs,
                            MatrixView out);
 
-// ngsgd_small.cu, rbm_small.cu: one small program as one block of threads.
+// small_programs.cu: one small program as one block of threads.
 void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task);
 void LaunchRbmSmall(Stream s, const RbmSmallTask& task);
 
