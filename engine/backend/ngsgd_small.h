@@ -226,17 +226,15 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
   SymmetricEigen(b, w.z, w.v, w.rot, r);
   SortEigen(b, w.z, w.v, w.c, w.u, w.flags + 1, r);
 
-  // Eigenvalues of the unscaled Z, floored.
+  // The eigenvalues of the unscaled Z, floored; an ill-conditioned or floored set is due for
+  // re-orthogonalisation.
+  b.For(r, [&](int64_t i) { w.c[i] *= z_scale; });
+  b.Sync();
   const double c_floor = (rho * eta1) * (rho * eta1);
-  bool reorthogonalize = w.c[0] * z_scale > kConditionThreshold * w.c[r - 1] * z_scale;
-  const double floored =
-      b.Sum(r, [&](int64_t i) { return w.c[i] * z_scale < c_floor ? 1.0 : 0.0; });
-  reorthogonalize = reorthogonalize || floored > 0.0;
+  const double floored = b.Sum(r, [&](int64_t i) { return w.c[i] < c_floor ? 1.0 : 0.0; });
+  const bool reorthogonalize = w.c[0] > kConditionThreshold * w.c[r - 1] || floored > 0.0;
   b.Sync();  // every thread has read c before it is overwritten
-  b.For(r, [&](int64_t i) {
-    const double ci = w.c[i] * z_scale;
-    w.c[i] = ci < c_floor ? c_floor : ci;
-  });
+  b.For(r, [&](int64_t i) { w.c[i] = w.c[i] < c_floor ? c_floor : w.c[i]; });
   b.Sync();
 
   // tr(R R^T) = tr(P P^T) + sum_i L_ii (2 - e_i); gamma = sqrt(tr(R R^T) / tr(P P^T)).
