@@ -129,8 +129,8 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
       double err = 0.0, err_first = 0.0, err_last = 0.0;
       int64_t frames = 0, frames_first = 0, frames_last = 0, guards = 0;
       const int64_t tenth = epoch_frames / 10;
-      int phase = 0;  // 0: first tenth, 1: middle, 2: last tenth
-      auto take = [&](double* into) {
+      int phase = 0;                   // 0: first tenth, 1: middle, 2: last tenth
+      auto take = [&](double* into) {  // into: the tenth being closed, or null (the middle)
         const Cd1Stats st = rbm.TakeStats();
         if (st.non_finite > 0 || !std::isfinite(st.recon_sq_error)) {
           MAVG_FAIL("RBM pretraining diverged: non-finite reconstruction in layer {} epoch {}",
@@ -146,12 +146,11 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
         }
         guards += st.guards;
         err += st.recon_sq_error;
-        *into += st.recon_sq_error;
+        if (into != nullptr) *into += st.recon_sq_error;
       };
-      double middle = 0.0;
       while (const int64_t n = reader.Next(host_x, labels)) {
         if (phase == 0 && frames >= tenth) take(&err_first), phase = 1;
-        if (phase == 1 && frames >= epoch_frames - tenth) take(&middle), phase = 2;
+        if (phase == 1 && frames >= epoch_frames - tenth) take(nullptr), phase = 2;
         const int64_t step = frames_done / o.momentum_step_period;
         if (step != step_prev) {  // a new momentum step also restores a guard-lowered lr
           step_prev = step;
@@ -171,7 +170,7 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
         bar.Update(frames);
         if (options.on_minibatch) options.on_minibatch();
       }
-      take(phase == 2 ? &err_last : phase == 1 ? &middle : &err_first);
+      take(phase == 2 ? &err_last : phase == 0 ? &err_first : nullptr);
       bar.Finish();
       const double per = static_cast<double>(visible);
       auto mse = [&](double e, int64_t f) {

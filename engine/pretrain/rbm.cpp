@@ -18,7 +18,12 @@ Rbm::Rbm(Backend& backend, int visible, int hidden, RbmUnits visible_units)
   scalars_ = DeviceBuffer<float>(backend, 4);
   stats_ = DeviceBuffer<double>(backend, kRbmStatCount);
   SetLearningRate(0.0f);
-  TakeStats();
+  ZeroStats();
+}
+
+void Rbm::ZeroStats() {
+  const std::vector<double> zeros(kRbmStatCount, 0.0);
+  stats_.CopyFromHost(zeros.data(), zeros.size());
 }
 
 void Rbm::SetLearningRate(float lr) { scalars_.CopyFromHost(&lr, 1); }
@@ -30,15 +35,14 @@ float Rbm::LearningRate() {
 }
 
 Cd1Stats Rbm::TakeStats() {
-  std::vector<double> s = stats_.ToHost();
+  const std::vector<double> s = stats_.ToHost();
   Cd1Stats out;
   out.recon_sq_error = s[kRbmReconSqError];
   out.guards = static_cast<int64_t>(s[kRbmGuards]);
   out.non_finite = static_cast<int64_t>(s[kRbmNonFinite]);
   out.guard_pos_std = s[kRbmGuardPosStd];
   out.guard_neg_std = s[kRbmGuardNegStd];
-  std::fill(s.begin(), s.end(), 0.0);
-  stats_.CopyFromHost(s.data(), s.size());
+  ZeroStats();
   return out;
 }
 

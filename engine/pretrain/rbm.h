@@ -84,6 +84,7 @@ class Rbm {
     return ConstMatrixView(m.View().data + at, rows, cols);
   }
   void EnsureWorkspace(int64_t rows);
+  void ZeroStats();
 
   Backend* backend_;  // [not null], not owned
   int visible_, hidden_;
