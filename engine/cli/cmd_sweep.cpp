@@ -31,9 +31,9 @@ std::unique_ptr<Store> OpenForReading(const SweepPaths& paths) {
 }
 
 // The database of commands that follow up on a sweep: it must exist already.
-Store OpenExisting(const SweepPaths& paths) {
+Store OpenExisting(const SweepPaths& paths, sql::OpenMode mode = sql::OpenMode::kReadWrite) {
   MAVG_CHECK(PathExists(paths.Db()), "{}: no results database", paths.Db());
-  return Store(paths.Db());
+  return Store(paths.Db(), mode);
 }
 
 std::unique_ptr<Store> OpenForWriting(const SweepPaths& paths) {
@@ -149,9 +149,9 @@ void AddSweepCommand(CLI::App& app) {
   status->callback([a] {
     // A database this process cannot write (an archive) is read as it is, without updating
     // the states of SLURM jobs.
-    MAVG_CHECK(PathExists(a->paths.Db()), "{}: no results database", a->paths.Db());
     const bool writable = sql::Writable(a->paths.Db());
-    Store store(a->paths.Db(), writable ? sql::OpenMode::kReadWrite : sql::OpenMode::kReadOnly);
+    Store store =
+        OpenExisting(a->paths, writable ? sql::OpenMode::kReadWrite : sql::OpenMode::kReadOnly);
     if (writable) {
       std::cout << ReconcileSlurm(store, a->name, a->hung_after_s);
     } else {

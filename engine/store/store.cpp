@@ -75,13 +75,14 @@ void Store::Migrate() {
              "{}: database schema version {} is newer than this mavg understands ({})", db_.Path(),
              version, migrations.size());
   if (version == static_cast<int64_t>(migrations.size())) return;
-  if (db_.ReadOnly() && version > 0) {
+  if (db_.ReadOnly()) {  // ":memory:" is opened writable, so this is a file on disk
+    MAVG_CHECK(version > 0, "{}: opened read-only, and it holds no mavg results (no schema)",
+               db_.Path());
     MAVG_FAIL(
         "{}: opened read-only, and its schema (version {}) is older than this mavg's ({}): run "
         "one mavg sweep command where it is writable to migrate it",
         db_.Path(), version, migrations.size());
   }
-  if (db_.ReadOnly()) return;  // an empty database (":memory:"): nothing to read
   sql::Transaction tx(db_);
   // Re-read inside the write lock: another process may have migrated meanwhile.
   for (int64_t v = db_.UserVersion(); v < static_cast<int64_t>(migrations.size()); ++v) {
