@@ -23,9 +23,4 @@ AveragingPlan PlanAveraging(int64_t min_shard_frames, int64_t minibatch,
   return p;
 }
 
-void AverageReplicas(Backend& backend, const std::vector<MatrixView>& replicas, MatrixView acc) {
-  backend.MeanOfReplicas(replicas);
-  if (acc.data != replicas[0].data) backend.Copy(replicas[0], acc);
-}
-
 }  // namespace mavg

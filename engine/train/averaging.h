@@ -7,9 +7,6 @@
 // shard allows, and stops right after the last one; its remaining frames are dropped (counted).
 
 #include <cstdint>
-#include <vector>
-
-#include "engine/backend/backend.h"
 
 namespace mavg {
 
@@ -26,11 +23,5 @@ struct AveragingPlan {
 
 // min_shard_frames: frames of the smallest shard. Throws when not even one averaging fits.
 AveragingPlan PlanAveraging(int64_t min_shard_frames, int64_t minibatch, int64_t frames_per_reduce);
-
-// Simulated workers' averaging: acc = (1/N) * (((r0 + r1) + r2) + ...), summed in rank order,
-// then every replica = acc. The same float operations as a deterministic communicator's
-// all-reduce followed by the same scaling, so both modes give bit-identical models. `acc` may
-// be replicas[0].
-void AverageReplicas(Backend& backend, const std::vector<MatrixView>& replicas, MatrixView acc);
 
 }  // namespace mavg

@@ -3,7 +3,6 @@
 // run and N MPI ranks give bit-identical models.
 #include "engine/core/error.h"
 #include "engine/core/timer.h"
-#include "engine/train/averaging.h"
 #include "engine/train/worker_group.h"
 
 namespace mavg {
@@ -46,7 +45,7 @@ class SimulatedGroup final : public WorkerGroup {
       for (size_t j = 0; j < all[first].size(); ++j) {
         std::vector<MatrixView> replicas;
         for (int k = first; k < first + size; ++k) replicas.push_back(all[k][j]);
-        AverageReplicas(backend_, replicas, replicas[0]);
+        backend_.MeanOfReplicas(replicas);
       }
     }
     backend_.Synchronize();

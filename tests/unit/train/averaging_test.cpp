@@ -60,7 +60,8 @@ TEST_P(Averaging, ReplicasMatchADeterministicAllReduceBitForBit) {
   }
   Matrix acc(*backend, 1, size);
   std::vector<MatrixView> views(reps.begin(), reps.end());
-  AverageReplicas(*backend, views, acc);
+  backend->MeanOfReplicas(views);
+  backend->Copy(views[0], acc);
   // The same through a thread group (rank-order sums) and the same scaling.
   std::vector<std::vector<float>> reduced(n);
   RunThreadGroup(n, [&](Communicator& comm) {
@@ -110,7 +111,8 @@ TEST_P(Averaging, OneAveragedStepEqualsOneStepOnTheUnionWithLrOverN) {
               stats.Data());
   }
   Matrix avg(*backend, 1, net.NumParams());
-  AverageReplicas(*backend, std::vector<MatrixView>(reps.begin(), reps.end()), avg);
+  backend->MeanOfReplicas(std::vector<MatrixView>(reps.begin(), reps.end()));
+  backend->Copy(reps[0], avg);
 
   SgdOptimizer sgd(*backend, SgdOptions{});
   TrainStep(net, sgd, dx, dl.Data(), lr / n, stats.Data());
