@@ -5,14 +5,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.bash"
 export SLURM_CONF="${MAVG_SLURM_DIR:-/var/tmp/mavg-slurm}/slurm.conf"
 
 # wait_jobs SWEEP [SECONDS]: until no job of the sweep is queued; requeued tasks are released
-# at once instead of after SLURM's 121 s requeue delay.
+# at once instead of after SLURM's 121 s requeue delay. The queue must look empty twice, 2 s
+# apart: a job being requeued (scontrol requeue) is briefly listed nowhere.
 wait_jobs() {
-  local name="mavg-$1" limit="${2:-300}" t=0
-  while [ -n "$(squeue -h -n "$name" -o %i)" ]; do
+  local name="mavg-$1" limit="${2:-300}" t=0 empty=0
+  while [ "$empty" -lt 2 ]; do
+    if [ -n "$(squeue -h -n "$name" -o %i)" ]; then
+      empty=0
+    else
+      empty=$((empty + 1))
+      [ "$empty" -lt 2 ] || break
+    fi
     for j in $(squeue -h -r -n "$name" -t PD -o "%i %r" | awk '$2 == "BeginTime" {print $1}'); do
       scontrol update jobid="$j" StartTime=now 2>/dev/null || true
     done
     sleep 1; t=$((t + 1))
+    [ "$empty" -eq 0 ] || { sleep 1; t=$((t + 1)); }
     [ "$t" -lt "$limit" ] || fail "jobs of $1 still queued after ${limit}s: $(squeue -h -n "$name")"
   done
 }
