@@ -67,6 +67,7 @@ void AddTrainCommand(CLI::App& app) {
     const std::string status = result.value("status", "?");
     const std::optional<RunState> state = ParseRunState(status);
     if (state == RunState::kDiverged) ExitCode() = kExitDiverged;
+    if (state == RunState::kCollapsed) ExitCode() = kExitCollapsed;
     if (state == RunState::kPreempted) ExitCode() = kExitPreempted;
     if (result.value("rank", 0) != 0) return;  // rank 0 reports for everyone
     std::string line = fmt::format("{}: {}", options.run_dir, status);

@@ -54,12 +54,19 @@ struct NewbobConfig {
   int64_t keep_lr_epochs = 0;  // keep lr (and accept every epoch) for this many epochs
 };
 
+// When a run whose losses stayed finite still counts as failed (engine/train/health.h).
+struct CollapseConfig {
+  double chance_fraction = 1.0;  // best CV loss >= this x the input-free loss (0: off)
+  double growth = 2.0;           // final CV loss >= this x the first epoch's (0: off)
+};
+
 struct ScheduleConfig {
   std::string type = "exponential";  // exponential | newbob | constant
   double lr = 0.008;                 // initial learning rate (per summed-gradient step)
   double final_ratio = 0.01;         // exponential: last epoch's lr = lr * final_ratio
   int64_t epochs = 15;               // exponential/constant: epochs; newbob: maximum epochs
   NewbobConfig newbob;
+  CollapseConfig collapse;
 };
 
 // Block-wise model-update filtering (Chen & Huo 2016; docs/algorithms.md §1b).

@@ -178,6 +178,19 @@ const std::vector<Binding>& Bindings() {
                  MAVG_FIELD(schedule.newbob.keep_lr_epochs),
                  "newbob: keep the initial lr and accept every epoch for this many epochs")
           .Min(0),
+      KeyBuilder("schedule.collapse.chance_fraction", VT::kFloat,
+                 MAVG_FIELD(schedule.collapse.chance_fraction),
+                 "a run whose best CV loss is not below this x the input-free loss (CV labels "
+                 "scored by the training label frequencies, at most ln(outputs)) ends "
+                 "`collapsed`, not `completed` (0: no such check; not part of the run id)")
+          .Min(0)
+          .NotIdentity(),
+      KeyBuilder("schedule.collapse.growth", VT::kFloat, MAVG_FIELD(schedule.collapse.growth),
+                 "a run whose final CV loss is at least this x the first epoch's and at least "
+                 "half the input-free loss ends `collapsed` (0: no such check; not part of "
+                 "the run id)")
+          .Min(0)
+          .NotIdentity(),
       KeyBuilder("parallel.workers", VT::kInt, MAVG_FIELD(parallel.workers),
                  "data-parallel workers N, each training on its own shard (balanced by frames)")
           .Min(1)

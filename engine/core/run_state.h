@@ -6,7 +6,8 @@
 // run directories hold it); a new state is a new row, and the static_asserts keep every table
 // complete, in enum order and free of duplicates.
 //
-//   RunState     a run: new -> running -> completed | failed | diverged | preempted | interrupted
+//   RunState     a run: new -> running -> completed | failed | diverged | collapsed | preempted |
+//                interrupted
 //   LaunchState  what a launcher saw of one attempt (attempts.state once the launcher reported;
 //                before that the column holds the run's own RunState)
 //   PlanState    a run as a sweep plan sees it (completed splits into done / stale by code version;
@@ -27,6 +28,7 @@ enum class RunState {
   kCompleted,    // trained to the end
   kFailed,       // an error, a time limit, or a process that ended without a result
   kDiverged,     // a non-finite loss (retrying starts it over)
+  kCollapsed,    // trained to the end but learned nothing, or was thrown back (train/health.h)
   kPreempted,    // stopped by a signal at a checkpoint (resumable)
   kInterrupted,  // stopped by the sweep controller: Ctrl-C or `sweep cancel` (resumable)
 };
@@ -46,6 +48,7 @@ enum class PlanState {
   kInterrupted,  // preempted or interrupted: `sweep run` resumes it
   kFailed,
   kDiverged,
+  kCollapsed,
 };
 
 template <class State>
@@ -61,6 +64,7 @@ inline constexpr StateText<RunState> kRunStates[] = {
     {RunState::kCompleted, "completed"},
     {RunState::kFailed, "failed"},
     {RunState::kDiverged, "diverged"},
+    {RunState::kCollapsed, "collapsed"},
     {RunState::kPreempted, "preempted"},
     {RunState::kInterrupted, "interrupted"},
 };
@@ -78,6 +82,7 @@ inline constexpr StateText<PlanState> kPlanStates[] = {
     {PlanState::kInterrupted, "interrupted"},
     {PlanState::kFailed, "failed"},
     {PlanState::kDiverged, "diverged"},
+    {PlanState::kCollapsed, "collapsed"},
 };
 
 namespace state_detail {
@@ -121,10 +126,15 @@ std::string RunStateNames();
 std::string LaunchStateNames();
 std::string PlanStateNames();
 
-// Ended with a verdict (completed, failed, diverged): nothing resumes it; only `sweep retry`
-// or --force runs it again.
+// Ended with a verdict (completed, failed, diverged, collapsed): nothing resumes it; only
+// `sweep retry` or --force runs it again.
 constexpr bool IsTerminal(RunState s) {
-  return s == RunState::kCompleted || s == RunState::kFailed || s == RunState::kDiverged;
+  return s == RunState::kCompleted || s == RunState::kFailed || s == RunState::kDiverged ||
+         s == RunState::kCollapsed;
+}
+// Trained, but to a model that must not be used (diverged, collapsed): a retry starts over.
+constexpr bool IsUnhealthy(RunState s) {
+  return s == RunState::kDiverged || s == RunState::kCollapsed;
 }
 // Stopped at a checkpoint (preempted, interrupted): the next launch continues it.
 constexpr bool IsResumable(RunState s) {
@@ -147,6 +157,8 @@ constexpr PlanState PlanStateOf(RunState s, bool current_code) {
       return PlanState::kFailed;
     case RunState::kDiverged:
       return PlanState::kDiverged;
+    case RunState::kCollapsed:
+      return PlanState::kCollapsed;
     case RunState::kPreempted:
     case RunState::kInterrupted:
       return PlanState::kInterrupted;

@@ -16,7 +16,7 @@ double EpochTrainSeconds(const EpochRecord& e) {
 }  // namespace
 
 bool CountsForTimeToTarget(const ReportRun& r) {
-  return r.status == RunState::kCompleted || r.status == RunState::kDiverged;
+  return r.status == RunState::kCompleted || IsUnhealthy(r.status);
 }
 
 std::optional<double> TimeToTarget(const ReportRun& r, double target) {

@@ -263,6 +263,9 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
     reason = fmt::format("non-finite loss in epoch {} minibatch {} (lr {})", d.value("epoch", 0),
                          d.value("minibatch", 0), d.value("lr", 0.0));
   }
+  if (result && status == RunState::kCollapsed && result->contains("collapse")) {
+    reason = (*result)["collapse"].value("reason", reason);
+  }
   epochs = ReadJsonLines(run_dir + "/metrics.jsonl");
   const std::vector<nlohmann::json> pretrain = ReadJsonLines(run_dir + "/pretrain.jsonl");
   const int attempt = state ? state->value("attempt", 1) : 0;

@@ -80,11 +80,12 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
   // Threads are not part of the run's identity: the launcher chooses them for every attempt.
   q.config.device_options.threads = q.threads;
   q.timeout_s = options.timeout_s > 0 ? options.timeout_s : resources.TimeSeconds();
-  // A run with a checkpoint continues from it (interrupted, timed out, crashed); a diverged run
-  // would diverge again from there and starts over; a stale or done run is redone (--force).
+  // A run with a checkpoint continues from it (interrupted, timed out, crashed); a diverged or
+  // collapsed run would end the same way from there and starts over; a stale or done run is
+  // redone (--force).
   q.force = state == PlanState::kStale || state == PlanState::kDone;
-  q.resume =
-      !q.force && state != PlanState::kDiverged && PathExists(run_dir + "/checkpoint/meta.json");
+  q.resume = !q.force && state != PlanState::kDiverged && state != PlanState::kCollapsed &&
+             PathExists(run_dir + "/checkpoint/meta.json");
   q.attempt = NextAttempt(run_dir);
   q.planned_state = state;
   return q;
@@ -145,7 +146,7 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   bool any_failed = false;
   const auto runs = store.RunsOfSweep(sweep);
   for (const auto& [id, st] : final_status) {
-    if (st == RunState::kFailed || st == RunState::kDiverged) {
+    if (st == RunState::kFailed || IsUnhealthy(st)) {
       any_failed = true;
       std::cout << fmt::format("  {} {}: {}\n", st, id, runs.at(id).reason);
     }

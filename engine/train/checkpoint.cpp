@@ -147,6 +147,19 @@ void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
                                       x.get<double>() >= 0;
                              }),
              "{}: 'cv_best' is {}, expected 3 finite numbers >= 0", path, cv.dump());
+  if (meta.contains("cv_losses")) {  // absent in checkpoints of older versions
+    const nlohmann::json& losses = meta.at("cv_losses");
+    MAVG_CHECK(losses.is_array() &&
+                   losses.size() == static_cast<size_t>(field("epochs_done").get<int64_t>()) &&
+                   std::all_of(losses.begin(), losses.end(),
+                               [](const nlohmann::json& x) {
+                                 return x.is_null() ||
+                                        (x.is_number() && std::isfinite(x.get<double>()) &&
+                                         x.get<double>() >= 0);
+                               }),
+               "{}: 'cv_losses' is {}, expected one number >= 0 (or null) per epoch done", path,
+               losses.dump().substr(0, 80));
+  }
   if (meta.contains("compute_total")) number("compute_total");
   if (meta.contains("frames_total")) integer("frames_total", 0, INT64_MAX, ">= 0");
   const nlohmann::json& progress = field("progress");

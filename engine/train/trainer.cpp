@@ -28,6 +28,7 @@
 #include "engine/train/checkpoint.h"
 #include "engine/train/decode_eval.h"
 #include "engine/train/device_choice.h"
+#include "engine/train/health.h"
 #include "engine/train/metrics.h"
 #include "engine/train/run_data.h"
 #include "engine/train/run_dir.h"
@@ -90,6 +91,12 @@ class Trainer {
   nlohmann::json ProgressJson();  // a collective
   void WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped = false);
   EpochMetrics EndEpochMetrics(int epoch, const EvalSums& cv, bool accepted);
+  CollapseVerdict CheckHealth() const;
+  nlohmann::json CvLossesJson() const {
+    nlohmann::json a = nlohmann::json::array();
+    for (double x : cv_losses_) a.push_back(Num(x));
+    return a;
+  }
 
   // Values are owned unless marked otherwise.
   const RunConfig& config_;      // not owned (Train's caller)
@@ -118,14 +125,15 @@ class Trainer {
   DeviceBuffer<int32_t> labels_;       // [minibatch] device labels
   std::vector<float> host_x_;          // host staging of the next minibatch
   std::vector<int32_t> host_labels_;
-  nlohmann::json diverged_at_;  // where a non-finite loss was seen
-  double load_io_s_ = 0.0;      // reading the data
-  double compute_total_ = 0.0;  // over the epochs: the slowest worker's compute
-  int64_t frames_total_ = 0;    // over the epochs: frames trained by all workers
-  EvalSums cv_best_;            // CV statistics of the last accepted epoch
-  int start_epoch_ = 1;         // first epoch to run (after a checkpoint's)
-  bool restored_ = false;       // continuing from a checkpoint
-  int test_stop_epoch_ = -1;    // MAVG_TEST_STOP_AT
+  nlohmann::json diverged_at_;     // where a non-finite loss was seen
+  double load_io_s_ = 0.0;         // reading the data
+  double compute_total_ = 0.0;     // over the epochs: the slowest worker's compute
+  int64_t frames_total_ = 0;       // over the epochs: frames trained by all workers
+  EvalSums cv_best_;               // CV statistics of the last accepted epoch
+  std::vector<double> cv_losses_;  // [epochs done] every epoch's CV loss (health check)
+  int start_epoch_ = 1;            // first epoch to run (after a checkpoint's)
+  bool restored_ = false;          // continuing from a checkpoint
+  int test_stop_epoch_ = -1;       // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;  // the checkpoint's position inside an epoch, or null
   nlohmann::json pretrain_info_;    // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
@@ -336,6 +344,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, b
                            {"world_size", n_},
                            {"averager", averager_state},
                            {"cv_best", {cv_best_.loss_sum, cv_best_.correct, cv_best_.frames}},
+                           {"cv_losses", CvLossesJson()},
                            {"compute_total", compute_total_},
                            {"frames_total", frames_total_},
                            {"pretrain", pretrain_info_},
@@ -375,6 +384,10 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
   schedule_->LoadState(meta.at("schedule"));
   const auto cv = meta.at("cv_best").get<std::vector<double>>();
   cv_best_ = EvalSums{cv[0], cv[1], cv[2]};
+  cv_losses_.clear();  // older checkpoints have none: the health check sees the later epochs
+  for (const auto& x : meta.value("cv_losses", nlohmann::json::array())) {
+    cv_losses_.push_back(x.is_null() ? std::numeric_limits<double>::infinity() : x.get<double>());
+  }
   compute_total_ = meta.value("compute_total", 0.0);
   frames_total_ = meta.value("frames_total", int64_t{0});
   pretrain_info_ = meta.value("pretrain", nlohmann::json());
@@ -503,6 +516,12 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   return m;
 }
 
+CollapseVerdict Trainer::CheckHealth() const {
+  const double input_free =
+      InputFreeLoss(data_.train.labels, data_.dev.labels, static_cast<int64_t>(data_.num_outputs));
+  return CheckCollapse(cv_losses_, cv_best_.Loss(), input_free, config_.schedule.collapse);
+}
+
 nlohmann::json Trainer::Run() {
   Timer wall;
   Setup();
@@ -553,6 +572,7 @@ nlohmann::json Trainer::Run() {
     const EvalSums cv = EvaluateSet(data_.dev, dev_shards_);
     const double cv_s = cv_timer.Seconds();
     const EpochDecision decision = schedule_->EndEpoch(cv.Loss());
+    cv_losses_.push_back(cv.Loss());
     if (decision.accept) {
       cv_best_ = cv;
       if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
@@ -585,8 +605,18 @@ nlohmann::json Trainer::Run() {
     if (decision.stop) break;
   }
 
-  result["status"] = std::string(ToString(status));
   if (status == RunState::kCompleted) {
+    const CollapseVerdict health = CheckHealth();
+    if (health.collapsed) {
+      spdlog::error("[train] collapsed: {}", health.reason);
+      status = RunState::kCollapsed;
+      result["collapse"] = health.detail;
+      result["collapse"]["reason"] = health.reason;
+    }
+  }
+  result["status"] = std::string(ToString(status));
+  // A collapsed run is measured like a completed one: its numbers show how bad it is.
+  if (status == RunState::kCompleted || status == RunState::kCollapsed) {
     result["cv_loss"] = Num(cv_best_.Loss());
     result["cv_acc"] = cv_best_.Accuracy();
     if (!test_shards_.empty()) {

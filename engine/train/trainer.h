@@ -11,6 +11,7 @@ namespace mavg {
 
 // Exit codes of `mavg train` (documented in the README).
 constexpr int kExitDiverged = 3;
+constexpr int kExitCollapsed = 4;   // trained, but learned nothing or was thrown back (health.h)
 constexpr int kExitPreempted = 75;  // EX_TEMPFAIL: a scheduler may requeue; --resume continues
 
 struct TrainOptions {
@@ -23,9 +24,10 @@ struct TrainOptions {
 
 // Trains and writes config.yaml, state.json, metrics.jsonl, result.json, model.bin, log.txt,
 // checkpoint/. Returns result.json's content; its "status" is "completed", "diverged" (a
-// non-finite loss on some worker: epoch, minibatch and lr recorded) or "preempted" (a stop
-// signal: checkpointed, resumable). Other problems throw after marking the run "failed"; under
-// MPI a failing rank aborts all ranks so none hangs.
+// non-finite loss on some worker: epoch, minibatch and lr recorded), "collapsed" (trained to the
+// end, but the CV loss says it learned nothing or was thrown back: the check in "collapse") or
+// "preempted" (a stop signal: checkpointed, resumable). Other problems throw after marking the run
+// "failed"; under MPI a failing rank aborts all ranks so none hangs.
 nlohmann::json Train(const RunConfig& config, const TrainOptions& options);
 
 }  // namespace mavg

@@ -54,16 +54,16 @@ TEST(PlanState, RoundTripsAndUnique) {
 
 // The database and run-file contract: these texts must never change.
 TEST(RunState, TextsArePinned) {
-  const std::vector<std::string_view> run = {"new",      "running",   "completed",  "failed",
-                                             "diverged", "preempted", "interrupted"};
+  const std::vector<std::string_view> run = {"new",      "running",   "completed", "failed",
+                                             "diverged", "collapsed", "preempted", "interrupted"};
   ASSERT_EQ(std::size(kRunStates), run.size());
   for (size_t i = 0; i < run.size(); ++i) EXPECT_EQ(kRunStates[i].text, run[i]);
   const std::vector<std::string_view> launch = {"finished", "timeout", "interrupted",
                                                 "failed-to-start"};
   ASSERT_EQ(std::size(kLaunchStates), launch.size());
   for (size_t i = 0; i < launch.size(); ++i) EXPECT_EQ(kLaunchStates[i].text, launch[i]);
-  const std::vector<std::string_view> plan = {"new",         "done",   "stale",   "running",
-                                              "interrupted", "failed", "diverged"};
+  const std::vector<std::string_view> plan = {"new",         "done",   "stale",    "running",
+                                              "interrupted", "failed", "diverged", "collapsed"};
   ASSERT_EQ(std::size(kPlanStates), plan.size());
   for (size_t i = 0; i < plan.size(); ++i) EXPECT_EQ(kPlanStates[i].text, plan[i]);
 }
@@ -110,6 +110,9 @@ TEST(RunState, Predicates) {
   EXPECT_TRUE(IsTerminal(RunState::kCompleted));
   EXPECT_TRUE(IsTerminal(RunState::kFailed));
   EXPECT_TRUE(IsTerminal(RunState::kDiverged));
+  EXPECT_TRUE(IsTerminal(RunState::kCollapsed));
+  EXPECT_TRUE(IsUnhealthy(RunState::kDiverged) && IsUnhealthy(RunState::kCollapsed));
+  EXPECT_FALSE(IsUnhealthy(RunState::kCompleted) || IsUnhealthy(RunState::kFailed));
   EXPECT_TRUE(IsResumable(RunState::kPreempted));
   EXPECT_TRUE(IsResumable(RunState::kInterrupted));
 }
@@ -121,6 +124,7 @@ TEST(PlanState, FromRunState) {
   EXPECT_EQ(PlanStateOf(RunState::kCompleted, false), PlanState::kStale);
   EXPECT_EQ(PlanStateOf(RunState::kFailed, false), PlanState::kFailed);
   EXPECT_EQ(PlanStateOf(RunState::kDiverged, true), PlanState::kDiverged);
+  EXPECT_EQ(PlanStateOf(RunState::kCollapsed, true), PlanState::kCollapsed);
   EXPECT_EQ(PlanStateOf(RunState::kPreempted, true), PlanState::kInterrupted);
   EXPECT_EQ(PlanStateOf(RunState::kInterrupted, true), PlanState::kInterrupted);
   // Apart from done/stale, a run's plan state has the same text as its status.

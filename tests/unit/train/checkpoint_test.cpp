@@ -19,6 +19,7 @@ nlohmann::json GoodMeta() {
           {"world_size", 2},
           {"averager", nlohmann::json::object()},
           {"cv_best", {10.5, 3.0, 20.0}},
+          {"cv_losses", {0.9, nullptr, 0.7}},
           {"compute_total", 1.5},
           {"frames_total", 1000}};
 }
@@ -47,6 +48,10 @@ TEST(Checkpoint, AValidRecordPasses) {
   m = GoodMeta();
   m["epochs_done"] = 5;  // the last epoch done
   m["stopped"] = true;
+  m["cv_losses"] = {1.0, 0.9, 0.8, 0.7, 0.6};
+  EXPECT_EQ(ErrorOf(m), "");
+  m = GoodMeta();
+  m.erase("cv_losses");  // written by an older version
   EXPECT_EQ(ErrorOf(m), "");
 }
 
@@ -61,6 +66,9 @@ TEST(Checkpoint, EveryBadFieldIsNamedWithTheFile) {
       {{{"cv_best", {1.0, 2.0}}}, "'cv_best'"},
       {{{"cv_best", {1.0, -2.0, 3.0}}}, "'cv_best'"},
       {{{"compute_total", -1.0}}, "'compute_total'"},
+      {{{"cv_losses", {0.9, 0.8}}}, "'cv_losses' is [0.9,0.8], expected one number"},
+      {{{"cv_losses", {0.9, -0.8, 0.7}}}, "'cv_losses'"},
+      {{{"cv_losses", {0.9, "x", 0.7}}}, "'cv_losses'"},
       {{{"frames_total", -5}}, "'frames_total' is -5"},
       {{{"progress", {{"minibatches", -1}}}}, "'progress'"},
       {{{"progress", 3}}, "'progress'"},
@@ -79,6 +87,7 @@ TEST(Checkpoint, EveryBadFieldIsNamedWithTheFile) {
   EXPECT_NE(ErrorOf(m).find("'has_best' is missing"), std::string::npos);
   m = GoodMeta();
   m["epochs_done"] = 5;
+  m["cv_losses"] = {1.0, 0.9, 0.8, 0.7, 0.6};
   m["progress"] = {{"minibatches", 2}};
   EXPECT_NE(ErrorOf(m).find("after the last epoch"), std::string::npos);
   EXPECT_NE(ErrorOf(nlohmann::json::array()).find("a JSON object"), std::string::npos);
