@@ -264,7 +264,8 @@ SweepSpec LoadSweepSpec(const std::string& path) {
   };
   for (const auto& [key, values] : spec.grid) add_axis(key);
   for (const auto& g : spec.zips) {
-    for (const auto& [key, values] : g) {
+    for (const auto& axis : g) {
+      const std::string& key = axis.first;
       MAVG_CHECK(std::none_of(spec.grid.begin(), spec.grid.end(),
                               [&](const auto& a) { return a.first == key; }),
                  "{}: axis '{}' is both in grid and in zip", path, key);
