@@ -8,6 +8,7 @@
 #include "engine/cli/commands.h"
 #include "engine/config/schema.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 
 namespace mavg::cli {
 namespace {
@@ -35,8 +36,8 @@ RunConfig LoadBenchConfig(const ConfigBenchArgs& a) {
 
 // Prints the measurements, and writes them to `json_path` when given.
 void Emit(const nlohmann::json& r, const std::string& json_path) {
-  if (!json_path.empty()) WriteFileAtomic(json_path, r.dump(2) + "\n");
-  std::cout << r.dump(2) << std::endl;
+  if (!json_path.empty()) WriteFileAtomic(json_path, DumpJson(r, 2) + "\n");
+  std::cout << DumpJson(r, 2) << std::endl;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/build_info.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 
 namespace mavg::cli {
 
@@ -35,7 +36,7 @@ void AddDevicesCommand(CLI::App& app) {
     }
     const nlohmann::json out = {
         {"built_with_cuda", build_info::kWithCuda}, {"count", devices.size()}, {"devices", list}};
-    if (!json_path->empty()) WriteFileAtomic(*json_path, out.dump(2) + "\n");
+    if (!json_path->empty()) WriteFileAtomic(*json_path, DumpJson(out, 2) + "\n");
   });
 }
 

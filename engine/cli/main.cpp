@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
     }
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mavg: error: %s\n", e.what());
+    std::fprintf(stderr, "mavg: error: %s\n", mavg::ErrorText(e.what()).c_str());
     return 1;
   }
   const int output = CheckStandardOutput(stdout_buffer);

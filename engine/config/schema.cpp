@@ -11,6 +11,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/json.h"
 #include "engine/core/yaml.h"
 
 namespace mavg {
@@ -420,6 +421,11 @@ std::string Assign(RunConfig& config, const Binding& binding, const std::string&
       return "";
     }
     case ValueType::kString:
+      // Run files, run ids and the database hold configs as JSON, which is UTF-8.
+      if (const size_t at = InvalidUtf8At(value); at != std::string::npos) {
+        return fmt::format("key '{}': the value is not valid UTF-8 (byte 0x{:02X} at offset {})",
+                           spec.path, static_cast<unsigned char>(value[at]), at);
+      }
       *static_cast<std::string*>(field) = value;
       return "";
   }
@@ -497,7 +503,7 @@ nlohmann::json FieldJson(RunConfig& config, const Binding& b) {
 std::string FieldText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return fmt::format("{}", v.get<double>());
-  return v.dump();
+  return DumpJson(v);
 }
 
 nlohmann::json::json_pointer Pointer(const std::string& path) {
@@ -548,14 +554,16 @@ std::string NearestKey(const std::string& path) {
 
 RunConfig ParseConfigYaml(const std::string& text, const std::string& source,
                           const RunConfig& base) {
-  const YAML::Node root = LoadYamlStrict(text, source);
-  RunConfig config = base;
-  if (root.IsNull()) return config;  // an empty file: all defaults
-  MAVG_CHECK(root.IsMap(), "{}: expected a mapping of config keys at the top level", source);
-  std::vector<std::string> problems;
-  Walk(root, "", config, problems);
-  ThrowProblems(source, problems);
-  return config;
+  return ReadingYaml(source, [&] {
+    const YAML::Node root = LoadYamlStrict(text, source);
+    RunConfig config = base;
+    if (root.IsNull()) return config;  // an empty file: all defaults
+    MAVG_CHECK(root.IsMap(), "{}: expected a mapping of config keys at the top level", source);
+    std::vector<std::string> problems;
+    Walk(root, "", config, problems);
+    ThrowProblems(source, problems);
+    return config;
+  });
 }
 
 RunConfig LoadConfigFile(const std::string& path) {
@@ -752,7 +760,7 @@ RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) 
     const nlohmann::json::json_pointer ptr(p);
     if (!json.contains(ptr)) continue;
     const nlohmann::json& v = json[ptr];
-    if (std::string err = Assign(config, b, v.is_string() ? v.get<std::string>() : v.dump());
+    if (std::string err = Assign(config, b, v.is_string() ? v.get<std::string>() : DumpJson(v));
         !err.empty()) {
       throw Error(fmt::format("{}: {}", source, err));
     }
@@ -790,7 +798,7 @@ std::string CanonicalJson(const RunConfig& config_in) {
       out[Pointer(b.spec.path)] = FieldJson(config, b);
     }
   }
-  return out.dump();  // nlohmann::json objects keep keys sorted
+  return DumpJson(out);  // nlohmann::json objects keep keys sorted
 }
 
 std::string RunId(const RunConfig& config) {

@@ -7,6 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 
 namespace mavg {
 namespace {
@@ -66,7 +67,7 @@ uint32_t Crc(const float* data, size_t n) {
 
 void WriteBlobFile(const std::string& path, const char* magic, uint32_t version,
                    const nlohmann::json& header, const std::vector<float>& data) {
-  const std::string header_text = header.dump();
+  const std::string header_text = DumpJson(header);
   std::string out;
   out.reserve(64 + header_text.size() + data.size() * sizeof(float));
   out.append(magic, kMagicSize);
@@ -101,7 +102,7 @@ BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t versi
              what);
   const char* raw = cur.Take(n * sizeof(float), "parameters");
   blob.data.resize(n);
-  std::memcpy(blob.data.data(), raw, n * sizeof(float));
+  if (n > 0) std::memcpy(blob.data.data(), raw, n * sizeof(float));  // data() of none: null
   const auto crc = cur.Get<uint32_t>("checksum");
   MAVG_CHECK(crc == Crc(blob.data.data(), blob.data.size()), "{}: parameter checksum mismatch",
              path);

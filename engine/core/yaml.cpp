@@ -1,5 +1,6 @@
 #include "engine/core/yaml.h"
 
+#include <algorithm>
 #include <map>
 
 #include "engine/core/error.h"
@@ -37,7 +38,20 @@ void CheckDuplicateKeys(const YAML::Node& node, const std::string& path,
 
 }  // namespace
 
+void ThrowYamlError(const std::string& source, const YAML::Exception& e) {
+  if (e.mark.is_null()) throw Error(fmt::format("{}: {}", source, e.msg));
+  throw Error(fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+}
+
 YAML::Node LoadYamlStrict(const std::string& text, const std::string& source) {
+  // YAML is Unicode, and what is read here ends up in JSON run files and the database.
+  if (const size_t at = InvalidUtf8At(text); at != std::string::npos) {
+    const size_t newline = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+    const size_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+    const size_t column = newline == std::string::npos ? at + 1 : at - newline;
+    throw Error(fmt::format("{}:{}:{}: not valid UTF-8 (byte 0x{:02X})", source, line, column,
+                            static_cast<unsigned char>(text[at])));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -13,4 +13,17 @@ namespace mavg {
 // duplicate key.
 YAML::Node LoadYamlStrict(const std::string& text, const std::string& source);
 
+// Calls `read`, which reads YAML nodes of `source`: a yaml-cpp exception it lets escape (a node
+// of the wrong kind converted, as a fuzzer found: `name: [a]` read as a string) becomes
+// mavg::Error "source:line:column: message". Every reader of a YAML file runs inside one.
+[[noreturn]] void ThrowYamlError(const std::string& source, const YAML::Exception& e);
+template <class Read>
+auto ReadingYaml(const std::string& source, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const YAML::Exception& e) {
+    ThrowYamlError(source, e);
+  }
+}
+
 }  // namespace mavg

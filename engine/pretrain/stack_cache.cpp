@@ -12,6 +12,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/json.h"
 #include "engine/core/sysinfo.h"
 #include "engine/core/timer.h"
 #include "engine/data/data_identity.h"
@@ -67,7 +68,7 @@ StackKey RbmStackKey(const RunConfig& config, const std::string& train_fingerpri
                 {"hidden_layers", config.model.hidden_layers},
                 {"hidden_dim", config.model.hidden_dim},
                 {"rbm", rbm}};
-  key.key = Sha256Hex(key.inputs.dump()).substr(0, 16);
+  key.key = Sha256Hex(DumpJson(key.inputs)).substr(0, 16);
   return key;
 }
 
@@ -115,14 +116,14 @@ CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
   run_pretraining();
   MakeDirs(dir);
   std::string lines;
-  for (const auto& r : out.records) lines += r.dump() + "\n";
+  for (const auto& r : out.records) lines += DumpJson(r) + "\n";
   WriteFileAtomic(dir + "/pretrain.jsonl", lines);
   nlohmann::json info = {{"key", key.key},
                          {"inputs", key.inputs},
                          {"pretrain_s", out.seconds},
                          {"created", UtcNow()},
                          {"host", HostName()}};
-  WriteFileAtomic(dir + "/key.json", info.dump(2) + "\n");
+  WriteFileAtomic(dir + "/key.json", DumpJson(info, 2) + "\n");
   SaveDbn(dir + "/dbn.bin", out.dbn);
   return out;
 }

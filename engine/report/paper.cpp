@@ -6,12 +6,14 @@
 #include <map>
 
 #include "engine/core/error.h"
+#include "engine/core/yaml.h"
 #include "engine/report/tables.h"
 
 namespace mavg {
 
-std::string PaperComparison(const std::string& sweep, const std::vector<ReportRun>& runs,
-                            const PaperOptions& o) {
+namespace {
+std::string PaperComparisonFrom(const std::string& sweep, const std::vector<ReportRun>& runs,
+                                const PaperOptions& o) {
   YAML::Node ref;
   try {
     ref = YAML::LoadFile(o.reference);
@@ -70,6 +72,12 @@ std::string PaperComparison(const std::string& sweep, const std::vector<ReportRu
                        paper_speedup.count(n) ? fmtv(paper_speedup[n], 2) : "–");
   }
   return out;
+}
+}  // namespace
+
+std::string PaperComparison(const std::string& sweep, const std::vector<ReportRun>& runs,
+                            const PaperOptions& o) {
+  return ReadingYaml(o.reference, [&] { return PaperComparisonFrom(sweep, runs, o); });
 }
 
 }  // namespace mavg

@@ -8,6 +8,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/yaml.h"
 
 namespace mavg {
 
@@ -117,7 +118,9 @@ EpochModel ModelEpoch(const EpochShape& s, const ModelLinks& links) {
   return m;
 }
 
-std::string PaperProjection(const PaperProjectionOptions& o, const std::string& reference_yaml) {
+namespace {
+std::string PaperProjectionFrom(const PaperProjectionOptions& o,
+                                const std::string& reference_yaml) {
   const Interconnect& link = FindInterconnect(o.link);
   const Interconnect* staging = o.staging.empty() ? nullptr : &FindInterconnect(o.staging);
   YAML::Node ref;
@@ -166,6 +169,11 @@ std::string PaperProjection(const PaperProjectionOptions& o, const std::string& 
   }
   out += fmt::format("\nSources: {}; {}.\n", link.source, staging ? staging->source : "no staging");
   return out;
+}
+}  // namespace
+
+std::string PaperProjection(const PaperProjectionOptions& o, const std::string& reference_yaml) {
+  return ReadingYaml(reference_yaml, [&] { return PaperProjectionFrom(o, reference_yaml); });
 }
 
 }  // namespace mavg

@@ -15,6 +15,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/rng.h"
 #include "engine/core/timer.h"
@@ -75,7 +76,7 @@ void SaveClean(const std::string& dir, const std::string& utt, const Synthesis& 
 std::vector<float> LoadClean(const std::string& dir, const std::string& utt) {
   const std::string bytes = ReadFile(dir + "/" + utt + ".f32");
   std::vector<float> x(bytes.size() / sizeof(float));
-  std::memcpy(x.data(), bytes.data(), x.size() * sizeof(float));
+  if (!x.empty()) std::memcpy(x.data(), bytes.data(), x.size() * sizeof(float));
   return x;
 }
 
@@ -380,7 +381,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
     info["seed"] = o.seed;
     info["uniform_alignments"] = stats.uniform_alignments;
     info["build_seconds"] = stats.build_seconds;
-    WriteFileAtomic(tmp + "/corpus.json", info.dump(2) + "\n");
+    WriteFileAtomic(tmp + "/corpus.json", DumpJson(info, 2) + "\n");
     if (PathExists(out_dir)) fs::remove_all(out_dir);
     fs::rename(tmp, out_dir);
   } catch (...) {

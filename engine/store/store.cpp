@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 #include "engine/core/sysinfo.h"
 
 namespace mavg {
@@ -22,7 +23,7 @@ sql::Value JsonToValue(const nlohmann::json& v) {
   if (v.is_number_integer()) return sql::Value(v.get<int64_t>());
   if (v.is_number()) return sql::Value(v.get<double>());
   if (v.is_string()) return sql::Value(v.get<std::string>());
-  return sql::Value(v.dump());
+  return sql::Value(DumpJson(v));
 }
 
 // A state's text as a bound parameter.
@@ -54,7 +55,7 @@ std::optional<nlohmann::json> ReadJson(const std::string& path) {
 RunState FileStatus(const nlohmann::json& file, const std::string& path, RunState absent) {
   if (!file.contains("status")) return absent;
   const nlohmann::json& s = file["status"];
-  return ParseRunStateOrThrow(s.is_string() ? s.get<std::string>() : s.dump(), path);
+  return ParseRunStateOrThrow(s.is_string() ? s.get<std::string>() : DumpJson(s), path);
 }
 
 // Launcher outcomes that outrank the run's own view of an attempt in attempts.state: the run
@@ -323,7 +324,7 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
         .Bind(18, get("wait_s"))
         .Bind(19, get("cv_s"))
         .Bind(20, get("projected_wall_s"))
-        .Bind(21, m.dump());
+        .Bind(21, DumpJson(m));
     ins_e.Run();
   }
   auto del_p = db_.Prepare("DELETE FROM pretrain WHERE run_id = ?");
@@ -342,7 +343,7 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
           "recon_mse_last", "lr", "momentum", "guard_triggers", "seconds", "cached", "stack"}) {
       ins_p.Bind(col++, get(k));
     }
-    ins_p.Bind(col, m.dump());
+    ins_p.Bind(col, DumpJson(m));
     ins_p.Run();
   }
   auto del_r = db_.Prepare("DELETE FROM results WHERE run_id = ?");
@@ -358,13 +359,13 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
         for (const auto& [sub, v] : value.items()) {
           ins_env.Bind(1, run_id)
               .Bind(2, key + "." + sub)
-              .Bind(3, v.is_string() ? v.get<std::string>() : v.dump())
+              .Bind(3, v.is_string() ? v.get<std::string>() : DumpJson(v))
               .Run();
         }
       } else if (key == "host" || key == "finished") {
         ins_env.Bind(1, run_id)
             .Bind(2, key)
-            .Bind(3, value.is_string() ? value.get<std::string>() : value.dump())
+            .Bind(3, value.is_string() ? value.get<std::string>() : DumpJson(value))
             .Run();
       } else {
         ins_r.Bind(1, run_id).Bind(2, key).Bind(3, JsonToValue(value)).Run();

@@ -10,6 +10,7 @@
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/rng.h"
 #include "engine/core/yaml.h"
@@ -59,13 +60,9 @@ std::string CheckAxisValue(const std::string& file, int line, const std::string&
   } catch (const Error& e) {
     throw Error(fmt::format("{}: line {}: {}", file, line, e.what()));
   }
-  return ToJson(scratch)[nlohmann::json::json_pointer("/" +
-                                                      [&] {
-                                                        std::string p = key;
-                                                        std::replace(p.begin(), p.end(), '.', '/');
-                                                        return p;
-                                                      }())]
-      .dump();
+  std::string pointer = "/" + key;
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  return DumpJson(ToJson(scratch)[nlohmann::json::json_pointer(pointer)]);
 }
 
 AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::string& file) {
@@ -119,7 +116,7 @@ std::string JsonPointerText(const nlohmann::json& config, const std::string& key
   const nlohmann::json& v = config[nlohmann::json::json_pointer(p)];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return fmt::format("{}", v.get<double>());
-  return v.dump();
+  return DumpJson(v);
 }
 
 }  // namespace
@@ -171,8 +168,8 @@ int64_t ReplicateSeed(int64_t base_seed, int replicate) {
       1000000007ULL);
 }
 
-SweepSpec LoadSweepSpec(const std::string& path) {
-  MAVG_CHECK(PathExists(path), "{}: sweep spec not found", path);
+namespace {
+SweepSpec ReadSweepSpec(const std::string& path) {
   const YAML::Node root = LoadYamlStrict(ReadFile(path), path);
   MAVG_CHECK(root.IsMap(), "{}: a sweep spec is a mapping (name, base, grid, ...)", path);
   SweepSpec spec;
@@ -286,6 +283,12 @@ SweepSpec LoadSweepSpec(const std::string& path) {
     }
   }
   return spec;
+}
+}  // namespace
+
+SweepSpec LoadSweepSpec(const std::string& path) {
+  MAVG_CHECK(PathExists(path), "{}: sweep spec not found", path);
+  return ReadingYaml(path, [&] { return ReadSweepSpec(path); });
 }
 
 std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {

@@ -10,6 +10,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 
 namespace mavg {
 namespace {
@@ -91,7 +92,7 @@ void CheckpointDir::ReadTensors(Backend& backend, int64_t gen, const std::string
 
 void CheckpointDir::Commit(const nlohmann::json& meta) const {
   MakeDirs(dir_);
-  WriteFileAtomic(dir_ + "/meta.json", meta.dump(2) + "\n");
+  WriteFileAtomic(dir_ + "/meta.json", DumpJson(meta, 2) + "\n");
   const std::string keep = fmt::format(".{}.bin", meta.at("generation").get<int64_t>());
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
@@ -111,21 +112,22 @@ void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
   };
   auto integer = [&](const char* key, int64_t lo, int64_t hi, const char* range) {
     const nlohmann::json& v = field(key);
-    MAVG_CHECK(v.is_number_integer(), "{}: '{}' is {}, expected an integer", path, key, v.dump());
+    MAVG_CHECK(v.is_number_integer(), "{}: '{}' is {}, expected an integer", path, key,
+               DumpJson(v));
     const int64_t x = v.get<int64_t>();
     MAVG_CHECK(x >= lo && x <= hi, "{}: '{}' is {}, must be {}", path, key, x, range);
     return x;
   };
   auto boolean = [&](const char* key) {
     MAVG_CHECK(field(key).is_boolean(), "{}: '{}' is {}, expected true or false", path, key,
-               field(key).dump());
+               DumpJson(field(key)));
   };
   auto number = [&](const char* key) {
     const nlohmann::json& v = field(key);
     MAVG_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0,
                "{}: '{}' "
                "is {}, expected a finite number >= 0",
-               path, key, v.dump());
+               path, key, DumpJson(v));
   };
   integer("generation", 1, INT64_MAX, ">= 1");
   integer("epochs_done", 0, config.schedule.epochs,
@@ -146,7 +148,7 @@ void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
                                return x.is_number() && std::isfinite(x.get<double>()) &&
                                       x.get<double>() >= 0;
                              }),
-             "{}: 'cv_best' is {}, expected 3 finite numbers >= 0", path, cv.dump());
+             "{}: 'cv_best' is {}, expected 3 finite numbers >= 0", path, DumpJson(cv));
   if (meta.contains("cv_losses")) {  // absent in checkpoints of older versions
     const nlohmann::json& losses = meta.at("cv_losses");
     MAVG_CHECK(losses.is_array() &&
@@ -158,7 +160,7 @@ void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
                                          x.get<double>() >= 0);
                                }),
                "{}: 'cv_losses' is {}, expected one number >= 0 (or null) per epoch done", path,
-               losses.dump().substr(0, 80));
+               DumpJson(losses).substr(0, 80));
   }
   if (meta.contains("compute_total")) number("compute_total");
   if (meta.contains("frames_total")) integer("frames_total", 0, INT64_MAX, ">= 0");
@@ -168,7 +170,7 @@ void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
                    progress.at("minibatches").is_number_integer() &&
                    progress.at("minibatches").get<int64_t>() >= 0,
                "{}: 'progress' is {}, expected null or an object with minibatches >= 0", path,
-               progress.dump().substr(0, 80));
+               DumpJson(progress).substr(0, 80));
     MAVG_CHECK(field("epochs_done").get<int64_t>() < config.schedule.epochs,
                "{}: 'progress' inside epoch {} after the last epoch ({})", path,
                field("epochs_done").get<int64_t>() + 1, config.schedule.epochs);

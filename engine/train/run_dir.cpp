@@ -12,6 +12,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 #include "engine/core/sysinfo.h"
 
 namespace mavg {
@@ -119,11 +120,11 @@ void RunDir::WriteState(RunState status, const nlohmann::json& extra) {
 }
 
 void RunDir::AppendMetrics(const nlohmann::json& epoch) {
-  AppendLine(File("metrics.jsonl"), epoch.dump());
+  AppendLine(File("metrics.jsonl"), DumpJson(epoch));
 }
 
 void RunDir::WriteJson(const std::string& name, const nlohmann::json& value) const {
-  WriteFileAtomic(File(name), value.dump(2) + "\n");
+  WriteFileAtomic(File(name), DumpJson(value, 2) + "\n");
 }
 
 }  // namespace mavg

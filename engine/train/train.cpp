@@ -67,7 +67,7 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
   } catch (const std::exception& e) {
     if (root) {
       try {                                             // best effort: the disk may be what failed
-        const std::string error = ValidUtf8(e.what());  // not every exception is an Error
+        const std::string error = ErrorText(e.what());  // not every exception is an Error
         LogErrorToFiles(fmt::format("[train] failed: {}", error));
         run->WriteJson("result.json", {{"status", ToString(RunState::kFailed)},
                                        {"error", error},

@@ -12,6 +12,7 @@
 #include "engine/config/schema.h"
 #include "engine/core/build_info.h"
 #include "engine/core/files.h"
+#include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/progress.h"
 #include "engine/core/rng.h"
@@ -216,7 +217,7 @@ void Trainer::InitializeFromRbm() {
     auto record = [&](nlohmann::json r, bool cached) {
       r["cached"] = cached;
       r["stack"] = key.key;
-      if (!records_path.empty()) AppendLine(records_path, r.dump());
+      if (!records_path.empty()) AppendLine(records_path, DumpJson(r));
     };
     DbnOptions o;
     o.rbm = config_.pretrain.rbm;

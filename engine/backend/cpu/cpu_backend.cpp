@@ -64,14 +64,15 @@ class CpuBackend final : public Backend {
     return p;
   }
   void FreeBytes(void* ptr) override { std::free(ptr); }
+  // Empty buffers may have null pointers, which memcpy must not be given even for 0 bytes.
   void CopyBytesToDevice(void* dst, const void* src, size_t bytes) override {
-    std::memcpy(dst, src, bytes);
+    if (bytes > 0) std::memcpy(dst, src, bytes);
   }
   void CopyBytesToHost(void* dst, const void* src, size_t bytes) override {
-    std::memcpy(dst, src, bytes);
+    if (bytes > 0) std::memcpy(dst, src, bytes);
   }
   void CopyBytesOnDevice(void* dst, const void* src, size_t bytes) override {
-    std::memmove(dst, src, bytes);
+    if (bytes > 0) std::memmove(dst, src, bytes);
   }
   void Synchronize() override {}
 

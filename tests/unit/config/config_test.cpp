@@ -79,6 +79,19 @@ TEST(Config, DuplicateKeysAreErrorsNamingBothLines) {
   ParseConfigYaml("optimizer: {minibatch: 64}\npretrain: {rbm: {minibatch: 32}}\n", "ok.yaml");
 }
 
+// Configs end up in JSON run files, run ids and the database: bytes that are not UTF-8 are
+// refused where they enter (a fuzzer found them crashing the JSON writer).
+TEST(Config, InvalidUtf8IsRefusedWithItsPlace) {
+  EXPECT_ERROR_HAS(ParseConfigYaml("seed: 1\ndata: {train: \"a\xFF\"}\n", "u.yaml"),
+                   "u.yaml:2:17: not valid UTF-8 (byte 0xFF)");
+  EXPECT_ERROR_HAS(ParseConfigYaml("\x80seed: 1\n", "u.yaml"), "u.yaml:1:1: not valid UTF-8");
+  RunConfig c;
+  EXPECT_ERROR_HAS(ApplyOverride(c, "data.train=dir\xC3"), "data.train",
+                   "not valid UTF-8 (byte 0xC3 at offset 3)");
+  ApplyOverride(c, "data.train=d\xC3\xA9j\xC3\xA0");  // "déjà": valid
+  EXPECT_EQ(c.data.train, "d\xC3\xA9j\xC3\xA0");
+}
+
 TEST(Config, UnknownKeyNamesNearestValidKey) {
   EXPECT_ERROR_HAS(ParseConfigYaml("schedule:\n  lrr: 0.1\n", "c.yaml"), "c.yaml",
                    "unknown key 'schedule.lrr'", "did you mean 'schedule.lr'");
