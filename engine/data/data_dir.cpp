@@ -54,19 +54,38 @@ class FeatureSource {
   // The file the current utterance came from (the archive an scp entry points into).
   const std::string& File() const { return file_; }
 
-  // Upper bound on the floats of the archives read (for FM archives), to reserve memory once.
+  // The floats to reserve before reading, so that the feature buffer is allocated once. An scp
+  // counts only the matrices it lists, from their headers (a subset of a large archive reserves
+  // for the subset); text matrices are not counted (the buffer grows for them). A whole archive
+  // is bounded by its size (exact for FM).
   int64_t EstimateFloats() {
-    std::unordered_set<std::string> paths;
-    if (ark_ != nullptr) paths.insert(ark_->Path());
-    for (const auto& [key, rxspec] : scp_)
-      paths.insert(Resolve(kaldi::ParseRxspec(rxspec).path, key));
-    int64_t bytes = 0;
-    for (const auto& path : paths) {
+    if (ark_ != nullptr) {
       std::error_code ec;
-      auto size = fs::file_size(path, ec);
-      if (!ec) bytes += static_cast<int64_t>(size);
+      const auto size = fs::file_size(ark_->Path(), ec);
+      return ec ? 0 : static_cast<int64_t>(size / 4);
     }
-    return bytes / 4;
+    // Every binary value takes at least one byte on disk, so no matrix holds more floats than its
+    // archive has bytes, nor the whole subset more than all its archives (hostile headers and
+    // repeated offsets cannot make this overflow).
+    kaldi::MatrixShapeReader shapes;
+    std::unordered_map<std::string, int64_t> archive_bytes;
+    int64_t all_bytes = 0, floats = 0;
+    for (const auto& [key, rxspec] : scp_) {
+      kaldi::Rxspec spec = kaldi::ParseRxspec(rxspec);
+      spec.path = Resolve(spec.path, key);
+      auto [it, fresh] = archive_bytes.emplace(spec.path, 0);
+      if (fresh) {
+        std::error_code ec;
+        const auto size = fs::file_size(spec.path, ec);
+        it->second = ec ? 0 : static_cast<int64_t>(size);
+        all_bytes += it->second;
+      }
+      const auto shape = shapes.Shape(spec);
+      if (!shape || (shape->cols > 0 && shape->rows > it->second / shape->cols)) continue;
+      floats += shape->rows * shape->cols;
+      if (floats >= all_bytes) return all_bytes;
+    }
+    return floats;
   }
 
  private:

@@ -1,6 +1,8 @@
 #include "engine/data/kaldi_io.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -372,6 +374,51 @@ HostMatrix RxMatrixReader::Read(const std::string& rxspec, const std::string& ke
 }
 
 HostMatrix ReadMatrix(const std::string& rxspec) { return RxMatrixReader().Read(rxspec); }
+
+MatrixShapeReader::~MatrixShapeReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<MatrixShape> MatrixShapeReader::Shape(const Rxspec& spec) {
+  if (fd_ < 0 || path_ != spec.path) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = spec.path;
+    fd_ = ::open(spec.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return std::nullopt;
+  }
+  // "\0B", a token of at most kMaxTokenBytes and a space, then the largest header: compressed.
+  unsigned char h[2 + kMaxTokenBytes + 1 + kCompressedHeaderBytes];
+  const ssize_t got = ::pread(fd_, h, sizeof(h), spec.has_offset ? spec.offset : 0);
+  if (got < 4 || h[0] != '\0' || h[1] != 'B') return std::nullopt;
+  const auto n = static_cast<size_t>(got);
+  size_t i = 2;
+  while (i < n && h[i] != ' ') ++i;
+  if (i == n) return std::nullopt;
+  const std::string_view token(reinterpret_cast<const char*>(h) + 2, i - 2);
+  const unsigned char* rest = h + i + 1;
+  const size_t left = n - i - 1;
+  MatrixShape m;
+  CompressedFormat format;
+  if (token == "FM" || token == "DM") {
+    if (left < 10 || rest[0] != 4 || rest[5] != 4) return std::nullopt;
+    int32_t rows, cols;
+    std::memcpy(&rows, rest + 1, 4);
+    std::memcpy(&cols, rest + 6, 4);
+    m = {rows, cols};
+  } else if (CompressedFormatFromToken(token, &format)) {
+    if (left < static_cast<size_t>(kCompressedHeaderBytes)) return std::nullopt;
+    const CompressedHeader header = ParseCompressedHeader(format, rest);
+    if (!CheckCompressedHeader(header).empty()) return std::nullopt;
+    m = {header.num_rows, header.num_cols};
+  } else {
+    return std::nullopt;
+  }
+  if (m.rows < 0 || m.cols < 0) return std::nullopt;
+  const int64_t row_end = spec.row_end < 0 ? m.rows - 1 : std::min(spec.row_end, m.rows - 1);
+  const int64_t col_end = spec.col_end < 0 ? m.cols - 1 : std::min(spec.col_end, m.cols - 1);
+  return MatrixShape{std::max<int64_t>(0, row_end - spec.row_begin + 1),
+                     std::max<int64_t>(0, col_end - spec.col_begin + 1)};
+}
 
 // ---- Writers -------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 // LoadDataDir on data dirs built with the Kaldi writers, and its error cases.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,6 +93,29 @@ TEST_F(DataDirTest, LoadsScpAndArchive) {
   EXPECT_EQ(from_scp.NumClasses(), 7);  // labels up to 4 + 2
   EXPECT_EQ(from_scp.source, Path("scp"));
   ExpectMatches(LoadDataDir(MakeDir("ark", utts, /*scp=*/false)), utts);
+}
+
+// An scp listing 2 utterances of a 60-utterance archive reserves for those 2 (from their
+// headers), not for the whole archive (the old estimate: the archive's size).
+TEST_F(DataDirTest, AnScpSubsetReservesForItsOwnUtterances) {
+  std::vector<Utt> utts;
+  for (int i = 0; i < 60; ++i) {
+    utts.push_back(
+        {fmt::format("utt{:02}", i), Frames(50, 8, static_cast<float>(i)), Labels(50, 0)});
+  }
+  const std::string dir = MakeDir("big", utts);
+  const auto scp = kaldi::ReadScp(dir + "/feats.scp");
+  testing_data::WriteBytes(dir + "/feats.scp", scp[7].first + " " + scp[7].second + "\n" +
+                                                   scp[41].first + " " + scp[41].second + "\n");
+  const Dataset ds = LoadDataDir(dir);
+  ExpectMatches(ds, {utts[7], utts[41]});
+  EXPECT_EQ(ds.feats.capacity(), 2u * 50 * 8);
+  // Ranges count what they select (no alignments: they would cover all 50 frames).
+  fs::remove(dir + "/ali.ark");
+  testing_data::WriteBytes(dir + "/feats.scp", scp[3].first + " " + scp[3].second + "[0:9]\n");
+  LoadOptions no_labels;
+  no_labels.require_labels = false;
+  EXPECT_EQ(LoadDataDir(dir, no_labels).feats.capacity(), 10u * 8);
 }
 
 TEST_F(DataDirTest, ScpOrderAndRelativePaths) {

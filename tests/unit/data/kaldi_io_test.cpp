@@ -134,6 +134,34 @@ TEST(KaldiFixtures, RandomAccessByOffset) {
   }
 }
 
+// Shapes from the headers alone equal the shapes of the full reads: real FM and CM (Kaldi's
+// compressed format) entries, with ranges; text matrices and garbage have none.
+TEST(KaldiFixtures, ShapesFromHeadersMatchTheReads) {
+  for (const char* name : {"feats.ark", "feats_compressed.ark"}) {
+    MatrixShapeReader shapes;
+    for (const auto& e : ReadAllMatrices(Fixture(name))) {
+      for (const char* range : {"", "[0:9]", "[:,2:4]", "[3:7,0:0]", "[5:100000]"}) {
+        const std::string rx = Fixture(name) + ":" + std::to_string(e.offset) + range;
+        const auto shape = shapes.Shape(ParseRxspec(rx));
+        ASSERT_TRUE(shape.has_value()) << rx;
+        if (std::string(range) == "[5:100000]") {          // past the end: the read refuses, the
+          EXPECT_EQ(shape->rows, e.value.rows - 5) << rx;  // estimate clamps
+          continue;
+        }
+        const HostMatrix m = ReadMatrix(rx);
+        EXPECT_EQ(shape->rows, m.rows) << rx;
+        EXPECT_EQ(shape->cols, m.cols) << rx;
+      }
+    }
+  }
+  MatrixShapeReader shapes;
+  const auto text = ReadAllMatrices(Fixture("feats_ascii.ark"));
+  EXPECT_FALSE(
+      shapes.Shape(ParseRxspec(Fixture("feats_ascii.ark") + ":" + std::to_string(text[1].offset))));
+  EXPECT_FALSE(shapes.Shape(ParseRxspec(Fixture("feats.ark") + ":3")));  // inside a key
+  EXPECT_FALSE(shapes.Shape(ParseRxspec(Fixture("no-such-file.ark") + ":0")));
+}
+
 // ---- Hand-built binary objects ----------------------------------------------------------------
 
 class KaldiIoTest : public testing_data::TempDirTest {};
