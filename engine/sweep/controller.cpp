@@ -16,6 +16,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
 #include "engine/data/data_identity.h"
@@ -27,7 +28,7 @@ namespace {
 std::string AxesJson(const Assignment& axes) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& [k, v] : axes) a.push_back({k, v});
-  return a.dump();
+  return DumpJson(a);
 }
 
 // A run not in the store yet is new; one made by an unknown code version counts as current.
@@ -39,7 +40,11 @@ PlanState PlanStateOf(const RunRecord* rec) {
 
 // A run recorded as running whose process is gone (same host) is resumable. Without a
 // state.json the run may be starting right now (another controller just launched it): alive.
+// Without even its run directory (a controller creates it right after claiming the run, before
+// launching) it was deleted or lost: dead. If another controller is between its claim and that
+// mkdir, the run directory's lock still keeps the run from being trained twice.
 bool RunningButDead(const std::string& run_dir) {
+  if (!PathExists(run_dir)) return true;
   if (!PathExists(run_dir + "/state.json")) return false;
   try {
     const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));

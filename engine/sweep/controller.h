@@ -61,8 +61,8 @@ struct SweepRunOptions {
 };
 
 // Registers the sweep and its runs, launches the pending ones, collects each as it ends, and
-// prints a summary. Returns the exit code: 0 if every launched run completed, 1 if any failed
-// or diverged, 130 when interrupted.
+// prints a summary. Returns the exit code: 0 if every launched run completed, 1 if any failed,
+// diverged or collapsed, 130 when interrupted.
 int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
              const SweepRunOptions& options);
 

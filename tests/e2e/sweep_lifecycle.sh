@@ -105,6 +105,16 @@ rc=0
 "$MAVG" -q sweep retry mixed "${R[@]}" --state diverged > retry.txt || rc=$?
 grep -q "retrying 1 run" retry.txt || fail "retry: $(cat retry.txt)"
 
+# A run the database records as running whose run directory is gone (deleted by hand, a lost
+# scratch disk) is relaunched by the next `sweep run`, not waited for forever.
+read -r gone_id gone_dir < <(python3 -c 'import sqlite3; print(*sqlite3.connect("res/mavg.db").execute("SELECT run_id, run_dir FROM sweep_results WHERE sweep=\"small\" ORDER BY position LIMIT 1").fetchone())')
+python3 -c 'import sqlite3, sys; db = sqlite3.connect("res/mavg.db"); db.execute("UPDATE runs SET status = \"running\" WHERE run_id = ?", (sys.argv[1],)); db.commit()' "$gone_id"
+rm -rf "$gone_dir"
+"$MAVG" sweep plan s.yaml "${R[@]}" | grep -q "running 1" || fail "the run is not recorded as running"
+"$MAVG" -q sweep run s.yaml "${R[@]}" > gone.txt
+grep -q "launched 1, completed 1" gone.txt || fail "a running run without a run dir was not relaunched: $(cat gone.txt)"
+[ -s "$gone_dir/result.json" ] || fail "the relaunched run left no result"
+
 # ---- bad input ----
 printf 'name: x\nbase: base.yaml\ngrid: {parallel.wrkers: [1, 2]}\n' > e1.yaml
 expect_error "unknown axis 'parallel.wrkers' (did you mean 'parallel.workers'?)" "$MAVG" sweep plan e1.yaml "${R[@]}"
@@ -130,6 +140,11 @@ printf 'name: x\nbase: base.yaml\ngrid: {parallel.workers: [1, 2]}\nexclude: [{p
 "$MAVG" sweep plan e9.yaml "${R[@]}" > /dev/null 2> e9.err || fail "exclude matching nothing: $(cat e9.err)"
 grep -q "exclude entry 1 (parallel.workers: 3) matches no point" e9.err || fail "no warning: $(cat e9.err)"
 expect_error "e7.yaml:5:3: duplicate key 'grid.parallel.workers' (first at line 4:3)" "$MAVG" sweep plan e7.yaml "${R[@]}"
+# A node of the wrong kind (a list where a name goes) is a clean error with its place.
+printf 'name: [a, b]\nbase: base.yaml\n' > e10.yaml
+expect_error "e10.yaml:1:7: bad conversion" "$MAVG" sweep plan e10.yaml "${R[@]}"
+printf 'name: x\nbase: {a: 1}\n' > e11.yaml
+expect_error "e11.yaml:2:7" "$MAVG" sweep plan e11.yaml "${R[@]}"
 sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
 expect_error "already exists in res/mavg.db with a different spec" "$MAVG" sweep run s2.yaml "${R[@]}" --max-runs 1
 # An archived database (a folder and file this user cannot write) is read as it is.
