@@ -40,11 +40,12 @@ for run in ("bmuf", "g4"):
 PY
 
 # lr 0: whatever the algorithm, the model is the initial one (two workers: the mean of two
-# equal numbers is exact).
-train lr0-one --set parallel.workers=1 --set schedule.lr=0
+# equal numbers is exact). Such a run learns nothing by design: the collapse check is off.
+lr0=(--set schedule.lr=0 --set schedule.collapse.chance_fraction=0)
+train lr0-one --set parallel.workers=1 "${lr0[@]}"
 for v in overlap bmuf; do
   if [ $v = overlap ]; then sets=("${overlap[@]}"); else sets=("${bmuf[@]}"); fi
-  train lr0-$v --set parallel.workers=2 --set schedule.lr=0 "${sets[@]}"
+  train lr0-$v --set parallel.workers=2 "${lr0[@]}" "${sets[@]}"
   same lr0-one lr0-$v "with lr 0 the $v model moved"
 done
 
