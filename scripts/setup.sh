@@ -40,6 +40,7 @@ packages=(
   python3-matplotlib python3-yaml  # analysis/plot.py (figures)
   slurmctld slurmd slurm-client munge  # the SLURM launcher's tests (scripts/slurm/local-cluster.sh)
   libgtest-dev                 # tests
+  clang libclang-rt-dev libomp-dev  # sanitizer build and fuzz targets (scripts/test.sh --sanitize)
   dataset-fashion-mnist        # built-in demo data
 )
 if [ "$bench" = 1 ]; then
