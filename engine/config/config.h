@@ -56,8 +56,8 @@ struct NewbobConfig {
 
 // When a run whose losses stayed finite still counts as failed (engine/train/health.h).
 struct CollapseConfig {
-  double chance_fraction = 1.0;  // best CV loss >= this x the input-free loss (0: off)
-  double growth = 2.0;           // final CV loss >= this x the first epoch's (0: off)
+  double chance_fraction = 0.99;  // best CV loss >= this x the input-free loss (0: off)
+  double growth = 2.0;            // final CV loss >= this x the first epoch's (0: off)
 };
 
 struct ScheduleConfig {

@@ -5,7 +5,8 @@
 //
 //   chance:    no epoch's CV loss came below the loss of a model that ignores its input
 //              (the CV labels scored by the training label frequencies, add-one smoothed, or
-//              ln(outputs) if that is lower), times schedule.collapse.chance_fraction.
+//              ln(outputs) if that is lower), times schedule.collapse.chance_fraction (0.99:
+//              within 1 % of it).
 //   regressed: the final model's CV loss is at least schedule.collapse.growth times the first
 //              epoch's, and at least half the input-free loss (so that overfitting an easy task,
 //              0.01 -> 0.03 nats, is not called a collapse).
