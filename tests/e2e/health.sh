@@ -37,6 +37,21 @@ assert 0 <= r["test_acc"] < 0.3, r["test_acc"]
 PY
 [ -s bad/model.bin ] || fail "a collapsed run keeps its model"
 
+# Preempted in epoch 2 and resumed: the check still sees epoch 1's CV loss (kept in the
+# checkpoint) and gives the same verdict on the same numbers.
+rc=0
+MAVG_TEST_STOP_AT=2:5 "$MAVG" -q train bad.yaml --out bad-pre --no-progress > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 75 ] || fail "expected a preemption (75), got $rc"
+rc=0
+"$MAVG" -q train --resume bad-pre --no-progress > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 4 ] || fail "the resumed run should end collapsed (4), got $rc"
+python3 - <<'PY'
+import json
+a = json.load(open("bad/result.json"))["collapse"]
+b = json.load(open("bad-pre/result.json"))["collapse"]
+assert a == b, (a, b)
+PY
+
 # The same run with the checks off completes; the keys do not change the run id.
 write_config off.yaml 5 "collapse: {chance_fraction: 0, growth: 0}"
 "$MAVG" train off.yaml --out off --no-progress > /dev/null 2>&1 || fail "checks off: rc $?"
