@@ -167,15 +167,12 @@ class CpuBackend final : public Backend {
   }
 
   double SumSquares(ConstMatrixView x) override {
-    double total = 0.0;
-#pragma omp parallel for num_threads(threads_) reduction(+ : total) if (x.Size() > kParallelThreshold)
-    for (int64_t r = 0; r < x.rows; ++r) {
+    return SumInRowOrder(x.Size(), x.rows, [&](int64_t r) {
       const float* xr = x.Row(r);
       double s = 0.0;
       for (int64_t c = 0; c < x.cols; ++c) s += static_cast<double>(xr[c]) * xr[c];
-      total += s;
-    }
-    return total;
+      return s;
+    });
   }
 
   void RowSumSquares(ConstMatrixView x, MatrixView out) override {
@@ -285,11 +282,8 @@ class CpuBackend final : public Backend {
       MAVG_CHECK(labels[r] >= 0 && labels[r] < cols, "label {} outside the {} network outputs",
                  labels[r], cols);
     }
-    double loss = 0.0;
-    double correct = 0.0;
-#pragma omp parallel for num_threads(threads_) reduction(+ : loss, correct) \
-    if (logits.Size() > kParallelThreshold)
-    for (int64_t r = 0; r < logits.rows; ++r) {
+    int64_t correct = 0;  // an integer: exact in any order
+    const double loss = SumInRowOrder(logits.Size(), logits.rows, [&](int64_t r) {
       const float* xr = logits.Row(r);
       const int32_t label = labels[r];
       int64_t arg = 0;
@@ -299,21 +293,38 @@ class CpuBackend final : public Backend {
       const float mx = xr[arg];
       double sum = 0.0;
       for (int64_t c = 0; c < cols; ++c) sum += std::exp(static_cast<double>(xr[c] - mx));
-      loss += std::log(sum) - static_cast<double>(xr[label] - mx);
-      if (arg == label) correct += 1.0;
+      if (arg == label) {
+#pragma omp atomic
+        ++correct;
+      }
+      // Before the gradient is written: grad may be the logits themselves.
+      const double row_loss = std::log(sum) - static_cast<double>(xr[label] - mx);
       if (want_grad) {
         float* gr = grad.Row(r);
         const float inv = static_cast<float>(1.0 / sum);
         for (int64_t c = 0; c < cols; ++c) gr[c] = std::exp(xr[c] - mx) * inv;
         gr[label] -= 1.0f;
       }
-    }
+      return row_loss;
+    });
     stats[0] += loss;
-    stats[1] += correct;
+    stats[1] += static_cast<double>(correct);
     stats[2] += static_cast<double>(logits.rows);
   }
 
  private:
+  // The sum of f(r) over the rows, added in row order whatever the thread count: the rows'
+  // values are computed in parallel, then summed one after another. (An OpenMP reduction adds
+  // per-thread partial sums, so its bits change with the number of threads.)
+  template <typename F>
+  double SumInRowOrder(int64_t size, int64_t rows, F&& f) {
+    std::vector<double> values(static_cast<size_t>(rows));
+    ForRows(size, rows, [&](int64_t r) { values[static_cast<size_t>(r)] = f(r); });
+    double total = 0.0;
+    for (double v : values) total += v;
+    return total;
+  }
+
   template <typename F>
   void ForRows(int64_t size, int64_t rows, F&& f) {
 #pragma omp parallel for num_threads(threads_) schedule(static) if (size > kParallelThreshold)

@@ -335,6 +335,42 @@ TEST_P(BackendOps, SampleBernoulliFollowsTheProbabilities) {
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(testing::BackendNames()),
                          [](const auto& p) { return p.param; });
 
+// The CPU backend's sums do not depend on its thread count: NG-SGD's gamma and the RBM guard
+// (SumSquares) and the CV loss that newbob decides on (SoftmaxCrossEntropy) are the same bits with
+// 1, 2 or 3 threads, and SumSquares is the plain row-order sum written out here. (An OpenMP
+// reduction adds the threads' partial sums in an order that depends on the thread count.)
+TEST(CpuBackend, ReductionsDoNotDependOnTheThreadCount) {
+  const int64_t rows = 512, cols = 130;  // 66,560 elements: above the parallel threshold
+  const HostMat x = RandomHost(rows, cols, 21, 3.0);
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 37) % cols);
+  double ref = 0.0;  // row by row, in order
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0.0;
+    for (int64_t c = 0; c < cols; ++c) s += static_cast<double>(x(r, c)) * x(r, c);
+    ref += s;
+  }
+  std::vector<double> sums, losses;
+  for (int threads : {1, 2, 3}) {
+    BackendOptions o;
+    o.threads = threads;
+    const auto backend = CreateBackend(o);
+    const Matrix dx = ToDevice(*backend, x);
+    sums.push_back(backend->SumSquares(dx));
+    DeviceBuffer<int32_t> dl(*backend, labels.size());
+    dl.CopyFromHost(labels.data(), labels.size());
+    Matrix grad(*backend, rows, cols);
+    double stats[3] = {0, 0, 0};
+    backend->SoftmaxCrossEntropy(dx, dl.Data(), grad, stats);
+    losses.push_back(stats[0]);
+  }
+  EXPECT_EQ(sums[0], ref);
+  for (size_t i = 1; i < sums.size(); ++i) {
+    EXPECT_EQ(sums[i], sums[0]) << "threads " << i + 1;
+    EXPECT_EQ(losses[i], losses[0]) << "threads " << i + 1;
+  }
+}
+
 TEST(Backend, CudaInCpuOnlyOrDevicelessBuildIsAClearError) {
   if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present";
   BackendOptions o;
