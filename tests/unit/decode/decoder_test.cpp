@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
-#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -326,27 +325,21 @@ TEST(Decoder, ViterbiEqualsBruteForce) {
   EXPECT_GT(compared_words, 130);
 }
 
-TEST(Decoder, Speed) {
-  // A 60-pdf, 114-state digit graph on 1000 frames of random log-likelihoods.
+// 1000 frames of random log-likelihoods through the whole digit graph: a path is always found
+// (the decoder's speed is not asserted here; every decode logs its real-time factor).
+TEST(Decoder, LongRandomInputAlwaysHasAPath) {
+  // A 60-pdf, 114-state digit graph.
   const Lang lang = DigitsLang();
   const Decoder decoder(lang);
   const int n = lang.NumPdfs(), frames = 1000;
   Rng rng(7);
-  std::vector<float> ll(frames * n);
-  for (float& v : ll) v = static_cast<float>(-5.0 + 3.0 * rng.Gaussian());
   DecodeOptions o;
-  const int reps = 20;
-  const auto begin = std::chrono::steady_clock::now();
-  int found = 0;
-  for (int i = 0; i < reps; ++i) found += decoder.Decode(ll.data(), frames, n, o).found;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  const double realtime = reps * frames / 100.0 / seconds;
-  std::cout << "[ decode   ] " << decoder.NumStates() << " states, " << frames
-            << " frames: " << 1e3 * seconds / reps << " ms per decode, " << realtime
-            << "x real time\n";
-  EXPECT_EQ(found, reps);
-  EXPECT_GT(realtime, 1000.0);
+  for (int i = 0; i < 5; ++i) {
+    std::vector<float> ll(frames * n);
+    for (float& v : ll) v = static_cast<float>(-5.0 + 3.0 * rng.Gaussian());
+    const auto r = decoder.Decode(ll.data(), frames, n, o);
+    EXPECT_TRUE(r.found) << "trial " << i;
+  }
 }
 
 TEST(LogLikelihoods, PriorsAndFloors) {
