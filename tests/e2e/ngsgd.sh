@@ -24,6 +24,20 @@ assert r["status"] == "completed", r
 print("test accuracy", r["test_acc"])
 assert r["test_acc"] > 0.6, r
 PY
+# max_change_limited follows the cap: none without one, (nearly) every update under a tiny one
+# (which leaves the model near its start: the collapse check is off for it).
+one=(--set schedule.epochs=1 --set parallel.workers=1)
+"$MAVG" -q train ng.yaml "${one[@]}" --set optimizer.max_change_per_sample=0 --out mc-off --no-progress
+"$MAVG" -q train ng.yaml "${one[@]}" --set optimizer.max_change_per_sample=1e-7 \
+  --set schedule.collapse.chance_fraction=0 --out mc-tight --no-progress
+python3 - <<'PY'
+import json
+off = json.loads(open("mc-off/metrics.jsonl").readline())["max_change_limited"]
+tight = json.loads(open("mc-tight/metrics.jsonl").readline())["max_change_limited"]
+print("max_change_limited: no cap", off, "tiny cap", tight)
+assert off == 0.0, off
+assert tight > 0.99, tight
+PY
 
 check_resume() {  # check_resume NAME STOP_AT [--set ...]: preempt at STOP_AT, resume, compare
   local name=$1 stop=$2 rc=0
