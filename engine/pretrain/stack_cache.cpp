@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/config/schema.h"
+#include "engine/core/build_info.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
@@ -20,7 +21,9 @@
 namespace mavg {
 namespace {
 
-constexpr int kStackKeyVersion = 1;  // raise when the pretraining algorithm changes its output
+// The key's own format; changes to the code that makes a stack are in the key through
+// build_info::kPretrainCodeVersion.
+constexpr int kStackKeyVersion = 1;
 
 // An exclusive flock held for the lifetime of the object.
 class FileLock {
@@ -61,6 +64,7 @@ StackKey RbmStackKey(const RunConfig& config, const std::string& train_fingerpri
       nlohmann::json::parse(CanonicalJson(rbm_config)).value("pretrain", nlohmann::json::object());
   StackKey key;
   key.inputs = {{"version", kStackKeyVersion},
+                {"code", build_info::kPretrainCodeVersion},
                 {"train_features", train_fingerprint},
                 {"context", config.data.context},
                 {"cmvn", config.data.cmvn},

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/config/schema.h"
+#include "engine/core/build_info.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/data/data_identity.h"
@@ -134,6 +135,8 @@ TEST(StackCache, KeyDependsOnWhatDeterminesTheStackOnly) {
   const RunConfig base = ConfigWithData(a);
   const std::string key = RbmStackKey(base).key;
   EXPECT_EQ(key.size(), 16u);
+  // The pretraining code is part of the key (tests/e2e/build_info.sh: what changes it).
+  EXPECT_EQ(RbmStackKey(base).inputs.at("code"), build_info::kPretrainCodeVersion);
   RunConfig c = base;
   c.parallel.workers = 16;
   c.optimizer.type = "ngsgd";

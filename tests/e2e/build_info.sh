@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# cmake/BuildInfo.cmake's two hashes: the code version changes with any engine source, the
+# pretraining code version (part of the RBM stack cache key) only with the sources a pretrained
+# stack depends on (pretrain/, backend/, data/, nn/, core/rng), so a stale-rerun after a change
+# to the pretraining code pretrains again instead of reloading an old stack.
+source "$(dirname "$0")/lib.bash"
+mkdir -p tree
+cp -r "$MAVG_SOURCE_DIR/engine" "$MAVG_SOURCE_DIR/cmake" "$MAVG_SOURCE_DIR/CMakeLists.txt" tree/
+versions() {  # prints "CODE PRETRAIN" for the tree as it is
+  cmake -DSRC="$PWD/tree" -DOUT="$PWD/info.cpp" -DBUILD_TYPE=x -DWITH_CUDA=false -DCOMPILER=x \
+    -P "$MAVG_SOURCE_DIR/cmake/BuildInfo.cmake"
+  python3 - <<'PY'
+import re
+t = open("info.cpp").read()
+print(re.search(r'kCodeVersion = "(\w+)"', t)[1], re.search(r'kPretrainCodeVersion = "(\w+)"', t)[1])
+PY
+}
+read -r code0 pre0 < <(versions)
+[ ${#pre0} -eq 16 ] || fail "no pretraining code version: '$pre0'"
+echo "// a change to the trainer" >> tree/engine/train/trainer.cpp
+read -r code1 pre1 < <(versions)
+[ "$code1" != "$code0" ] || fail "the code version ignored a trainer change"
+[ "$pre1" = "$pre0" ] || fail "a trainer change changed the pretraining code version"
+for f in engine/pretrain/rbm.cpp engine/backend/cpu/cpu_backend.cpp engine/data/minibatch.cpp engine/core/rng.cpp; do
+  cp "$MAVG_SOURCE_DIR/$f" "tree/$f.orig"
+  echo "// a change" >> "tree/$f"
+  read -r _ pre2 < <(versions)
+  [ "$pre2" != "$pre0" ] || fail "a change to $f kept the pretraining code version"
+  mv "tree/$f.orig" "tree/$f"
+done
+read -r _ pre3 < <(versions)
+[ "$pre3" = "$pre0" ] || fail "restoring the sources did not restore the version"
+echo PASS
