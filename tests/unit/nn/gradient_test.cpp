@@ -2,6 +2,7 @@
 // loss, and whole-network parameter gradients.
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "engine/nn/activation.h"
 #include "engine/nn/init.h"
@@ -33,10 +34,29 @@ double CentralDiff(float* x, const std::function<void()>& upload, const std::fun
   return (plus - minus) / (2.0 * eps);
 }
 
-void ExpectClose(double analytic, double numeric, const std::string& what) {
-  const double tol = 2e-2 * std::max(1.0, std::fabs(numeric));
-  EXPECT_NEAR(analytic, numeric, tol) << what;
-}
+// Analytic against central-difference gradients over a whole vector: the relative error
+// ||analytic - numeric|| / ||numeric|| must be small. (An absolute per-element tolerance would
+// pass any gradient whose entries are all small, however wrong.)
+class GradCheck {
+ public:
+  explicit GradCheck(std::string what) : what_(std::move(what)) {}
+  void Add(double analytic, double numeric) {
+    diff2_ += (analytic - numeric) * (analytic - numeric);
+    norm2_ += numeric * numeric;
+  }
+  ~GradCheck() {
+    EXPECT_GT(norm2_, 1e-8) << what_ << ": the numeric gradient is zero, nothing was checked";
+    const double rel = std::sqrt(diff2_ / std::max(norm2_, 1e-300));
+    EXPECT_LT(rel, kTolerance) << what_ << ": relative error " << rel;
+    ::testing::Test::RecordProperty(what_, std::to_string(rel));
+  }
+
+  static constexpr double kTolerance = 2e-3;
+
+ private:
+  std::string what_;
+  double diff2_ = 0.0, norm2_ = 0.0;
+};
 
 // L(out) = sum(out .* R): out_grad = R.
 double Weighted(Backend& b, ConstMatrixView out, const HostMat& r) {
@@ -64,9 +84,9 @@ TEST_P(Gradients, ActivationLayersInputGradient) {
       layer.Forward(B(), dx, dout);
       return Weighted(B(), dout, r);
     };
+    GradCheck check(std::string(LayerKindName(kind)) + " input gradient");
     for (size_t i = 0; i < x.v.size(); ++i) {
-      ExpectClose(grad.v[i], CentralDiff(&x.v[i], upload, loss, 1e-2f),
-                  std::string(LayerKindName(kind)) + " element " + std::to_string(i));
+      check.Add(grad.v[i], CentralDiff(&x.v[i], upload, loss, 1e-2f));
     }
   }
 }
@@ -89,15 +109,22 @@ TEST_P(Gradients, AffineInputAndParameterGradients) {
   };
   HostMat gx = ToHost(B(), dxgrad);
   auto upload_x = [&] { B().CopyFromHost(x.v.data(), dx); };
-  for (size_t i = 0; i < x.v.size(); ++i) {
-    ExpectClose(gx.v[i], CentralDiff(&x.v[i], upload_x, loss, 1e-2f), "input");
+  {
+    GradCheck check("affine input gradient");
+    for (size_t i = 0; i < x.v.size(); ++i) {
+      check.Add(gx.v[i], CentralDiff(&x.v[i], upload_x, loss, 1e-2f));
+    }
   }
   HostMat gw = ToHost(B(), dw), gb = ToHost(B(), db);
   auto upload_p = [&] { B().CopyFromHost(params.v.data(), dparams); };
+  GradCheck weights("affine weight gradient"), bias("affine bias gradient");
   for (int64_t i = 0; i < layer.NumParams(); ++i) {
-    const double analytic = i < out * in ? gw.v[i] : gb.v[i - out * in];
-    ExpectClose(analytic, CentralDiff(&params.v[i], upload_p, loss, 1e-2f),
-                "param " + std::to_string(i));
+    const double numeric = CentralDiff(&params.v[i], upload_p, loss, 1e-2f);
+    if (i < out * in) {
+      weights.Add(gw.v[i], numeric);
+    } else {
+      bias.Add(gb.v[i - out * in], numeric);
+    }
   }
 }
 
@@ -120,8 +147,9 @@ TEST_P(Gradients, SoftmaxCrossEntropyGradientOfSummedLoss) {
   B().SoftmaxCrossEntropy(dx, dl.Data(), grad, stats.Data());
   HostMat g = ToHost(B(), grad);
   auto upload = [&] { B().CopyFromHost(x.v.data(), dx); };
+  GradCheck check("softmax cross-entropy logit gradient");
   for (size_t i = 0; i < x.v.size(); ++i) {
-    ExpectClose(g.v[i], CentralDiff(&x.v[i], upload, loss, 1e-2f), "logit " + std::to_string(i));
+    check.Add(g.v[i], CentralDiff(&x.v[i], upload, loss, 1e-2f));
   }
 }
 
@@ -163,15 +191,20 @@ TEST_P(Gradients, NetworkParameterGradientsMatchFiniteDifferences) {
     HostMat gin = ToHost(B(), net.InputGrad());
     HostMat params = ToHost(B(), net.Params());
     auto upload = [&] { B().CopyFromHost(params.v.data(), net.Params()); };
-    Rng pick(11);
-    for (int t = 0; t < 60; ++t) {
-      const auto i = static_cast<size_t>(pick.Below(params.v.size()));
-      ExpectClose(g.v[i], CentralDiff(&params.v[i], upload, loss, 5e-3f),
-                  std::string(LayerKindName(act)) + " param " + std::to_string(i));
+    {
+      GradCheck check(std::string(LayerKindName(act)) + " network parameter gradient");
+      Rng pick(11);
+      for (int t = 0; t < 60; ++t) {
+        const auto i = static_cast<size_t>(pick.Below(params.v.size()));
+        check.Add(g.v[i], CentralDiff(&params.v[i], upload, loss, 5e-3f));
+      }
     }
+    // A small step: with the enlarged weights the network is strongly curved in its inputs (tanh:
+    // relative error 2.7e-3 at 2e-3, 6.7e-4 at 1e-3, measured).
+    GradCheck check(std::string(LayerKindName(act)) + " network input gradient");
     auto upload_x = [&] { B().CopyFromHost(x.v.data(), dx); };
     for (size_t i = 0; i < x.v.size(); i += 5) {
-      ExpectClose(gin.v[i], CentralDiff(&x.v[i], upload_x, loss, 5e-3f), "input");
+      check.Add(gin.v[i], CentralDiff(&x.v[i], upload_x, loss, 1e-3f));
     }
   }
 }
