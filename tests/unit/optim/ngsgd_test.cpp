@@ -184,7 +184,17 @@ TEST_P(NaturalGradient, Invariants) {
     EXPECT_GE(dmin, o.epsilon);
     EXPECT_GT(dmin, 0.9 * o.delta * dmax);
     EXPECT_GT(eff.Rho(), 0.9 * o.delta * dmax);
-    (void)had_state, (void)rho_before, (void)sum_d_before;
+    // 6'. Floors only raise eigenvalues: the trace after the update is at least the unfloored
+    // blend eta tr(R R^T) / N + (1 - eta) tr(before) (equality when nothing is floored:
+    // TraceIdentityWhenNothingIsFloored), up to float accumulation (~2e-4 relative).
+    if (had_state) {
+      double sum_d = 0;
+      for (double v : d) sum_d += v;
+      const double eta = eff.Eta(n);
+      const double blend =
+          eta * r.squaredNorm() / n + (1 - eta) * (dim * rho_before + sum_d_before);
+      EXPECT_GE(dim * eff.Rho() + sum_d, (1 - 1e-3) * blend) << "step " << step;
+    }
   }
 }
 
