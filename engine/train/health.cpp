@@ -7,33 +7,27 @@
 #include <limits>
 
 #include "engine/core/error.h"
+#include "engine/train/metrics.h"
 
 namespace mavg {
 
-double InputFreeLoss(std::span<const int32_t> train_labels, std::span<const int32_t> cv_labels,
-                     int64_t num_outputs) {
-  MAVG_CHECK(num_outputs >= 1, "input-free loss: {} outputs", num_outputs);
-  const double uniform = std::log(static_cast<double>(num_outputs));
+double InputFreeLoss(std::span<const double> train_counts, std::span<const int32_t> cv_labels) {
+  const auto outputs = static_cast<int64_t>(train_counts.size());
+  MAVG_CHECK(outputs >= 1, "input-free loss: {} outputs", outputs);
+  const double uniform = std::log(static_cast<double>(outputs));
   if (cv_labels.empty()) return uniform;
-  std::vector<double> counts(static_cast<size_t>(num_outputs), 1.0);  // add-one smoothing
-  for (int32_t y : train_labels) {
-    MAVG_CHECK(y >= 0 && y < num_outputs, "input-free loss: training label {} outside [0, {})", y,
-               num_outputs);
-    counts[static_cast<size_t>(y)] += 1.0;
-  }
-  const double total = static_cast<double>(train_labels.size()) + static_cast<double>(num_outputs);
+  double total = static_cast<double>(outputs);  // add-one smoothing
+  for (double n : train_counts) total += n;
   double loss = 0.0;
   for (int32_t y : cv_labels) {
-    MAVG_CHECK(y >= 0 && y < num_outputs, "input-free loss: CV label {} outside [0, {})", y,
-               num_outputs);
-    loss -= std::log(counts[static_cast<size_t>(y)] / total);
+    MAVG_CHECK(y >= 0 && y < outputs, "input-free loss: CV label {} outside [0, {})", y, outputs);
+    loss -= std::log((train_counts[static_cast<size_t>(y)] + 1.0) / total);
   }
   return std::min(uniform, loss / static_cast<double>(cv_labels.size()));
 }
 
 namespace {
 double OrInf(double x) { return std::isfinite(x) ? x : std::numeric_limits<double>::infinity(); }
-nlohmann::json JsonNum(double x) { return std::isfinite(x) ? nlohmann::json(x) : nullptr; }
 }  // namespace
 
 CollapseVerdict CheckCollapse(const std::vector<double>& cv_losses, double final_cv_loss,
@@ -52,7 +46,7 @@ CollapseVerdict CheckCollapse(const std::vector<double>& cv_losses, double final
           "(the input-free loss {:.4f} x schedule.collapse.chance_fraction {})",
           cv_losses.size(), best, bound, input_free_loss, t.chance_fraction);
       v.detail = {{"check", "chance"},
-                  {"best_cv_loss", JsonNum(best)},
+                  {"best_cv_loss", Num(best)},
                   {"input_free_loss", input_free_loss},
                   {"chance_fraction", t.chance_fraction}};
       return v;
@@ -68,8 +62,8 @@ CollapseVerdict CheckCollapse(const std::vector<double>& cv_losses, double final
           "least half the input-free loss {:.4f}",
           final_loss, t.growth, first, input_free_loss);
       v.detail = {{"check", "regressed"},
-                  {"final_cv_loss", JsonNum(final_loss)},
-                  {"first_cv_loss", JsonNum(first)},
+                  {"final_cv_loss", Num(final_loss)},
+                  {"first_cv_loss", Num(first)},
                   {"input_free_loss", input_free_loss},
                   {"growth", t.growth}};
     }

@@ -22,12 +22,11 @@
 
 namespace mavg {
 
-// Cross-entropy (nats per frame) of `cv_labels` under the add-one smoothed frequencies of
-// `train_labels` over `num_outputs` classes, capped at ln(num_outputs): the best a model that
-// ignores its input can do, as far as the training data tells it. Labels must lie in
-// [0, num_outputs); num_outputs >= 1.
-double InputFreeLoss(std::span<const int32_t> train_labels, std::span<const int32_t> cv_labels,
-                     int64_t num_outputs);
+// Cross-entropy (nats per frame) of `cv_labels` under the add-one smoothed frequencies of the
+// training labels (`train_counts`: frames per label, one entry per output, as RunData keeps them),
+// capped at ln(outputs): the best a model that ignores its input can do, as far as the training
+// data tells it. CV labels must lie in [0, outputs); at least one output.
+double InputFreeLoss(std::span<const double> train_counts, std::span<const int32_t> cv_labels);
 
 struct CollapseVerdict {
   bool collapsed = false;

@@ -518,8 +518,7 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
 }
 
 CollapseVerdict Trainer::CheckHealth() const {
-  const double input_free =
-      InputFreeLoss(data_.train.labels, data_.dev.labels, static_cast<int64_t>(data_.num_outputs));
+  const double input_free = InputFreeLoss(data_.label_counts, data_.dev.labels);
   return CheckCollapse(cv_losses_, cv_best_.Loss(), input_free, config_.schedule.collapse);
 }
 

@@ -12,20 +12,22 @@ namespace mavg {
 namespace {
 
 TEST(Health, InputFreeLossIsTheSmoothedPriorCrossEntropy) {
-  // Train labels 0,0,0,1 over 3 classes: add-one frequencies 4/7, 2/7, 1/7.
-  const std::vector<int32_t> train = {0, 0, 0, 1}, cv = {0, 1};
+  // Train labels 0,0,0,1 over 3 classes (counts 3, 1, 0): add-one frequencies 4/7, 2/7, 1/7.
+  const std::vector<double> train = {3, 1, 0};
+  const std::vector<int32_t> cv = {0, 1};
   const double expected = -(std::log(4.0 / 7) + std::log(2.0 / 7)) / 2;
-  EXPECT_NEAR(InputFreeLoss(train, cv, 3), expected, 1e-12);
+  EXPECT_NEAR(InputFreeLoss(train, cv), expected, 1e-12);
   EXPECT_LT(expected, std::log(3.0));
   // CV labels the training data never saw: capped at the uniform model's ln(K).
   const std::vector<int32_t> unseen = {2, 2, 2};
-  EXPECT_DOUBLE_EQ(InputFreeLoss(train, unseen, 3), std::log(3.0));
+  EXPECT_DOUBLE_EQ(InputFreeLoss(train, unseen), std::log(3.0));
   // Balanced labels: exactly ln(K).
+  const std::vector<double> balanced_counts = {1, 1, 1, 1};
   const std::vector<int32_t> balanced = {0, 1, 2, 3};
-  EXPECT_NEAR(InputFreeLoss(balanced, balanced, 4), std::log(4.0), 1e-12);
+  EXPECT_NEAR(InputFreeLoss(balanced_counts, balanced), std::log(4.0), 1e-12);
   const std::vector<int32_t> bad = {5};
-  EXPECT_THROW(InputFreeLoss(bad, cv, 3), Error);
-  EXPECT_THROW(InputFreeLoss(train, bad, 3), Error);
+  EXPECT_THROW(InputFreeLoss(std::vector<double>{}, cv), Error);  // no outputs
+  EXPECT_THROW(InputFreeLoss(train, bad), Error);
 }
 
 TEST(Health, ChanceLevelRunsCollapse) {
