@@ -316,9 +316,14 @@ class CpuBackend final : public Backend {
   // The sum of f(r) over the rows, added in row order whatever the thread count: the rows'
   // values are computed in parallel, then summed one after another. (An OpenMP reduction adds
   // per-thread partial sums, so its bits change with the number of threads.)
+  // The row values live in a per-thread buffer that is reused, so this hot path (every minibatch's
+  // loss, NG-SGD's every step) does not allocate.
   template <typename F>
   double SumInRowOrder(int64_t size, int64_t rows, F&& f) {
-    std::vector<double> values(static_cast<size_t>(rows));
+    thread_local std::vector<double> buffer;
+    // A reference, captured by the lambda: inside it `buffer` would name the OpenMP worker's own.
+    std::vector<double>& values = buffer;
+    values.resize(static_cast<size_t>(rows));
     ForRows(size, rows, [&](int64_t r) { values[static_cast<size_t>(r)] = f(r); });
     double total = 0.0;
     for (double v : values) total += v;
