@@ -18,7 +18,7 @@ std::string ErrnoText() { return std::strerror(errno); }
 
 }  // namespace
 
-InputFile::InputFile(std::string path) : path_(std::move(path)) {
+InputFile::InputFile(std::string path, size_t buffer_bytes) : path_(std::move(path)) {
   file_ = std::fopen(path_.c_str(), "rb");
   MAVG_CHECK(file_ != nullptr, "{}: cannot open ({})", path_, ErrnoText());
   // Our own buffer serves Peek/Get; large reads go straight from the file to the caller.
@@ -35,7 +35,7 @@ InputFile::InputFile(std::string path) : path_(std::move(path)) {
     file_ = nullptr;
     MAVG_FAIL("{}: cannot determine the file size (not a regular file?)", path_);
   }
-  buffer_.resize(kBufferSize);
+  buffer_.resize(std::max<size_t>(buffer_bytes, 1));
 }
 
 InputFile::~InputFile() {

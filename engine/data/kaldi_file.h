@@ -16,8 +16,11 @@ class InputFile {
  public:
   static constexpr int kEof = -1;
 
-  // Opens a regular file; throws mavg::Error naming the file when it cannot.
-  explicit InputFile(std::string path);
+  static constexpr size_t kDefaultBufferBytes = size_t{1} << 20;
+
+  // Opens a regular file; throws mavg::Error naming the file when it cannot. `buffer_bytes`:
+  // what one refill reads (small for reading only headers at scattered offsets).
+  explicit InputFile(std::string path, size_t buffer_bytes = kDefaultBufferBytes);
   ~InputFile();
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -46,7 +49,7 @@ class InputFile {
   std::string path_;
   std::FILE* file_ = nullptr;  // owned
   int64_t size_ = 0;
-  std::vector<char> buffer_;  // [kBufferSize]
+  std::vector<char> buffer_;  // [buffer_bytes]
   size_t pos_ = 0;            // next byte of buffer_ to hand out
   size_t end_ = 0;            // valid bytes in buffer_
   int64_t buffer_start_ = 0;  // file offset of buffer_[0]

@@ -1,8 +1,6 @@
 #include "engine/data/kaldi_io.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -113,12 +111,47 @@ int32_t ReadBinaryInt32(InputFile& in, const Context& ctx, const char* what) {
   return value;
 }
 
-void ReadBinaryFloatMatrix(InputFile& in, const Context& ctx, bool is_double, HostMatrix* out) {
-  const int32_t rows = ReadBinaryInt32(in, ctx, "number of rows");
-  const int32_t cols = ReadBinaryInt32(in, ctx, "number of columns");
-  MAVG_CHECK(rows >= 0 && cols >= 0, "{}: bad matrix header: negative size {} x {}", ctx.Where(),
-             rows, cols);
-  const int64_t count = int64_t{rows} * cols;
+// A binary matrix's header, after the binary marker: its type token and size (for compressed
+// matrices the whole global header), checked. What both a full read and a size-only read use.
+struct BinaryMatrixHeader {
+  bool is_double = false;
+  bool compressed = false;
+  CompressedHeader compressed_header;  // when compressed
+  int64_t rows = 0, cols = 0;
+};
+
+BinaryMatrixHeader ReadBinaryMatrixHeader(InputFile& in, const Context& ctx) {
+  const std::string token = ReadBinaryToken(in, ctx);
+  BinaryMatrixHeader h;
+  CompressedFormat format;
+  if (token == "FM" || token == "DM") {
+    h.is_double = token == "DM";
+    h.rows = ReadBinaryInt32(in, ctx, "number of rows");
+    h.cols = ReadBinaryInt32(in, ctx, "number of columns");
+    MAVG_CHECK(h.rows >= 0 && h.cols >= 0, "{}: bad matrix header: negative size {} x {}",
+               ctx.Where(), h.rows, h.cols);
+  } else if (CompressedFormatFromToken(token, &format)) {
+    unsigned char header_bytes[kCompressedHeaderBytes];
+    MAVG_CHECK(in.Read(header_bytes, sizeof(header_bytes)) == sizeof(header_bytes),
+               "{}: truncated compressed-matrix header", ctx.Where());
+    h.compressed = true;
+    h.compressed_header = ParseCompressedHeader(format, header_bytes);
+    const std::string problem = CheckCompressedHeader(h.compressed_header);
+    MAVG_CHECK(problem.empty(), "{}: {}", ctx.Where(), problem);
+    h.rows = h.compressed_header.num_cols == 0 ? 0 : h.compressed_header.num_rows;
+    h.cols = h.compressed_header.num_cols;
+  } else {
+    MAVG_FAIL("{}: unknown object type '{}' (expected a matrix: FM, DM, CM, CM2 or CM3)",
+              ctx.Where(), token);
+  }
+  return h;
+}
+
+void ReadBinaryFloatMatrix(InputFile& in, const Context& ctx, const BinaryMatrixHeader& h,
+                           HostMatrix* out) {
+  const bool is_double = h.is_double;
+  const int64_t rows = h.rows, cols = h.cols;
+  const int64_t count = rows * cols;
   const int64_t elem_bytes = is_double ? 8 : 4;
   const char* elem_name = is_double ? "doubles" : "floats";
   MAVG_CHECK(count <= in.Remaining() / elem_bytes,
@@ -146,14 +179,9 @@ void ReadBinaryFloatMatrix(InputFile& in, const Context& ctx, bool is_double, Ho
   }
 }
 
-void ReadCompressedMatrix(InputFile& in, const Context& ctx, CompressedFormat format,
+void ReadCompressedMatrix(InputFile& in, const Context& ctx, const BinaryMatrixHeader& h,
                           HostMatrix* out) {
-  unsigned char header_bytes[kCompressedHeaderBytes];
-  MAVG_CHECK(in.Read(header_bytes, sizeof(header_bytes)) == sizeof(header_bytes),
-             "{}: truncated compressed-matrix header", ctx.Where());
-  const CompressedHeader header = ParseCompressedHeader(format, header_bytes);
-  const std::string problem = CheckCompressedHeader(header);
-  MAVG_CHECK(problem.empty(), "{}: {}", ctx.Where(), problem);
+  const CompressedHeader& header = h.compressed_header;
   const int64_t body_bytes = CompressedBodySize(header);
   MAVG_CHECK(body_bytes <= in.Remaining(),
              "{}: truncated compressed matrix ({} x {} needs {} bytes, got {})", ctx.Where(),
@@ -178,15 +206,11 @@ void ReadMatrixObject(InputFile& in, const Context& ctx, HostMatrix* out) {
     ReadTextMatrix(in, ctx.Where(), out);
     return;
   }
-  const std::string token = ReadBinaryToken(in, ctx);
-  CompressedFormat format;
-  if (token == "FM" || token == "DM") {
-    ReadBinaryFloatMatrix(in, ctx, token == "DM", out);
-  } else if (CompressedFormatFromToken(token, &format)) {
-    ReadCompressedMatrix(in, ctx, format, out);
+  const BinaryMatrixHeader header = ReadBinaryMatrixHeader(in, ctx);
+  if (header.compressed) {
+    ReadCompressedMatrix(in, ctx, header, out);
   } else {
-    MAVG_FAIL("{}: unknown object type '{}' (expected a matrix: FM, DM, CM, CM2 or CM3)",
-              ctx.Where(), token);
+    ReadBinaryFloatMatrix(in, ctx, header, out);
   }
 }
 
@@ -375,49 +399,27 @@ HostMatrix RxMatrixReader::Read(const std::string& rxspec, const std::string& ke
 
 HostMatrix ReadMatrix(const std::string& rxspec) { return RxMatrixReader().Read(rxspec); }
 
-MatrixShapeReader::~MatrixShapeReader() {
-  if (fd_ >= 0) ::close(fd_);
-}
+MatrixShapeReader::MatrixShapeReader() = default;
+MatrixShapeReader::~MatrixShapeReader() = default;
 
 std::optional<MatrixShape> MatrixShapeReader::Shape(const Rxspec& spec) {
-  if (fd_ < 0 || path_ != spec.path) {
-    if (fd_ >= 0) ::close(fd_);
-    path_ = spec.path;
-    fd_ = ::open(spec.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return std::nullopt;
+  try {
+    if (file_ == nullptr || file_->Path() != spec.path) {
+      file_.reset();
+      // A refill reads only about a header: the offsets are scattered over a large archive.
+      file_ = std::make_unique<InputFile>(spec.path, 64);
+    }
+    const int64_t offset = spec.has_offset ? spec.offset : 0;
+    file_->Seek(offset);
+    if (!ReadBinaryMarker(*file_, Context{spec.path, {}, offset})) return std::nullopt;  // text
+    const BinaryMatrixHeader m = ReadBinaryMatrixHeader(*file_, Context{spec.path, {}, offset});
+    const int64_t row_end = spec.row_end < 0 ? m.rows - 1 : std::min(spec.row_end, m.rows - 1);
+    const int64_t col_end = spec.col_end < 0 ? m.cols - 1 : std::min(spec.col_end, m.cols - 1);
+    return MatrixShape{std::max<int64_t>(0, row_end - spec.row_begin + 1),
+                       std::max<int64_t>(0, col_end - spec.col_begin + 1)};
+  } catch (const Error&) {
+    return std::nullopt;  // the real read reports what is wrong
   }
-  // "\0B", a token of at most kMaxTokenBytes and a space, then the largest header: compressed.
-  unsigned char h[2 + kMaxTokenBytes + 1 + kCompressedHeaderBytes];
-  const ssize_t got = ::pread(fd_, h, sizeof(h), spec.has_offset ? spec.offset : 0);
-  if (got < 4 || h[0] != '\0' || h[1] != 'B') return std::nullopt;
-  const auto n = static_cast<size_t>(got);
-  size_t i = 2;
-  while (i < n && h[i] != ' ') ++i;
-  if (i == n) return std::nullopt;
-  const std::string_view token(reinterpret_cast<const char*>(h) + 2, i - 2);
-  const unsigned char* rest = h + i + 1;
-  const size_t left = n - i - 1;
-  MatrixShape m;
-  CompressedFormat format;
-  if (token == "FM" || token == "DM") {
-    if (left < 10 || rest[0] != 4 || rest[5] != 4) return std::nullopt;
-    int32_t rows, cols;
-    std::memcpy(&rows, rest + 1, 4);
-    std::memcpy(&cols, rest + 6, 4);
-    m = {rows, cols};
-  } else if (CompressedFormatFromToken(token, &format)) {
-    if (left < static_cast<size_t>(kCompressedHeaderBytes)) return std::nullopt;
-    const CompressedHeader header = ParseCompressedHeader(format, rest);
-    if (!CheckCompressedHeader(header).empty()) return std::nullopt;
-    m = {header.num_rows, header.num_cols};
-  } else {
-    return std::nullopt;
-  }
-  if (m.rows < 0 || m.cols < 0) return std::nullopt;
-  const int64_t row_end = spec.row_end < 0 ? m.rows - 1 : std::min(spec.row_end, m.rows - 1);
-  const int64_t col_end = spec.col_end < 0 ? m.cols - 1 : std::min(spec.col_end, m.cols - 1);
-  return MatrixShape{std::max<int64_t>(0, row_end - spec.row_begin + 1),
-                     std::max<int64_t>(0, col_end - spec.col_begin + 1)};
 }
 
 // ---- Writers -------------------------------------------------------------------------------

@@ -113,23 +113,23 @@ class RxMatrixReader {
 HostMatrix ReadMatrix(const std::string& rxspec);
 
 // The size of the matrix an rxspecifier names, after its range, from the object's header alone
-// (binary FM, DM, CM, CM2, CM3: a few dozen bytes read with pread, no buffering); nullopt for a
-// text matrix, whose size is known only by reading it all, and for anything unreadable (the
-// real read reports that). For sizing memory before reading a subset of a large archive.
+// (binary FM, DM, CM, CM2, CM3: read by the same code as a full read, through a 64-byte buffer);
+// nullopt for a text matrix, whose size is known only by reading it all, and for anything
+// unreadable (the real read reports that). For sizing memory before reading a subset of a large
+// archive.
 struct MatrixShape {
   int64_t rows = 0, cols = 0;
 };
 class MatrixShapeReader {
  public:
-  MatrixShapeReader() = default;
+  MatrixShapeReader();
   ~MatrixShapeReader();
   MatrixShapeReader(const MatrixShapeReader&) = delete;
   MatrixShapeReader& operator=(const MatrixShapeReader&) = delete;
   std::optional<MatrixShape> Shape(const Rxspec& spec);
 
  private:
-  std::string path_;  // of fd_
-  int fd_ = -1;       // owned
+  std::unique_ptr<InputFile> file_;  // last archive read, or null
 };
 
 // ---- Text tables (kaldi_text.cpp) ---------------------------------------------------------
