@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 
@@ -47,10 +46,8 @@ namespace {
 std::string Slurp(const fs::path& p) { return ReadFile(p.string()); }
 
 void Put(const fs::path& dir, const std::string& name, const std::string& bytes) {
-  fs::create_directories(dir);
-  std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  MAVG_CHECK(out.good(), "{}: cannot write", (dir / name).string());
+  MakeDirs(dir.string());
+  WriteFileAtomic((dir / name).string(), bytes);
 }
 
 // The archive's first `n` entries (byte ranges from the reader's object offsets).
