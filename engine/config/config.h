@@ -23,6 +23,7 @@ struct ModelConfig {
   int64_t hidden_dim = 2048;
   std::string activation = "sigmoid";  // sigmoid | tanh | relu
   std::string init = "random";         // random (Kaldi nnet1 make_nnet_proto.py) | rbm
+  std::string init_scheme = "auto";    // auto | nnet1 | he | glorot (random weights' scale)
   int64_t num_outputs = 0;             // output units (0: 1 + largest training label)
 };
 
@@ -34,7 +35,9 @@ struct NgsgdConfig {
   int64_t num_samples_history = 2000;
   double epsilon = 1e-10;
   double delta = 5e-4;
-  bool reset_each_epoch = true;  // restart the preconditioners at every epoch (the paper)
+  double eta_max = 0.9;                   // cap of the forgetting factor (1: none, the fork)
+  std::string max_change_mode = "nnet2";  // nnet2: lr inside the limit; fork: lr outside
+  bool reset_each_epoch = true;           // restart the preconditioners at every epoch (the paper)
 };
 
 struct OptimizerConfig {

@@ -94,6 +94,12 @@ const std::vector<Binding>& Bindings() {
                  "RBM pretraining of the hidden layers (pretrain.rbm.*), then a random output "
                  "layer")
           .Choices({"random", "rbm"}),
+      KeyBuilder("model.init_scheme", VT::kString, MAVG_FIELD(model.init_scheme),
+                 "scale of the random weights (of every layer for init random, of the output "
+                 "layer for rbm): nnet1 = Kaldi's, made for sigmoid; he = N(0, 2/in) for relu "
+                 "(output layer N(0, 1/in)); glorot = N(0, 2/(in+out)) for tanh; auto = the "
+                 "one that fits model.activation (sigmoid nnet1, relu he, tanh glorot)")
+          .Choices({"auto", "nnet1", "he", "glorot"}),
       KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
                  "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
                  "a label outside the output layer is an error")
@@ -132,7 +138,7 @@ const std::vector<Binding>& Bindings() {
           .Min(0),
       KeyBuilder("optimizer.ngsgd.num_samples_history", VT::kInt,
                  MAVG_FIELD(optimizer.ngsgd.num_samples_history),
-                 "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most 0.9")
+                 "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most eta_max")
           .Min(1),
       KeyBuilder("optimizer.ngsgd.epsilon", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.epsilon),
                  "ngsgd: absolute floor of the Fisher model's eigenvalues")
@@ -140,6 +146,17 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("optimizer.ngsgd.delta", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.delta),
                  "ngsgd: floor of the eigenvalues relative to the largest")
           .Min(0, true),
+      KeyBuilder("optimizer.ngsgd.eta_max", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.eta_max),
+                 "ngsgd: cap of the forgetting factor eta (nnet2/3: 0.9; 1: none, as the "
+                 "authors' fork)")
+          .Min(0, true)
+          .Max(1),
+      KeyBuilder("optimizer.ngsgd.max_change_mode", VT::kString,
+                 MAVG_FIELD(optimizer.ngsgd.max_change_mode),
+                 "ngsgd: nnet2: the max-change bound includes lr (a binding limit cancels a "
+                 "larger lr); fork: as Su & Chen's Kaldi fork, without lr, so the step still "
+                 "scales with lr")
+          .Choices({"nnet2", "fork"}),
       KeyBuilder("optimizer.ngsgd.reset_each_epoch", VT::kBool,
                  MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
                  "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)"),
@@ -773,6 +790,8 @@ namespace {
 // Settings of an optimizer or an initialisation the config does not use change nothing, so
 // they stay out of the run identity (and adding such keys keeps the ids of existing runs).
 bool UsedBy(const RunConfig& config, const std::string& path) {
+  // Resolved (CanonicalJson); the nnet1 scheme of every run made before the key existed.
+  if (path == "model.init_scheme") return config.model.init_scheme != "nnet1";
   if (path.starts_with("pretrain.")) return config.model.init == "rbm";
   // Averaging settings added after the first runs: at their defaults they change nothing.
   const ParallelConfig& par = config.parallel;
@@ -782,6 +801,12 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
   if (path == "parallel.group_size") return par.group_size != 0;
   if (path == "parallel.average_every_global") return par.average_every_global != 0;
   if (path == "device_options.tf32") return config.device_options.tf32;
+  const NgsgdConfig& ng = config.optimizer.ngsgd;
+  if (path == "optimizer.ngsgd.eta_max")
+    return config.optimizer.type == "ngsgd" && ng.eta_max != 0.9;
+  if (path == "optimizer.ngsgd.max_change_mode") {
+    return config.optimizer.type == "ngsgd" && ng.max_change_mode != "nnet2";
+  }
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
     return config.optimizer.type == "ngsgd";
   }
@@ -790,8 +815,17 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
 
 }  // namespace
 
+std::string ResolvedInitScheme(const ModelConfig& model) {
+  if (model.init_scheme != "auto") return model.init_scheme;
+  if (model.activation == "relu") return "he";
+  if (model.activation == "tanh") return "glorot";
+  return "nnet1";
+}
+
 std::string CanonicalJson(const RunConfig& config_in) {
   RunConfig config = config_in;
+  // auto and the scheme it stands for are one run.
+  config.model.init_scheme = ResolvedInitScheme(config.model);
   nlohmann::json out = nlohmann::json::object();
   for (const Binding& b : Bindings()) {
     if (b.spec.identity && UsedBy(config, b.spec.path)) {

@@ -56,6 +56,9 @@ std::string ToYaml(const RunConfig& config);
 RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source);
 // Canonical JSON of the keys that define the experiment (identity keys only), sorted keys.
 std::string CanonicalJson(const RunConfig& config);
+
+// model.init_scheme with auto replaced by the scheme that fits model.activation.
+std::string ResolvedInitScheme(const ModelConfig& model);
 // First 16 hex digits of SHA-256 over CanonicalJson.
 std::string RunId(const RunConfig& config);
 

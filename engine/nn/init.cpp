@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/core/error.h"
 #include "engine/core/rng.h"
 
 namespace mavg {
@@ -16,32 +17,48 @@ constexpr float kOutputBiasLearnRateCoef = 0.1f;
 
 }  // namespace
 
-double KaldiInitStddev(const NetworkSpec& spec, int affine_index) {
+InitScheme ParseInitScheme(const std::string& name) {
+  if (name == "nnet1") return InitScheme::kNnet1;
+  if (name == "he") return InitScheme::kHe;
+  MAVG_CHECK(name == "glorot", "model.init_scheme: '{}' is not a scheme (nnet1, he, glorot)", name);
+  return InitScheme::kGlorot;
+}
+
+double InitStddev(const NetworkSpec& spec, InitScheme scheme, int affine_index) {
   const int num_affine = static_cast<int>(spec.hidden_dims.size()) + 1;
   MAVG_CHECK(affine_index >= 0 && affine_index < num_affine, "affine index {} out of range",
              affine_index);
   const int in = affine_index == 0 ? spec.input_dim : spec.hidden_dims[affine_index - 1];
   const int out = affine_index + 1 == num_affine ? spec.output_dim : spec.hidden_dims[affine_index];
+  const bool is_output = affine_index + 1 == num_affine;
+  switch (scheme) {
+    case InitScheme::kHe:
+      return std::sqrt((is_output ? 1.0 : 2.0) / in);
+    case InitScheme::kGlorot:
+      return std::sqrt(2.0 / (in + out));
+    case InitScheme::kNnet1:
+      break;
+  }
   double s = kParamStddevFactor * kGlorotMagic * std::sqrt(2.0 / (in + out));
   const bool is_input_hidden = affine_index == 0 && num_affine > 1;
   if (is_input_hidden) s *= std::sqrt(1.0 / 12.0);
   return s;
 }
 
-void InitializeKaldiNnet1(Network& network, uint64_t seed) {
+void InitializeNetwork(Network& network, InitScheme scheme, uint64_t seed) {
   Backend& backend = network.GetBackend();
   const NetworkSpec& spec = network.Spec();
   for (int k = 0; k < network.NumAffine(); ++k) {
     AffineLayer& layer = network.Affine(k);
     Rng rng(DeriveSeed(seed, {0x1417, static_cast<uint64_t>(k)}));
-    const double stddev = KaldiInitStddev(spec, k);
+    const double stddev = InitStddev(spec, scheme, k);
     std::vector<float> w(static_cast<size_t>(layer.Weights().Size()));
     for (float& v : w) v = static_cast<float>(stddev * rng.Gaussian());
     backend.CopyFromHost(w.data(), layer.Weights());
 
     const bool is_output = k + 1 == network.NumAffine();
     std::vector<float> b(static_cast<size_t>(layer.OutputDim()), 0.0f);
-    if (!is_output && spec.activation == LayerKind::kSigmoid) {
+    if (scheme == InitScheme::kNnet1 && !is_output && spec.activation == LayerKind::kSigmoid) {
       for (float& v : b) {
         v = static_cast<float>(kHiddenBiasMean + (rng.Uniform() - 0.5) * kHiddenBiasRange);
       }

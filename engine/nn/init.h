@@ -5,17 +5,34 @@
 //   hidden biases ~ U[-4, 0] (mean -2, range 4) for sigmoid; 0 for tanh and relu, which that
 //   negative offset would saturate or silence
 //   output layer: bias 0, bias learning-rate coefficient 0.1
+// Schemes fitted to other activations (model.init_scheme; biases 0, output bias coefficient 0.1
+// as above):
+//   he:     hidden layers N(0, 2 / in) (He et al. 2015, for the relu they feed); the output
+//           layer N(0, 1 / in), as it feeds a softmax, not a relu
+//   glorot: every layer N(0, 2 / (in + out)) (Glorot & Bengio 2010, for tanh)
 // Values are drawn on the host from mavg::Rng (same numbers on every backend), then copied.
 
 #include <cstdint>
+#include <string>
 
 #include "engine/nn/network.h"
 
 namespace mavg {
 
-void InitializeKaldiNnet1(Network& network, uint64_t seed);
+enum class InitScheme { kNnet1, kHe, kGlorot };
+
+// "nnet1", "he" or "glorot" (model.init_scheme after "auto" is resolved by the config).
+InitScheme ParseInitScheme(const std::string& name);
+
+void InitializeNetwork(Network& network, InitScheme scheme, uint64_t seed);
+inline void InitializeKaldiNnet1(Network& network, uint64_t seed) {
+  InitializeNetwork(network, InitScheme::kNnet1, seed);
+}
 
 // Standard deviation of the weights of affine layer k (exposed for tests).
-double KaldiInitStddev(const NetworkSpec& spec, int affine_index);
+double InitStddev(const NetworkSpec& spec, InitScheme scheme, int affine_index);
+inline double KaldiInitStddev(const NetworkSpec& spec, int affine_index) {
+  return InitStddev(spec, InitScheme::kNnet1, affine_index);
+}
 
 }  // namespace mavg

@@ -15,10 +15,12 @@ std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConf
             static_cast<double>(n.num_samples_history),
             n.alpha,
             n.epsilon,
-            n.delta};
+            n.delta,
+            n.eta_max};
     o.out = o.in;
     o.out.rank = static_cast<int>(n.rank_out);
     o.max_change_per_sample = c.max_change_per_sample;
+    o.max_change_mode = n.max_change_mode == "fork" ? MaxChangeMode::kFork : MaxChangeMode::kNnet2;
     o.reset_each_epoch = n.reset_each_epoch;
     return std::make_unique<NgsgdOptimizer>(backend, o);
   }

@@ -76,6 +76,7 @@ void NgsgdOptimizer::UpdateAffine(int k, AffineLayer& layer, ConstMatrixView in,
   t.rows = n;
   t.lr = lr;
   t.max_change = options_.max_change_per_sample * static_cast<double>(n);
+  t.max_change_lr = options_.max_change_mode == MaxChangeMode::kFork ? 1.0 : lr;
   t.row_a = pin.data;
   t.row_b = pout.data;
   t.gamma_in = gammas;

@@ -6,7 +6,10 @@
 // and, with s = g_in g_out and the max-change scale ms,
 //   W -= lr s ms Pout^T Pin[:, :Din],   b -= lr s ms bias_coef Pout^T Pin[:, Din].
 // Max-change (nnet2 GetScalingFactor): tot = lr s sum_i sqrt(|pin_i|^2 |pout_i|^2) bounds
-// ||dW||_F; when it exceeds max_change_per_sample * N the step is scaled down to that.
+// ||dW||_F; when it exceeds max_change_per_sample * N the step is scaled down to that. The
+// authors' fork of Kaldi measures tot without lr (MaxChangeMode::kFork): the limit binds on
+// s sum_i |pin_i| |pout_i| <= max_change_per_sample * N, so ||dW||_F <= lr x that still
+// grows with lr, where under nnet2's rule a binding limit cancels a larger lr.
 // gamma, the max-change scale and the step are computed on the Backend (backend/ngsgd_small.h):
 // an update queues device work only.
 // The preconditioners belong to the worker and are never averaged; they restart every epoch by
@@ -22,10 +25,13 @@
 
 namespace mavg {
 
+enum class MaxChangeMode { kNnet2, kFork };
+
 struct NgsgdOptions {
   PreconditionerOptions in{20, 4, 2000, 4.0, 1e-10, 5e-4};   // rank_in = 20
   PreconditionerOptions out{80, 4, 2000, 4.0, 1e-10, 5e-4};  // rank_out = 80
   double max_change_per_sample = 0.075;                      // 0: no limit
+  MaxChangeMode max_change_mode = MaxChangeMode::kNnet2;
   bool reset_each_epoch = true;
 };
 
@@ -39,6 +45,7 @@ class NgsgdOptimizer final : public Optimizer {
   void Prepare(const Network& net) override;
   std::vector<MatrixView> State() override;
   void StateLoaded() override;
+  bool KeepsStateAcrossEpochs() const override { return !options_.reset_each_epoch; }
 
   // Reads the device's count of max-change scalings (synchronizes: once per minibatch, after it).
   UpdateStats TakeUpdateStats() override;

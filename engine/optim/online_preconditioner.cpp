@@ -30,16 +30,20 @@ OnlinePreconditioner::OnlinePreconditioner(Backend& backend, const Preconditione
   MAVG_CHECK(o.num_samples_history > 0, "ngsgd num_samples_history must be positive");
   MAVG_CHECK(o.alpha >= 0, "ngsgd alpha must be >= 0");
   MAVG_CHECK(o.epsilon > 0 && o.delta > 0, "ngsgd epsilon and delta must be positive");
+  MAVG_CHECK(o.eta_max > 0 && o.eta_max <= 1, "ngsgd eta_max must be in (0, 1], got {}", o.eta_max);
 }
 
 double OnlinePreconditioner::Eta(int64_t n) const {
-  return std::min(0.9, 1.0 - std::exp(-static_cast<double>(n) / options_.num_samples_history));
+  return std::min(options_.eta_max,
+                  1.0 - std::exp(-static_cast<double>(n) / options_.num_samples_history));
 }
 
 void OnlinePreconditioner::PrepareState(int dim) {
   if (dim_ == dim && w_.Rows() > 0) return;
   dim_ = dim;
-  rank_ = std::min(options_.rank, dim - 1);
+  // At most (D + 1) / 2, as nnet3's natural-gradient components cap it: a rank near D leaves
+  // (D - R) dimensions for rho and lets the model fit directions the data never has.
+  rank_ = std::min(options_.rank, (dim + 1) / 2);
   if (rank_ <= 0) return;
   Backend& b = *backend_;
   const int r = rank_;
@@ -56,16 +60,21 @@ void OnlinePreconditioner::PrepareState(int dim) {
 void OnlinePreconditioner::InitDefault(int dim) {
   PrepareState(dim);
   const int r = rank_;
-  // rho = d = epsilon, and a special orthonormal start: row i has equal entries in columns
-  // i, i + R, i + 2R, ... Then W = E^{1/2} X with e_ii = 1 / (2 + alpha (D + R) / D).
+  // rho = d = epsilon, and Kaldi's special orthonormal start: row i has entries in columns
+  // i, i + R, i + 2R, ..., the first 1.1 and the others 1, normalised. With equal entries the
+  // rows would sum to the all-ones direction whenever R divides D, and softmax output
+  // derivatives have no component along it: the model would keep a rank on a direction the data
+  // never visits. Then W = E^{1/2} X with e_ii = 1 / (2 + alpha (D + R) / D).
   std::vector<double> state(static_cast<size_t>(r) + 1, options_.epsilon);
   backend_->CopyBytesToDevice(StateDoubles(), state.data(), state.size() * sizeof(double));
   const double e = 1.0 / (2.0 + (dim + r) * options_.alpha / dim);
+  constexpr double kFirst = 1.1;
   std::vector<float> w(static_cast<size_t>(r) * dim, 0.0f);
   for (int i = 0; i < r; ++i) {
     const int count = (dim - i + r - 1) / r;
+    const double norm = std::sqrt(e / (kFirst * kFirst + count - 1));
     for (int c = i; c < dim; c += r) {
-      w[static_cast<size_t>(i) * dim + c] = static_cast<float>(std::sqrt(e / count));
+      w[static_cast<size_t>(i) * dim + c] = static_cast<float>((c == i ? kFirst : 1.0) * norm);
     }
   }
   backend_->CopyFromHost(w.data(), w_);

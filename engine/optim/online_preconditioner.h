@@ -4,8 +4,8 @@
 // the Fisher matrix of a stream of vectors,
 //   F_t = X_t^T diag(d_t) X_t + rho_t I,   X_t: R x D with orthonormal rows,
 // updated from every minibatch R_t (N x D) as a forgetting average with
-// eta = 1 - exp(-N / num_samples_history) (capped at 0.9), and preconditions the minibatch with
-// (a scaled) inverse: P = beta_t R_t G_t^{-1}, G_t = F_t + (alpha / D) tr(F_t) I, computed
+// eta = 1 - exp(-N / num_samples_history) (capped at eta_max, 0.9), and preconditions the minibatch
+// with (a scaled) inverse: P = beta_t R_t G_t^{-1}, G_t = F_t + (alpha / D) tr(F_t) I, computed
 // without D x D matrices as P = R_t - (R_t W_t^T) W_t with W_t = E_t^{1/2} X_t stored.
 // The small R x R steps (the symmetric eigenproblem in double precision, the new d and rho, the
 // scale gamma) run on the Backend too (backend/ngsgd_small.h), as does everything of size N x D
@@ -20,12 +20,13 @@
 namespace mavg {
 
 struct PreconditionerOptions {
-  int rank = 20;                      // R (reduced to D - 1 for small D)
+  int rank = 20;                      // R (at most (D + 1) / 2, as nnet3)
   int update_period = 4;              // update the Fisher model every this many minibatches
   double num_samples_history = 2000;  // S in eta = 1 - exp(-N / S)
   double alpha = 4.0;                 // smoothing towards the identity
   double epsilon = 1e-10;             // absolute floor of rho and d
   double delta = 5e-4;                // relative floor (of the largest eigenvalue)
+  double eta_max = 0.9;               // cap of eta (nnet2/3); 1: none (the authors' fork)
 };
 
 class OnlinePreconditioner {

@@ -26,6 +26,9 @@ class Optimizer {
   virtual std::vector<MatrixView> State() { return {}; }
   // Called after the tensors of State() were overwritten from a checkpoint.
   virtual void StateLoaded() {}
+  // Whether State() carries over from one epoch to the next (Reset keeps it): the trainer then
+  // restores the last accepted epoch's state when the schedule rejects an epoch.
+  virtual bool KeepsStateAcrossEpochs() const { return false; }
 
   // Layer updates since the last call, and how many of them max-change scaled down.
   struct UpdateStats {

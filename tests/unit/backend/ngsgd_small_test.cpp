@@ -257,6 +257,7 @@ TEST(NgsgdSmall, GammaAndStepAreTheirClosedForms) {
   EXPECT_FLOAT_EQ(gamma, std::sqrt(14.0f / 4.0f));
   t.kind = NgsgdSmallKind::kStep;
   t.lr = 0.1;
+  t.max_change_lr = 0.1;  // nnet2: the limit is measured with the lr
   t.gamma_in = &g_in;
   t.gamma_out = &g_out;
   t.neg_step = &neg_step;
@@ -275,6 +276,17 @@ TEST(NgsgdSmall, GammaAndStepAreTheirClosedForms) {
   RunNgsgdSmallTask(b, t);
   EXPECT_FLOAT_EQ(neg_step, -0.1f);
   EXPECT_EQ(limited, 1.0);
+  // The fork: measured without the lr (max_change_lr 1), the same limit binds 10x harder:
+  // ms = (tot / 4) / (tot / lr) = lr / 4, so the step is lr x lr / 4.
+  t.max_change_lr = 1.0;
+  t.max_change = tot / 4;
+  RunNgsgdSmallTask(b, t);
+  EXPECT_FLOAT_EQ(neg_step, static_cast<float>(-0.1 * 0.1 / 4));
+  EXPECT_EQ(limited, 2.0);
+  t.max_change = 20 * tot;  // above tot / lr = 10 tot: not binding
+  RunNgsgdSmallTask(b, t);
+  EXPECT_FLOAT_EQ(neg_step, -0.1f);
+  EXPECT_EQ(limited, 2.0);
 }
 
 }  // namespace

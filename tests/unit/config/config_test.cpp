@@ -192,6 +192,36 @@ TEST(Config, RunIdLeavesOutSettingsTheConfigDoesNotUse) {
   EXPECT_NE(RunId(a), RunId(b));
 }
 
+// Keys added after runs existed leave those runs' ids alone at their defaults; auto and the
+// init scheme it resolves to are one run.
+TEST(Config, RunIdOfLaterKeysAtTheirDefaults) {
+  RunConfig a = ParseConfigYaml(kGood, "c.yaml");  // tanh
+  a.optimizer.type = "ngsgd";
+  const std::string canonical = CanonicalJson(a);
+  EXPECT_EQ(canonical.find("eta_max"), std::string::npos) << canonical;
+  EXPECT_EQ(canonical.find("max_change_mode"), std::string::npos) << canonical;
+  RunConfig b = a;
+  b.optimizer.ngsgd.max_change_mode = "fork";
+  EXPECT_NE(RunId(a), RunId(b));
+  b = a;
+  b.optimizer.ngsgd.eta_max = 1.0;
+  EXPECT_NE(RunId(a), RunId(b));
+  // tanh: auto is glorot.
+  b = a;
+  b.model.init_scheme = "glorot";
+  EXPECT_EQ(RunId(a), RunId(b));
+  b.model.init_scheme = "nnet1";
+  EXPECT_NE(RunId(a), RunId(b));
+  // sigmoid: auto is nnet1, which stays out of the id.
+  a.model.activation = b.model.activation = "sigmoid";
+  a.model.init_scheme = "auto";
+  EXPECT_EQ(RunId(a), RunId(b));
+  EXPECT_EQ(CanonicalJson(a).find("init_scheme"), std::string::npos);
+  EXPECT_EQ(ResolvedInitScheme(a.model), "nnet1");
+  a.model.activation = "relu";
+  EXPECT_EQ(ResolvedInitScheme(a.model), "he");
+}
+
 TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
   RunConfig a = ParseConfigYaml(kGood, "c.yaml");
   RunConfig b = a;

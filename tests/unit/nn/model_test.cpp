@@ -59,6 +59,32 @@ TEST(Init, KaldiNnet1Statistics) {
   EXPECT_NEAR(KaldiInitStddev(paper, 1), 0.0773, 5e-4);
 }
 
+// He and Glorot against their closed forms, on the drawn weights; biases 0 whatever the
+// activation (nnet1's negative sigmoid biases would silence relu units).
+TEST(Init, HeAndGlorotStatistics) {
+  auto backend = testing::MakeBackend("cpu");
+  NetworkSpec spec{784, 10, {512, 512}, LayerKind::kRelu};
+  const double he[3] = {std::sqrt(2.0 / 784), std::sqrt(2.0 / 512), std::sqrt(1.0 / 512)};
+  const double glorot[3] = {std::sqrt(2.0 / (784 + 512)), std::sqrt(2.0 / 1024),
+                            std::sqrt(2.0 / 522)};
+  for (InitScheme scheme : {InitScheme::kHe, InitScheme::kGlorot}) {
+    const double* expected = scheme == InitScheme::kHe ? he : glorot;
+    Network net(*backend, spec);
+    InitializeNetwork(net, scheme, 5);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_NEAR(InitStddev(spec, scheme, k), expected[k], 1e-12);
+      const HostMat w = ToHost(*backend, net.Affine(k).Weights());
+      double s2 = 0;
+      for (float v : w.v) s2 += static_cast<double>(v) * v;
+      EXPECT_NEAR(std::sqrt(s2 / static_cast<double>(w.v.size())), expected[k], 0.03 * expected[k])
+          << "layer " << k;
+      for (float v : ToHost(*backend, net.Affine(k).Bias()).v) EXPECT_EQ(v, 0.0f);
+    }
+  }
+  EXPECT_EQ(ParseInitScheme("he"), InitScheme::kHe);
+  EXPECT_THROW(ParseInitScheme("xavier"), Error);
+}
+
 TEST(Init, SameSeedSameParametersDifferentSeedDifferent) {
   auto backend = testing::MakeBackend("cpu");
   NetworkSpec spec{8, 3, {5}, LayerKind::kTanh};
