@@ -90,6 +90,11 @@ void CheckpointDir::ReadTensors(Backend& backend, int64_t gen, const std::string
   }
 }
 
+bool CheckpointDir::HasTensors(int64_t gen, const std::string& name) const {
+  std::error_code ec;
+  return std::filesystem::exists(TensorPath(gen, name), ec);
+}
+
 void CheckpointDir::Commit(const nlohmann::json& meta) const {
   MakeDirs(dir_);
   WriteFileAtomic(dir_ + "/meta.json", DumpJson(meta, 2) + "\n");

@@ -5,6 +5,8 @@
 //   params.G.bin        the parameters (identical on all workers at a checkpoint)
 //   best.G.bin          the last accepted parameters, for schedules that can reject (newbob)
 //   opt-<worker>.G.bin  each worker's optimizer state (never averaged, so one file per worker)
+//   opt-accepted-<worker>.G.bin  that state after the last accepted epoch, for optimizers whose
+//                       state outlives an epoch (a rejected epoch goes back to it)
 // Tensor files are written first (atomically), then meta.json (atomically): a checkpoint exists
 // exactly when meta.json names its generation; files of other generations are removed after.
 // Tensor file: magic "MAVGTNSR", u64 count, count float32, u32 CRC-32.
@@ -34,6 +36,8 @@ class CheckpointDir {
                     const std::vector<ConstMatrixView>& views) const;
   void ReadTensors(Backend& backend, int64_t gen, const std::string& name,
                    const std::vector<MatrixView>& views) const;
+  // Whether generation `gen` has the tensor set `name` (sets added later may be missing).
+  bool HasTensors(int64_t gen, const std::string& name) const;
 
   // Makes generation meta["generation"] the checkpoint and removes older files.
   void Commit(const nlohmann::json& meta) const;

@@ -85,6 +85,10 @@ class Trainer {
   EvalSums EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards);
   // Every worker's parameters = `src`.
   void SetAllParams(ConstMatrixView src);
+  // Optimizer state that survives epochs (NG-SGD without reset_each_epoch): the copy of the
+  // last accepted epoch's, taken after it, and put back when an epoch is rejected.
+  void KeepAcceptedOptimizerState();
+  void RestoreAcceptedOptimizerState();
   // Every worker's statistics, on every process, in rank order (collectives); flat: the
   // WorkerStats::To layout of worker r at r * kFields, as checkpoints store them.
   std::vector<WorkerStats> GatherStats();
@@ -157,7 +161,8 @@ void Trainer::Setup() {
   network_ = model_.network.get();
   const int64_t num_params = network_->NumParams();
   // Every rank initialises from the same seed, so all replicas start identical.
-  InitializeKaldiNnet1(*network_, DeriveSeed(static_cast<uint64_t>(config_.seed), {1}));
+  InitializeNetwork(*network_, ParseInitScheme(ResolvedInitScheme(config_.model)),
+                    DeriveSeed(static_cast<uint64_t>(config_.seed), {1}));
   spdlog::info("[train] network {}-{}x{}({})-{}: {} parameters", spec.input_dim,
                spec.hidden_dims.size(), config_.model.hidden_dim, config_.model.activation,
                spec.output_dim, num_params);
@@ -200,13 +205,40 @@ void Trainer::Setup() {
     w.shard_frames = shard_frames_[w.rank];
     w.optimizer = CreateOptimizer(*backend_, config_.optimizer);
     w.optimizer->Prepare(*network_);
+    if (w.optimizer->KeepsStateAcrossEpochs()) {
+      for (MatrixView v : w.optimizer->State()) {
+        w.accepted_optimizer_state.emplace_back(*backend_, v.rows, v.cols);
+      }
+    }
   }
+  KeepAcceptedOptimizerState();  // before epoch 1: the initial state
   SetAllParams(network_->Params());
   averager_ = std::make_unique<Averager>(*backend_, *group_,
                                          AveragerOptionsFrom(config_.parallel, n_), num_params);
   averager_->Reset();
   x_ = Matrix(*backend_, mb, spec.input_dim);
   labels_ = DeviceBuffer<int32_t>(*backend_, static_cast<size_t>(mb));
+}
+
+void Trainer::KeepAcceptedOptimizerState() {
+  for (Worker& w : Workers()) {
+    if (w.accepted_optimizer_state.empty()) continue;
+    const std::vector<MatrixView> state = w.optimizer->State();
+    for (size_t i = 0; i < state.size(); ++i) {
+      backend_->Copy(state[i], w.accepted_optimizer_state[i]);
+    }
+  }
+}
+
+void Trainer::RestoreAcceptedOptimizerState() {
+  for (Worker& w : Workers()) {
+    if (w.accepted_optimizer_state.empty()) continue;
+    const std::vector<MatrixView> state = w.optimizer->State();
+    for (size_t i = 0; i < state.size(); ++i) {
+      backend_->Copy(w.accepted_optimizer_state[i], state[i]);
+    }
+    w.optimizer->StateLoaded();
+  }
 }
 
 void Trainer::InitializeFromRbm() {
@@ -327,6 +359,11 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, b
       dir.WriteTensors(*backend_, gen, fmt::format("opt-{}", w.rank),
                        std::vector<ConstMatrixView>(state.begin(), state.end()));
     }
+    if (!w.accepted_optimizer_state.empty()) {
+      std::vector<ConstMatrixView> kept;
+      for (const Matrix& m : w.accepted_optimizer_state) kept.push_back(m.View());
+      dir.WriteTensors(*backend_, gen, fmt::format("opt-accepted-{}", w.rank), kept);
+    }
     // Between two global combines of two-level or overlapped averaging the workers differ.
     if (!agree) dir.WriteTensors(*backend_, gen, fmt::format("params-{}", w.rank), {w.params});
   }
@@ -379,6 +416,16 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
     if (!state.empty()) {
       dir.ReadTensors(*backend_, generation_, fmt::format("opt-{}", w.rank), state);
       w.optimizer->StateLoaded();
+    }
+    if (!w.accepted_optimizer_state.empty()) {
+      std::vector<MatrixView> kept;
+      for (Matrix& m : w.accepted_optimizer_state) kept.push_back(m.View());
+      const std::string name = fmt::format("opt-accepted-{}", w.rank);
+      if (dir.HasTensors(generation_, name)) {
+        dir.ReadTensors(*backend_, generation_, name, kept);
+      } else {  // written before the copy was kept: the state as of the checkpoint
+        for (size_t i = 0; i < kept.size(); ++i) backend_->Copy(state[i], kept[i]);
+      }
     }
   }
   averager_->Load(dir, generation_, averager_state);
@@ -576,8 +623,10 @@ nlohmann::json Trainer::Run() {
     if (decision.accept) {
       cv_best_ = cv;
       if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
+      KeepAcceptedOptimizerState();
     } else {
-      SetAllParams(best_);  // newbob: back to the last accepted model
+      SetAllParams(best_);              // newbob: back to the last accepted model
+      RestoreAcceptedOptimizerState();  // and to its optimizer statistics
       averager_->Reset();
     }
     EpochMetrics m = EndEpochMetrics(epoch, cv, decision.accept);

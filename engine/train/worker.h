@@ -39,7 +39,10 @@ struct Worker {
   std::vector<int> shard;  // training utterances of this worker
   int64_t shard_frames = 0;
   Matrix params;  // [1 x num_params] owned: the parameters this worker trains
-  std::unique_ptr<Optimizer> optimizer;     // owned; never averaged unless average_momentum
+  std::unique_ptr<Optimizer> optimizer;  // owned; never averaged unless average_momentum
+  // The optimizer's state after the last accepted epoch (before the first: its initial state),
+  // kept only when the optimizer keeps state across epochs: a rejected epoch goes back to it.
+  std::vector<Matrix> accepted_optimizer_state;
   std::unique_ptr<MinibatchReader> reader;  // owned; this epoch's stream
   DeviceBuffer<double> loss;  // [3] owned: loss sum, correct, frames of this epoch (device)
   WorkerStats stats;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # NG-SGD end to end: simulated workers learn, report max-change statistics, and resume bit for
 # bit from a mid-epoch preemption (preconditioner state in the checkpoint), with the state
-# restarted every epoch (the default) and carried across epochs; newbob with one worker.
+# restarted every epoch (the default) and carried across epochs; newbob with one worker, and a
+# rejected epoch that takes its statistics back.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 4000 1000
 cat > ng.yaml <<YAML
@@ -57,6 +58,22 @@ check_resume() {  # check_resume NAME STOP_AT [--set ...]: preempt at STOP_AT, r
 check_resume reset 2:12
 check_resume carried 2:12 --set optimizer.ngsgd.reset_each_epoch=false
 check_resume newbob 1:20 --set parallel.workers=1 --set schedule.type=newbob --set schedule.lr=0.02
+
+# A rejected epoch takes its NG-SGD statistics back (reset_each_epoch false): newbob rejects
+# epoch 4 of this run, and the optimizer state after it is the one after epoch 3, bit for bit
+# (the state the run with 3 epochs ends with), as is the kept copy. Then a run preempted inside
+# the rejected epoch resumes bit for bit (the kept copy travels in the checkpoint).
+nbk=(--set parallel.workers=1 --set schedule.type=newbob --set schedule.lr=0.02
+     --set optimizer.ngsgd.reset_each_epoch=false)
+"$MAVG" -q train ng.yaml "${nbk[@]}" --set schedule.epochs=3 --out nbk3 --no-progress
+"$MAVG" -q train ng.yaml "${nbk[@]}" --set schedule.epochs=4 --out nbk4 --no-progress
+python3 -c 'import json,sys; a=[json.loads(l)["accepted"] for l in open("nbk4/metrics.jsonl")]; sys.exit(0 if a==[True,True,True,False] else "epoch 4 should be the one rejected: %s" % a)' \
+  || fail "the rejection this test needs did not happen"
+cmp nbk3/checkpoint/opt-0.3.bin nbk4/checkpoint/opt-0.4.bin \
+  || fail "a rejected epoch's NG-SGD statistics leaked into the next"
+cmp nbk4/checkpoint/opt-0.4.bin nbk4/checkpoint/opt-accepted-0.4.bin \
+  || fail "the kept copy is not the accepted epoch's state"
+check_resume newbob-carried 4:20 "${nbk[@]}" --set schedule.epochs=6
 
 # Carrying the state across epochs changes the result (the option is not ignored).
 if "$MAVG" model diff full/model.bin carried-full/model.bin --max-rel 0 >/dev/null 2>&1; then
