@@ -59,8 +59,10 @@ def load_runs(db, sweep):
             (r["texts"] if isinstance(value, str) else r["values"])[key] = value
         ep = db.execute(
             "SELECT AVG(wall_s - COALESCE(cv_s, 0)), AVG(projected_wall_s), AVG(compute_s), "
-            "AVG(comm_s), AVG(io_s), AVG(wait_s) FROM epochs WHERE run_id = ?", (run_id,)).fetchone()
-        for k, v in zip(["epoch_s", "projected_epoch_s", "compute_s", "comm_s", "io_s", "wait_s"], ep):
+            "AVG(comm_s), AVG(io_s), AVG(wait_s), AVG(frames) FROM epochs WHERE run_id = ?",
+            (run_id,)).fetchone()
+        for k, v in zip(["epoch_s", "projected_epoch_s", "compute_s", "comm_s", "io_s", "wait_s",
+                         "frames_per_epoch"], ep):
             if v is not None:
                 r["values"][k] = v
         if "test_acc" in r["values"]:
@@ -103,6 +105,16 @@ def epoch_time(r):
     return r["values"].get("projected_epoch_s" if is_simulated(r) else "epoch_s")
 
 
+def time_per_frame(r):
+    """Epoch seconds per training frame: speedups compare equal work, so a run that drops
+    frames (a shard's last partial averaging interval) does not look faster for doing less."""
+    frames = r["values"].get("frames_per_epoch")
+    t = epoch_time(r)
+    if not frames or t is None:
+        fail(f"run {r['run_id']} recorded no training frames: no speedup per frame")
+    return t / frames
+
+
 def save(fig, out, name):
     os.makedirs(out, exist_ok=True)
     paths = []
@@ -122,9 +134,9 @@ def plot_speedup(runs, a):
     for s, pts in sorted(g.items(), key=lambda kv: num(kv[0]) if kv[0] != "" else 0):
         if 1 not in pts and 1.0 not in pts:
             continue
-        base = statistics.mean(epoch_time(r) for r in pts.get(1, pts.get(1.0)))
+        base = statistics.mean(time_per_frame(r) for r in pts.get(1, pts.get(1.0)))
         xs = sorted(pts)
-        ys = [base / statistics.mean(epoch_time(r) for r in pts[x]) for x in xs]
+        ys = [base / statistics.mean(time_per_frame(r) for r in pts[x]) for x in xs]
         any_projected |= any(is_simulated(r) for x in xs for r in pts[x])
         label = f"{LABELS.get(a.series, a.series)} = {s}" if a.series else "mavg"
         ax.plot(xs, ys, "o-", label=label)
@@ -136,7 +148,7 @@ def plot_speedup(runs, a):
         xmax = max(xmax, max(t["gpus"]))
     ax.plot([1, xmax], [1, xmax], ":", color="black", label="ideal (linear)")
     ax.set_xlabel(LABELS.get(a.x, a.x))
-    ax.set_ylabel("speedup of the epoch time" + (" (projected)" if any_projected else ""))
+    ax.set_ylabel("speedup per training frame" + (" (projected)" if any_projected else ""))
     ax.set_title(f"Speedup, sweep {a.sweep}")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)

@@ -1,6 +1,6 @@
-// `mavg report speedup`: epoch time, speedup and efficiency per value of one axis and per
-// combination of the other varying axes, with measured, projected and modelled times in
-// separate columns, and the time to the baseline's CV loss.
+// `mavg report speedup`: epoch time, speedup per training frame and efficiency per value of one
+// axis and per combination of the other varying axes, with measured, projected and modelled times
+// in separate columns, and the time to the baseline's CV loss.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -106,9 +106,13 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
   return ModelEpoch(s, {&*links.intra, &*links.inter, links.staging}).Total();
 }
 
-// Epoch times of a set of completed runs (one row's, or a row's baseline).
+// Epoch times of a set of completed runs (one row's, or a row's baseline), and the same times
+// per training frame (*_per_frame; NaN for a run that recorded no frames), which the speedups
+// compare: equal work, so a run that drops frames (averaging's last partial interval, a
+// shorter shard) does not look faster for doing less.
 struct Times {
-  std::vector<double> measured, projected, modelled, frames;
+  std::vector<double> measured, projected, modelled, frames, dropped;
+  std::vector<double> measured_per_frame, projected_per_frame, modelled_per_frame;
   int workers = 1;
   bool Empty() const { return projected.empty(); }
 };
@@ -119,14 +123,27 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
     if (r->status != RunState::kCompleted || !r->values.count("epoch_s")) continue;
     t.workers = static_cast<int>(ValueOr(*r, "world_size", 1));
     const double epoch = r->values.at("epoch_s");
-    if (!Simulated(*r)) t.measured.push_back(epoch);
+    const double frames = ValueOr(*r, "frames_per_epoch", 0.0);
+    const double per = frames > 0 ? 1.0 / frames : std::nan("");
+    if (!Simulated(*r)) {
+      t.measured.push_back(epoch);
+      t.measured_per_frame.push_back(epoch * per);
+    }
     // Projected: simulated workers' projection, or the measured time when nothing is simulated.
     const double projected = Simulated(*r) && r->values.count("projected_epoch_s")
                                  ? r->values.at("projected_epoch_s")
                                  : epoch;
     t.projected.push_back(projected);
-    if (r->values.count("frames_per_epoch")) t.frames.push_back(r->values.at("frames_per_epoch"));
-    if (links.inter) t.modelled.push_back(ModelledEpoch(*r, projected, links));
+    t.projected_per_frame.push_back(projected * per);
+    if (frames > 0) t.frames.push_back(frames);
+    if (r->values.count("frames_dropped_per_epoch")) {
+      t.dropped.push_back(r->values.at("frames_dropped_per_epoch"));
+    }
+    if (links.inter) {
+      const double modelled = ModelledEpoch(*r, projected, links);
+      t.modelled.push_back(modelled);
+      t.modelled_per_frame.push_back(modelled * per);
+    }
   }
   return t;
 }
@@ -170,9 +187,9 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
   const std::vector<std::string> order = Ordered(sel, o.axis);
 
   std::vector<std::string> header = group_axes;
-  header.insert(header.end(), {o.axis, "frames/epoch", "measured epoch s", "measured speedup",
-                               "measured efficiency", "projected epoch s", "projected speedup",
-                               "projected efficiency"});
+  header.insert(header.end(), {o.axis, "frames/epoch", "frames dropped/epoch", "measured epoch s",
+                               "measured speedup", "measured efficiency", "projected epoch s",
+                               "projected speedup", "projected efficiency"});
   if (links.inter) {
     header.insert(header.end(),
                   {"model epoch s (" + links.label + ")", "model speedup", "model efficiency"});
@@ -192,23 +209,28 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
       row.push_back(v);
       const Times t = TimesOf(rs, links);
       const Times base = TimesOf(baselines.For(*rs[0]), links);
-      // Efficiency = speedup x baseline workers / workers (the baseline need not be 1 worker).
-      auto triple = [&](const std::vector<double>& times,
-                        const std::vector<double>& base_times) -> std::vector<std::string> {
-        const double m = Mean(times), b = Mean(base_times);
+      // Speedup = the baseline's seconds per training frame / this row's (equal work);
+      // efficiency = speedup x baseline workers / workers (the baseline need not be 1 worker).
+      auto triple = [&](const std::vector<double>& times, const std::vector<double>& per_frame,
+                        const std::vector<double>& base_per_frame) -> std::vector<std::string> {
+        const double m = Mean(times), f = Mean(per_frame), b = Mean(base_per_frame);
         if (!std::isfinite(m)) return {"–", "–", "–"};
-        if (!std::isfinite(b)) return {Num(m), "–", "–"};
-        return {Num(m), fmt::format("{:.2f}", b / m),
-                fmt::format("{:.2f}", b / m * base.workers / t.workers)};
+        if (!std::isfinite(b) || !std::isfinite(f)) return {Num(m), "–", "–"};
+        return {Num(m), fmt::format("{:.2f}", b / f),
+                fmt::format("{:.2f}", b / f * base.workers / t.workers)};
       };
       row.push_back(t.frames.empty() ? "–" : Num(Mean(t.frames)));
-      std::vector<std::string> m = triple(t.measured, base.measured);
+      row.push_back(t.dropped.empty() ? "–" : Num(Mean(t.dropped)));
+      std::vector<std::string> m =
+          triple(t.measured, t.measured_per_frame, base.measured_per_frame);
       if (t.measured.empty() && !t.Empty()) m = {"simulated", "–", "–"};
       row.insert(row.end(), m.begin(), m.end());
-      const std::vector<std::string> p = triple(t.projected, base.projected);
+      const std::vector<std::string> p =
+          triple(t.projected, t.projected_per_frame, base.projected_per_frame);
       row.insert(row.end(), p.begin(), p.end());
       if (links.inter) {
-        const std::vector<std::string> q = triple(t.modelled, base.modelled);
+        const std::vector<std::string> q =
+            triple(t.modelled, t.modelled_per_frame, base.modelled_per_frame);
         row.insert(row.end(), q.begin(), q.end());
       }
       // Time to the baseline's final CV loss, over the replicates that reached it.
@@ -252,7 +274,10 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
             ? ""
             : fmt::format(" (the baseline runs with the same {})", Join(baselines.Varying()));
     out += fmt::format(
-        "Speedup of sweep {} against {}={}{} (epoch = training time without CV){}. measured: "
+        "Speedup of sweep {} against {}={}{} (epoch = training time without CV){}. Speedups "
+        "compare equal work: the baseline's epoch seconds per training frame over this row's "
+        "(frames/epoch: frames trained, all workers; frames dropped/epoch: frames not trained, "
+        "e.g. after a shard's last full averaging interval). measured: "
         "real processes (MPI ranks or one worker); projected: simulated workers' slowest worker "
         "per averaging interval plus this machine's measured averaging time (a projection, not a "
         "measurement){}. Time to target: time to the baseline's CV loss, the mean over the "

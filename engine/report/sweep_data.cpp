@@ -63,13 +63,23 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
         "SELECT e.run_id, AVG(e.wall_s - COALESCE(e.cv_s, 0)), AVG(e.projected_wall_s), "
         "AVG(json_extract(e.metrics_json, '$.projected_compute_s')), AVG(e.compute_s), "
         "AVG(e.comm_s), AVG(e.io_s), AVG(e.wait_s), AVG(e.frames), AVG(e.averagings), "
-        "AVG(json_extract(e.metrics_json, '$.global_averagings')) "
+        "AVG(json_extract(e.metrics_json, '$.global_averagings')), AVG(e.frames_dropped), "
+        "AVG(json_extract(e.metrics_json, '$.max_change_limited')) "
         "FROM epochs e JOIN sweep_runs sr ON sr.run_id = e.run_id WHERE sr.sweep = ? "
         "GROUP BY e.run_id");
     s.Bind(1, sweep);
-    const char* names[] = {
-        "epoch_s", "projected_epoch_s", "projected_compute_s", "compute_s",        "comm_s", "io_s",
-        "wait_s",  "frames_per_epoch",  "averagings",          "global_averagings"};
+    const char* names[] = {"epoch_s",
+                           "projected_epoch_s",
+                           "projected_compute_s",
+                           "compute_s",
+                           "comm_s",
+                           "io_s",
+                           "wait_s",
+                           "frames_per_epoch",
+                           "averagings",
+                           "global_averagings",
+                           "frames_dropped_per_epoch",
+                           "max_change_limited"};
     constexpr int kNames = sizeof(names) / sizeof(names[0]);
     while (s.Step()) {
       ReportRun& r = runs[index.at(s.Text(0))];

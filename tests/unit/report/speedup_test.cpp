@@ -38,6 +38,7 @@ struct FakeRun {
   json parallel = json::object();
   std::vector<Epoch> epochs;
   double comm_s = 0.0, averagings = 0.0, num_params = 1000;
+  int64_t frames = 1000, frames_dropped = 0;  // per epoch
 };
 
 using Axes = std::vector<std::pair<std::string, std::string>>;
@@ -97,7 +98,8 @@ class FakeSweep {
                   {"io_s", 0.0},
                   {"averagings", f.averagings},
                   {"world_size", f.workers},
-                  {"frames", 1000}};
+                  {"frames", f.frames},
+                  {"frames_dropped", f.frames_dropped}};
       if (x.projected_s >= 0) row["projected_wall_s"] = x.projected_s;
       lines += row.dump() + "\n";
     }
@@ -289,6 +291,30 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
   ASSERT_EQ(bmuf.size(), 2u);
   EXPECT_EQ(bmuf[0].at("projected speedup"), "4.00");
   EXPECT_EQ(bmuf[0].count("parallel.algorithm"), 0u);  // it no longer varies
+}
+
+// Speedup compares equal work: 8 workers that train 690 of 1000 frames in 1 s are not 10x
+// faster than one worker's 10 s for all 1000, but 6.9x; the frames not trained stay visible.
+TEST(Speedup, ComparesTimePerTrainingFrame) {
+  FakeSweep s("frames");
+  FakeRun b = Make({{"parallel.workers", "1"}});
+  b.epochs = {{1.0, 10.0, -1}};
+  s.Add(b);
+  FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
+  r.epochs = {{1.1, 0, 1.0}};
+  r.frames = 690;
+  r.frames_dropped = 310;
+  s.Add(r);
+  SpeedupOptions o;
+  o.format = "csv";
+  const auto rows = ParseCsv(SpeedupTable("frames", s.Load(), o));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("frames/epoch"), "690.0");
+  EXPECT_EQ(rows[1].at("frames dropped/epoch"), "310.0");
+  EXPECT_EQ(rows[0].at("frames dropped/epoch"), "0");
+  EXPECT_EQ(rows[1].at("projected epoch s"), "1.000");
+  EXPECT_EQ(rows[1].at("projected speedup"), fmt::format("{:.2f}", 10.0 / 1000 / (1.0 / 690)));
+  EXPECT_EQ(rows[1].at("projected efficiency"), fmt::format("{:.2f}", 6.9 / 8));
 }
 
 // report table with several row axes; an axis zipped with a row axis (lr_scaling follows the
