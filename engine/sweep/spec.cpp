@@ -18,9 +18,9 @@
 namespace mavg {
 namespace {
 
-const std::vector<std::string> kSpecKeys = {"name",       "description", "base",    "set",
-                                            "grid",       "zip",         "exclude", "include",
-                                            "replicates", "resources",   "max_runs"};
+const std::vector<std::string> kSpecKeys = {
+    "name",    "description", "base",       "set",       "grid",     "zip",
+    "exclude", "include",     "replicates", "resources", "max_runs", "replicate_pretraining"};
 const std::vector<std::string> kResourceKeys = {"time", "threads", "gpus_per_worker", "nodes"};
 
 std::string Nearest(const std::string& key, const std::vector<std::string>& valid) {
@@ -225,6 +225,13 @@ SweepSpec ReadSweepSpec(const std::string& path) {
     MAVG_CHECK(spec.replicates >= 1 && spec.replicates <= 1000,
                "{}: replicates must be between 1 and 1000, got {}", path, spec.replicates);
   }
+  if (const YAML::Node p = root["replicate_pretraining"]) {
+    const std::string v = p.IsScalar() ? p.Scalar() : "";
+    MAVG_CHECK(v == "true" || v == "false",
+               "{}: line {}: replicate_pretraining must be true or false, got '{}'", path,
+               p.Mark().line + 1, v);
+    spec.replicate_pretraining = v == "true";
+  }
   if (const YAML::Node m = root["max_runs"]) {
     try {
       spec.max_runs = m.as<int64_t>();
@@ -370,6 +377,10 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
       SweepPoint p;
       p.config = config;
       p.config.seed = ReplicateSeed(config.seed, r);
+      // Each replicate its own pretrained stack, so its spread includes pretraining's.
+      if (spec.replicate_pretraining) {
+        p.config.pretrain.rbm.seed = ReplicateSeed(config.pretrain.rbm.seed, r);
+      }
       p.axes = axes;
       p.replicate = r;
       Validate(p.config, fmt::format("{} point [{}]", spec.path, where));

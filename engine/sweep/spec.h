@@ -8,6 +8,7 @@
 //   exclude: [{parallel.workers: 1, parallel.average_every: 20}]
 //   include: [{parallel.workers: 32, parallel.average_every: 10}]         # extra points
 //   replicates: 3                             # seeds per point, derived deterministically
+//   replicate_pretraining: true               # replicates also vary pretrain.rbm.seed
 //   resources: {time: "02:00:00", threads: 1, gpus_per_worker: 0}
 // Every key and value is checked against the config schema when the spec is loaded, and every
 // point is validated as a run config, so a typo fails before anything runs.
@@ -40,6 +41,9 @@ struct SweepSpec {
   std::vector<AxisValues> zips;
   std::vector<Assignment> excludes, includes;
   int replicates = 1;
+  // Replicate r > 0 also derives pretrain.rbm.seed from the base one (as the run seed), so each
+  // replicate pretrains its own stack; false: the replicates share one stack.
+  bool replicate_pretraining = false;
   int64_t max_runs = 10000;  // refuse larger sweeps (points x replicates) before expanding them
   SweepResources resources;
   std::vector<std::string> axes;  // every varied key, in spec order (grid, zip, include)
