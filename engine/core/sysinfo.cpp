@@ -1,8 +1,12 @@
 #include "engine/core/sysinfo.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 namespace mavg {
 
@@ -13,6 +17,15 @@ std::string UtcNow() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+bool ProcessAlive(int pid) {
+  if (pid <= 0 || kill(pid, 0) != 0) return false;
+  // /proc/<pid>/stat: "pid (comm) S ...", comm may hold spaces and parentheses.
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
 }
 
 std::string HostName() {

@@ -8,5 +8,8 @@ namespace mavg {
 // Current time as ISO-8601 UTC, e.g. 2026-11-30T12:34:56Z.
 std::string UtcNow();
 std::string HostName();
+// Whether process `pid` of this host is alive: it exists and is not a zombie (a killed process
+// whose parent died may wait a while for a reaper, and kill(pid, 0) still finds it).
+bool ProcessAlive(int pid);
 
 }  // namespace mavg

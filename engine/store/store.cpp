@@ -189,13 +189,22 @@ void Store::SetRunStatus(const std::string& run_id, RunState status, const std::
   s.Bind(1, AsValue(status)).Bind(2, reason).Bind(3, run_id).Run();
 }
 
-bool Store::ClaimRun(const std::string& run_id, RunState expected) {
+bool Store::ClaimRun(const std::string& run_id, RunState expected, const std::string& claimer) {
   sql::Transaction tx(db_);
-  auto s = db_.Prepare("UPDATE runs SET status = ?, reason = '' WHERE run_id = ? AND status = ?");
-  s.Bind(1, AsValue(RunState::kRunning)).Bind(2, run_id).Bind(3, AsValue(expected)).Run();
+  auto s = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ? AND status = ?");
+  s.Bind(1, AsValue(RunState::kRunning))
+      .Bind(2, claimer)
+      .Bind(3, run_id)
+      .Bind(4, AsValue(expected))
+      .Run();
   const bool claimed = sqlite3_changes(db_.Raw()) == 1;
   tx.Commit();
   return claimed;
+}
+
+void Store::ReleaseClaim(const std::string& run_id, RunState previous) {
+  auto s = db_.Prepare("UPDATE runs SET status = ?, reason = '' WHERE run_id = ? AND status = ?");
+  s.Bind(1, AsValue(previous)).Bind(2, run_id).Bind(3, AsValue(RunState::kRunning)).Run();
 }
 
 void Store::StartAttempt(const std::string& run_id, int n, const std::string& launcher,

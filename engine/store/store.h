@@ -76,8 +76,12 @@ class Store {
   std::map<std::string, RunRecord> FindRuns(const std::vector<std::string>& run_ids);
   void SetRunStatus(const std::string& run_id, RunState status, const std::string& reason = "");
   // Marks the run "running" if its status is still `expected` (compare-and-set in one write
-  // transaction); false when another controller got there first.
-  bool ClaimRun(const std::string& run_id, RunState expected);
+  // transaction), with `claimer` (ClaimerText) as its reason until the run reports; false when
+  // another controller got there first.
+  bool ClaimRun(const std::string& run_id, RunState expected, const std::string& claimer = "");
+  // Gives back a claim whose run never started (the controller stopped first): the run is
+  // `previous` again, unless its status moved on meanwhile.
+  void ReleaseClaim(const std::string& run_id, RunState previous);
 
   // Launcher bookkeeping of one attempt.
   void StartAttempt(const std::string& run_id, int n, const std::string& launcher,

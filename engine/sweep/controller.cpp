@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "engine/config/schema.h"
@@ -43,15 +45,25 @@ PlanState PlanStateOf(const RunRecord* rec) {
 // Without even its run directory (a controller creates it right after claiming the run, before
 // launching) it was deleted or lost: dead. If another controller is between its claim and that
 // mkdir, the run directory's lock still keeps the run from being trained twice.
-bool RunningButDead(const std::string& run_dir) {
+// The reason a claimed run carries until it starts: which controller holds it.
+std::string ClaimerText() { return fmt::format("claimed by {}:{}", HostName(), getpid()); }
+
+// A claimed run that never wrote state.json: dead when the controller that claimed it, on this
+// host, is gone (killed before it started the run or gave the claim back).
+bool ClaimerDead(const std::string& reason) {
+  const std::string prefix = "claimed by " + HostName() + ":";
+  if (!reason.starts_with(prefix)) return false;  // another host's, or a SLURM job queued
+  return !ProcessAlive(std::atoi(reason.c_str() + prefix.size()));
+}
+
+bool RunningButDead(const std::string& run_dir, const std::string& reason) {
   if (!PathExists(run_dir)) return true;
-  if (!PathExists(run_dir + "/state.json")) return false;
+  if (!PathExists(run_dir + "/state.json")) return ClaimerDead(reason);
   try {
     const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));
     if (ParseRunState(state.value("status", "")) != RunState::kRunning) return false;
     if (state.value("host", "") != HostName()) return false;
-    const int pid = state.value("pid", 0);
-    return pid <= 0 || kill(pid, 0) != 0;
+    return !ProcessAlive(state.value("pid", 0));
   } catch (const std::exception&) {
     return true;
   }
@@ -104,8 +116,9 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   // Claim every run in the database first (compare-and-set on its status), so that two
   // controllers never launch the same run; the run directory's lock is the second guard.
   std::vector<LaunchRequest> claimed;
+  const std::string claimer = ClaimerText();
   for (LaunchRequest& q : requests) {
-    if (!store.ClaimRun(q.run_id, q.db_status)) {
+    if (!store.ClaimRun(q.run_id, q.db_status, claimer)) {
       spdlog::warn("[sweep] {} is being launched by another controller; skipped", q.run_id);
       continue;
     }
@@ -117,7 +130,9 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   int done = 0;
   const std::string host = HostName();
   LaunchCallbacks cb;
+  std::set<std::string> started;
   cb.started = [&](const LaunchRequest& q, const std::string& job) {
+    started.insert(q.run_id);
     store.StartAttempt(q.run_id, q.attempt, launcher.Name(), job, host);
     spdlog::info("[sweep] started {} ({}{})", q.run_id, job, q.resume ? ", resuming" : "");
   };
@@ -141,12 +156,20 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
                  o.exit_code);
   };
   const bool completed = launcher.Launch(claimed, cb);
+  // Stopped before every run started: the others go back to what they were.
+  int released = 0;
+  for (const LaunchRequest& q : claimed) {
+    if (started.count(q.run_id)) continue;
+    store.ReleaseClaim(q.run_id, q.db_status);
+    ++released;
+  }
 
   // Summary.
   std::map<RunState, int> counts;
   for (const auto& [id, st] : final_status) ++counts[st];
-  std::string summary = fmt::format("sweep {}: launched {}", sweep, claimed.size());
+  std::string summary = fmt::format("sweep {}: launched {}", sweep, claimed.size() - released);
   for (const auto& [st, n] : counts) summary += fmt::format(", {} {}", st, n);
+  if (released > 0) summary += fmt::format(", {} not started", released);
   std::cout << summary << "\n";
   bool any_failed = false;
   const auto runs = store.RunsOfSweep(sweep);
@@ -296,7 +319,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
                                  r.state) != options.retry_states.end();
     if (r.state == PlanState::kNew || r.state == PlanState::kInterrupted || retry ||
         (r.state == PlanState::kStale && options.rerun_stale) ||
-        (r.state == PlanState::kRunning && RunningButDead(r.run_dir))) {
+        (r.state == PlanState::kRunning && RunningButDead(r.run_dir, r.reason))) {
       pending.push_back(&r);
     }
   }

@@ -35,8 +35,8 @@ nlohmann::json ReadState(const std::string& path) {
 void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
   if (StatusOf(state) == RunState::kRunning && state.value("host", "") == HostName()) {
     const int pid = state.value("pid", 0);
-    MAVG_CHECK(pid <= 0 || pid == getpid() || kill(pid, 0) != 0,
-               "{}: a run is in progress there (pid {})", path, pid);
+    MAVG_CHECK(pid == getpid() || !ProcessAlive(pid), "{}: a run is in progress there (pid {})",
+               path, pid);
   }
 }
 

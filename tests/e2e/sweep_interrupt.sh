@@ -46,4 +46,32 @@ rc=0
 "$MAVG" -q sweep retry long "${R[@]}" --state failed --timeout 2 > retry.log 2>&1 || rc=$?
 [ "$(grep -c -- "--resume" "$run_dir/launcher.log")" -ge 2 ] || fail "retry did not resume"
 grep -q "device_options.threads=" "$run_dir/launcher.log" || fail "launcher does not set threads"
+# Runs a stopped controller never started go back to new (they were claimed, "running", and
+# no later sweep would have launched them); a controller killed outright (-9, no chance to give
+# its claims back) leaves claims that the next sweep run sees are dead and launches.
+printf 'name: three\nbase: base.yaml\ngrid: {seed: [4, 5, 6]}\n' > three.yaml
+rc_file=$WORK/rc3
+( rc=0; "$MAVG" -q sweep run three.yaml "${R[@]}" --jobs 1 > three.log 2>&1 || rc=$?; echo "$rc" > "$rc_file" ) &
+for _ in $(seq 200); do
+  ls res/runs/three/*/metrics.jsonl > /dev/null 2>&1 && break
+  sleep 0.1
+done
+kill -INT "$(pgrep -f -- "sweep run three.yaml" | head -1)"
+for _ in $(seq 300); do [ -s "$rc_file" ] && break; sleep 0.1; done
+[ "$(cat "$rc_file")" = 130 ] || fail "interrupted sweep should exit 130: $(cat three.log)"
+grep -q "launched 1, interrupted 1, 2 not started" three.log || fail "summary: $(cat three.log)"
+states=$(python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); print(" ".join(sorted(r[0] for r in db.execute("SELECT r.status FROM runs r JOIN sweep_runs s ON s.run_id=r.run_id WHERE s.sweep=\"three\""))))')
+[ "$states" = "interrupted new new" ] || fail "after Ctrl-C the runs are: $states"
+( "$MAVG" -q sweep run three.yaml "${R[@]}" --jobs 1 > three2.log 2>&1 || true ) &
+for _ in $(seq 200); do
+  [ "$(grep -l '"status": *"running"' res/runs/three/*/state.json 2>/dev/null | wc -l)" -ge 1 ] && break
+  sleep 0.1
+done
+controller=$(pgrep -f -- "sweep run three.yaml" | head -1)
+trainer=$(pgrep -f -- "mavg train.*res/runs/three" | head -1 || true)
+kill -9 "$controller" ${trainer:+"$trainer"}
+sleep 0.5
+rc=0
+"$MAVG" -q sweep run three.yaml "${R[@]}" --timeout 2 --jobs 3 > three3.log 2>&1 || rc=$?
+grep -q "launched 3" three3.log || fail "after a killed controller not every run was launched: $(cat three3.log)"
 echo PASS
