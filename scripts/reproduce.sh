@@ -6,7 +6,8 @@
 #   scripts/reproduce.sh --report   only rewrite the page from the results there are
 # Environment: RESULTS (default results/paper), JOBS (parallel runs, default 1), OUT (the page,
 # default docs/reproduction.md), SWEEPS (default sweeps/paper), DATA (digits data dir,
-# default data/digits).
+# default data/digits), MAVG (the binary, default build/bin/mavg: a copy keeps a long
+# reproduction on one build while the tree is rebuilt).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode="${1:-run}"
@@ -16,8 +17,8 @@ jobs="${JOBS:-1}"
 out="${OUT:-docs/reproduction.md}"
 sweeps="${SWEEPS:-sweeps/paper}"
 data="${DATA:-data/digits}"
-mavg=build/bin/mavg
-[ -x "$mavg" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
+mavg="${MAVG:-build/bin/mavg}"
+[ -x "$mavg" ] || { echo "$mavg: not built (scripts/setup.sh)" >&2; exit 1; }
 tables=(table1 table2 table3 table4 table5 table6)
 
 if [ "$mode" != --report ]; then
@@ -39,7 +40,7 @@ if os.path.exists(p):
     rows = [r[0] for r in db.execute(
         "SELECT value FROM results WHERE key = 'wall_s' AND run_id IN "
         "(SELECT run_id FROM runs WHERE status = 'completed')")]
-print(round(sum(rows) / len(rows)) if rows else 900)  # 900 s: a digits run measured here
+print(round(sum(rows) / len(rows)) if rows else 400)  # measured here: 1 worker ~390 s
 PY
 )
   echo "[reproduce] $n runs to do, about $((n * per / jobs / 60)) minutes at ${per} s each" \
