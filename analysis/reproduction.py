@@ -166,6 +166,14 @@ def main():
           "max-change limit scaled down.",
           ""]
     verdicts = []
+    builds = db.execute(
+        "SELECT r.code_version, COUNT(DISTINCT r.run_id) FROM runs r JOIN sweep_runs s "
+        "ON s.run_id = r.run_id WHERE s.sweep LIKE 'table_' AND r.status != 'new' "
+        "GROUP BY r.code_version ORDER BY 2 DESC").fetchall()
+    if builds:
+        md += ["Runs by build (the engine sources' hash, `build.code_version` in result.json): " +
+               ", ".join(f"`{v or 'unknown'}` {n}" for v, n in builds) +
+               (" — more than one build: compare with care." if len(builds) > 1 else "."), ""]
 
     W, MB, AVG, INIT = "parallel.workers", "optimizer.minibatch", "parallel.average_every", "model.init"
     SCHED, OPT = "schedule.type", "optimizer.type"

@@ -23,12 +23,23 @@ tables=(table1 table2 table3 table4 table5 table6)
 
 if [ "$mode" != --report ]; then
   [ -s "$data/train/feats.scp" ] || [ "$mode" = --plan ] || "$mavg" -q data digits --out "$data"
-  # Expected time: the runs still to do (a run shared by two tables counts once) at the mean
-  # wall time of the completed ones, or at this machine's measured default when none is done.
-  declare -A todo=()
+  case "$jobs" in '' | *[!0-9]* | 0) echo "JOBS must be a positive integer, not '$jobs'" >&2; exit 2 ;; esac
+  # Expected time: the runs still to do (new, interrupted, or running but dead; a run shared by
+  # two tables counts once) at the mean wall time of the completed ones, or at a default
+  # measured here when none is done. Runs that `sweep run` keeps are not to do: done, failed,
+  # diverged, collapsed, and stale ones (done by another build; counted apart).
+  declare -A todo=() stale=()
+  plan_out=$(mktemp)
+  trap 'rm -f "$plan_out"' EXIT
   for t in "${tables[@]}"; do
-    while read -r id; do todo[$id]=1; done < <("$mavg" sweep plan "$sweeps/$t.yaml" \
-      --results "$results" | awk '$1 ~ /^[0-9a-f]+$/ && length($1) == 16 && $2 != "done" {print $1}')
+    "$mavg" sweep plan "$sweeps/$t.yaml" --results "$results" > "$plan_out" ||
+      { echo "reproduce.sh: mavg sweep plan $sweeps/$t.yaml failed" >&2; exit 1; }
+    while read -r id state; do
+      case "$state" in
+        new | interrupted | running) todo[$id]=1 ;;
+        stale) stale[$id]=1 ;;
+      esac
+    done < <(awk '$1 ~ /^[0-9a-f]+$/ && length($1) == 16 {print $1, $2}' "$plan_out")
   done
   n=${#todo[@]}
   per=$(/usr/bin/python3 - "$results/mavg.db" <<'PY'
@@ -45,6 +56,10 @@ PY
 )
   echo "[reproduce] $n runs to do, about $((n * per / jobs / 60)) minutes at ${per} s each" \
     "with $jobs at a time (estimate from $( [ -e "$results/mavg.db" ] && echo "completed runs" || echo "a default"))"
+  if [ "${#stale[@]}" -gt 0 ]; then
+    echo "[reproduce] ${#stale[@]} runs were done by another build (stale): kept; the page says" \
+      "which builds made it (rerun them: mavg sweep run SPEC --rerun-stale)"
+  fi
   [ "$mode" = --plan ] && exit 0
   for t in "${tables[@]}"; do
     echo "[reproduce] $t" >&2

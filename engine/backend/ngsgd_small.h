@@ -34,7 +34,7 @@ struct NgsgdSmallTask {
   // Options (kSubspace): smoothing, floors; the forgetting factor for this N.
   double alpha = 4.0, epsilon = 1e-10, delta = 5e-4, eta = 0.0;
   // kStep: learning rate and max-change limit for the whole minibatch (0: none), and the
-  // learning rate the limit is measured with (nnet2: lr; the authors' fork: 1).
+  // learning rate the limit is measured with (nnet2: lr; the authors' fork: 1; 0: lr).
   double lr = 0.0, max_change = 0.0, max_change_lr = 0.0;
   // Device (or host, on the CPU) memory; which ones a task reads or writes is listed there.
   const float* row_a = nullptr;     // [N]
@@ -347,7 +347,7 @@ MAVG_HOST_DEVICE void Step(Block& b, const NgsgdSmallTask& t) {
     const double sum = b.Sum(t.rows, [&](int64_t i) {
       return sqrt(static_cast<double>(t.row_a[i]) * static_cast<double>(t.row_b[i]));
     });
-    const double tot = t.max_change_lr * s * sum;
+    const double tot = (t.max_change_lr > 0.0 ? t.max_change_lr : t.lr) * s * sum;
     if (tot > t.max_change) ms = t.max_change / tot, limited = true;
   }
   if (b.Leader()) {

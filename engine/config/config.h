@@ -37,6 +37,7 @@ struct NgsgdConfig {
   double delta = 5e-4;
   double eta_max = 0.9;                   // cap of the forgetting factor (1: none, the fork)
   std::string max_change_mode = "nnet2";  // nnet2: lr inside the limit; fork: lr outside
+  std::string rank_cap = "nnet3";         // nnet3: R <= (D + 1) / 2; nnet2: R <= D - 1
   bool reset_each_epoch = true;           // restart the preconditioners at every epoch (the paper)
 };
 

@@ -157,6 +157,10 @@ const std::vector<Binding>& Bindings() {
                  "larger lr); fork: as Su & Chen's Kaldi fork, without lr, so the step still "
                  "scales with lr")
           .Choices({"nnet2", "fork"}),
+      KeyBuilder("optimizer.ngsgd.rank_cap", VT::kString, MAVG_FIELD(optimizer.ngsgd.rank_cap),
+                 "ngsgd: the largest rank for a dimension D: nnet3 = (D+1)/2; nnet2 = D-1, as "
+                 "nnet2 and the authors' fork")
+          .Choices({"nnet3", "nnet2"}),
       KeyBuilder("optimizer.ngsgd.reset_each_epoch", VT::kBool,
                  MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
                  "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)"),
@@ -771,6 +775,9 @@ nlohmann::json ToJson(const RunConfig& config_in) {
 
 RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) {
   RunConfig config;
+  // CanonicalJson leaves the nnet1 scheme out (the scheme of every run made before the key):
+  // a missing key is nnet1, not auto, which would pick He or Glorot for relu and tanh.
+  config.model.init_scheme = "nnet1";
   for (const Binding& b : Bindings()) {
     std::string p = "/" + b.spec.path;
     std::replace(p.begin(), p.end(), '.', '/');
@@ -806,6 +813,9 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
     return config.optimizer.type == "ngsgd" && ng.eta_max != 0.9;
   if (path == "optimizer.ngsgd.max_change_mode") {
     return config.optimizer.type == "ngsgd" && ng.max_change_mode != "nnet2";
+  }
+  if (path == "optimizer.ngsgd.rank_cap") {
+    return config.optimizer.type == "ngsgd" && ng.rank_cap != "nnet3";
   }
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
     return config.optimizer.type == "ngsgd";

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <fstream>
 #include <iterator>
@@ -20,7 +21,9 @@ std::string UtcNow() {
 }
 
 bool ProcessAlive(int pid) {
-  if (pid <= 0 || kill(pid, 0) != 0) return false;
+  if (pid <= 0) return false;
+  // EPERM: it exists, owned by another user (a shared host).
+  if (kill(pid, 0) != 0) return errno == EPERM;
   // /proc/<pid>/stat: "pid (comm) S ...", comm may hold spaces and parentheses.
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -16,7 +16,8 @@ std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConf
             n.alpha,
             n.epsilon,
             n.delta,
-            n.eta_max};
+            n.eta_max,
+            n.rank_cap == "nnet2"};
     o.out = o.in;
     o.out.rank = static_cast<int>(n.rank_out);
     o.max_change_per_sample = c.max_change_per_sample;

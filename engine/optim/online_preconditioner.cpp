@@ -42,8 +42,10 @@ void OnlinePreconditioner::PrepareState(int dim) {
   if (dim_ == dim && w_.Rows() > 0) return;
   dim_ = dim;
   // At most (D + 1) / 2, as nnet3's natural-gradient components cap it: a rank near D leaves
-  // (D - R) dimensions for rho and lets the model fit directions the data never has.
-  rank_ = std::min(options_.rank, (dim + 1) / 2);
+  // (D - R) dimensions for rho and lets the model fit directions the data never has. nnet2 and
+  // the authors' fork cap it at D - 1 only.
+  const int cap = options_.nnet2_rank_cap ? dim - 1 : (dim + 1) / 2;
+  rank_ = dim <= 1 ? 0 : std::min(options_.rank, cap);
   if (rank_ <= 0) return;
   Backend& b = *backend_;
   const int r = rank_;

@@ -20,13 +20,14 @@
 namespace mavg {
 
 struct PreconditionerOptions {
-  int rank = 20;                      // R (at most (D + 1) / 2, as nnet3)
+  int rank = 20;                      // R (at most (D + 1) / 2, or D - 1 with nnet2_rank_cap)
   int update_period = 4;              // update the Fisher model every this many minibatches
   double num_samples_history = 2000;  // S in eta = 1 - exp(-N / S)
   double alpha = 4.0;                 // smoothing towards the identity
   double epsilon = 1e-10;             // absolute floor of rho and d
   double delta = 5e-4;                // relative floor (of the largest eigenvalue)
   double eta_max = 0.9;               // cap of eta (nnet2/3); 1: none (the authors' fork)
+  bool nnet2_rank_cap = false;        // cap R at D - 1 (nnet2, the fork), not (D + 1) / 2
 };
 
 class OnlinePreconditioner {

@@ -107,7 +107,7 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
 }
 
 // Epoch times of a set of completed runs (one row's, or a row's baseline), and the same times
-// per training frame (*_per_frame; NaN for a run that recorded no frames), which the speedups
+// per training frame (*_per_frame; of the runs that recorded frames), which the speedups
 // compare: equal work, so a run that drops frames (averaging's last partial interval, a
 // shorter shard) does not look faster for doing less.
 struct Times {
@@ -123,18 +123,19 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
     if (r->status != RunState::kCompleted || !r->values.count("epoch_s")) continue;
     t.workers = static_cast<int>(ValueOr(*r, "world_size", 1));
     const double epoch = r->values.at("epoch_s");
+    // A run without frames (none recorded) counts in the epoch times, not in the speedups.
     const double frames = ValueOr(*r, "frames_per_epoch", 0.0);
-    const double per = frames > 0 ? 1.0 / frames : std::nan("");
+    const bool per_frame = frames > 0;
     if (!Simulated(*r)) {
       t.measured.push_back(epoch);
-      t.measured_per_frame.push_back(epoch * per);
+      if (per_frame) t.measured_per_frame.push_back(epoch / frames);
     }
     // Projected: simulated workers' projection, or the measured time when nothing is simulated.
     const double projected = Simulated(*r) && r->values.count("projected_epoch_s")
                                  ? r->values.at("projected_epoch_s")
                                  : epoch;
     t.projected.push_back(projected);
-    t.projected_per_frame.push_back(projected * per);
+    if (per_frame) t.projected_per_frame.push_back(projected / frames);
     if (frames > 0) t.frames.push_back(frames);
     if (r->values.count("frames_dropped_per_epoch")) {
       t.dropped.push_back(r->values.at("frames_dropped_per_epoch"));
@@ -142,7 +143,7 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
     if (links.inter) {
       const double modelled = ModelledEpoch(*r, projected, links);
       t.modelled.push_back(modelled);
-      t.modelled_per_frame.push_back(modelled * per);
+      if (per_frame) t.modelled_per_frame.push_back(modelled / frames);
     }
   }
   return t;

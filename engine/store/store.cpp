@@ -202,9 +202,14 @@ bool Store::ClaimRun(const std::string& run_id, RunState expected, const std::st
   return claimed;
 }
 
-void Store::ReleaseClaim(const std::string& run_id, RunState previous) {
-  auto s = db_.Prepare("UPDATE runs SET status = ?, reason = '' WHERE run_id = ? AND status = ?");
-  s.Bind(1, AsValue(previous)).Bind(2, run_id).Bind(3, AsValue(RunState::kRunning)).Run();
+void Store::ReleaseClaim(const std::string& run_id, RunState previous, const std::string& claimer) {
+  auto s = db_.Prepare(
+      "UPDATE runs SET status = ?, reason = '' WHERE run_id = ? AND status = ? AND reason = ?");
+  s.Bind(1, AsValue(previous))
+      .Bind(2, run_id)
+      .Bind(3, AsValue(RunState::kRunning))
+      .Bind(4, claimer)
+      .Run();
 }
 
 void Store::StartAttempt(const std::string& run_id, int n, const std::string& launcher,

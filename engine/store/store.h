@@ -80,8 +80,8 @@ class Store {
   // another controller got there first.
   bool ClaimRun(const std::string& run_id, RunState expected, const std::string& claimer = "");
   // Gives back a claim whose run never started (the controller stopped first): the run is
-  // `previous` again, unless its status moved on meanwhile.
-  void ReleaseClaim(const std::string& run_id, RunState previous);
+  // `previous` again, unless its status or its claimer changed meanwhile.
+  void ReleaseClaim(const std::string& run_id, RunState previous, const std::string& claimer);
 
   // Launcher bookkeeping of one attempt.
   void StartAttempt(const std::string& run_id, int n, const std::string& launcher,

@@ -58,12 +58,16 @@ bool ClaimerDead(const std::string& reason) {
 
 bool RunningButDead(const std::string& run_dir, const std::string& reason) {
   if (!PathExists(run_dir)) return true;
+  // No state.json, or a previous attempt's resumable one: the claim is all there is to check.
   if (!PathExists(run_dir + "/state.json")) return ClaimerDead(reason);
   try {
     const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));
-    if (ParseRunState(state.value("status", "")) != RunState::kRunning) return false;
-    if (state.value("host", "") != HostName()) return false;
-    return !ProcessAlive(state.value("pid", 0));
+    const std::optional<RunState> status = ParseRunState(state.value("status", ""));
+    if (status == RunState::kRunning) {
+      return state.value("host", "") == HostName() && !ProcessAlive(state.value("pid", 0));
+    }
+    // A run that ended (completed, failed, ...) is left for `sweep collect` to record.
+    return !(status && IsTerminal(*status)) && ClaimerDead(reason);
   } catch (const std::exception&) {
     return true;
   }
@@ -160,7 +164,11 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   int released = 0;
   for (const LaunchRequest& q : claimed) {
     if (started.count(q.run_id)) continue;
-    store.ReleaseClaim(q.run_id, q.db_status);
+    // A run taken over from a dead claim goes back as interrupted (resumed from its
+    // checkpoint if it has one), never as an unowned "running".
+    store.ReleaseClaim(q.run_id,
+                       q.db_status == RunState::kRunning ? RunState::kInterrupted : q.db_status,
+                       claimer);
     ++released;
   }
 

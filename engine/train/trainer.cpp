@@ -424,6 +424,12 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
       if (dir.HasTensors(generation_, name)) {
         dir.ReadTensors(*backend_, generation_, name, kept);
       } else {  // written before the copy was kept: the state as of the checkpoint
+        if (&w == &Workers()[0] && !meta.at("progress").is_null()) {
+          spdlog::warn(
+              "[train] {}: the checkpoint has no copy of the last accepted epoch's optimizer "
+              "state (an older mavg); if this epoch is rejected, its statistics are kept",
+              dir.Path());
+        }
         for (size_t i = 0; i < kept.size(); ++i) backend_->Copy(state[i], kept[i]);
       }
     }

@@ -220,6 +220,19 @@ TEST(Config, RunIdOfLaterKeysAtTheirDefaults) {
   EXPECT_EQ(ResolvedInitScheme(a.model), "nnet1");
   a.model.activation = "relu";
   EXPECT_EQ(ResolvedInitScheme(a.model), "he");
+  // The canonical JSON (what the store keeps, and retries read back) gives the same run: a
+  // relu or tanh run with the nnet1 scheme stays nnet1, auto stays what it resolved to.
+  for (const char* activation : {"relu", "tanh", "sigmoid"}) {
+    for (const char* scheme : {"auto", "nnet1", "he", "glorot"}) {
+      RunConfig c = ParseConfigYaml(kGood, "c.yaml");
+      c.model.activation = activation;
+      c.model.init_scheme = scheme;
+      const RunConfig back = ConfigFromJson(nlohmann::json::parse(CanonicalJson(c)), "db");
+      EXPECT_EQ(RunId(back), RunId(c)) << activation << " " << scheme;
+      EXPECT_EQ(ResolvedInitScheme(back.model), ResolvedInitScheme(c.model))
+          << activation << " " << scheme;
+    }
+  }
 }
 
 TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {

@@ -191,7 +191,9 @@ TEST_P(NaturalGradient, MatchesTheDenseReferenceWithSkippedUpdates) {
     const MatrixXd x_before = dense.x;
     double gamma_ref = 0;
     const MatrixXd p_ref = dense.Step(r, &gamma_ref, update);
-    if (!update) EXPECT_EQ((dense.x - x_before).norm(), 0.0);
+    if (!update) {
+      EXPECT_EQ((dense.x - x_before).norm(), 0.0);
+    }
     float gamma = 0;
     const MatrixXd p = Run(eff, r, &gamma);
     updates += update;
@@ -205,7 +207,7 @@ TEST_P(NaturalGradient, MatchesTheDenseReferenceWithSkippedUpdates) {
 }
 
 // The rank is capped at (D + 1) / 2, as nnet3's natural-gradient components: 80 requested for
-// the 63 outputs of the digits task gives 32.
+// the 63 outputs of the digits task gives 32; with nnet2's cap, D - 1.
 TEST_P(NaturalGradient, RankIsAtMostHalfTheDimension) {
   PreconditionerOptions o;
   o.rank = 80;
@@ -219,6 +221,19 @@ TEST_P(NaturalGradient, RankIsAtMostHalfTheDimension) {
   OnlinePreconditioner c(B(), o);
   c.PrepareState(2);
   EXPECT_EQ(c.Rank(), 1);
+  OnlinePreconditioner one(B(), o);
+  one.PrepareState(1);  // one dimension: no model (preconditioning is the identity)
+  EXPECT_EQ(one.Rank(), 0);
+  // nnet2 and the authors' fork cap at D - 1 only: their 40 on 63 outputs stays 40.
+  o.rank = 40;
+  o.nnet2_rank_cap = true;
+  OnlinePreconditioner fork(B(), o);
+  fork.PrepareState(63);
+  EXPECT_EQ(fork.Rank(), 40);
+  o.rank = 80;
+  OnlinePreconditioner fork_small(B(), o);
+  fork_small.PrepareState(63);
+  EXPECT_EQ(fork_small.Rank(), 62);
 }
 
 TEST_P(NaturalGradient, Invariants) {
