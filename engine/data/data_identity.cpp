@@ -14,17 +14,23 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kFullHashLimit = int64_t{256} << 20;
-constexpr int64_t kSample = int64_t{16} << 20;
+constexpr int64_t kEnd = int64_t{16} << 20;     // hashed at each end of a large file
+constexpr int64_t kBlock = int64_t{256} << 10;  // and this much at each of kBlocks places
+constexpr int kBlocks = 256;                    // evenly spaced in between (64 MiB in all)
 
+// Contents only: a copy (new modification time, new place) keeps its fingerprint.
 std::string FileFingerprint(const std::string& path) {
   std::error_code ec;
   const auto size = static_cast<int64_t>(fs::file_size(path, ec));
   MAVG_CHECK(!ec, "{}: cannot read its size: {}", path, ec.message());
   std::string s = fmt::format("{} {} ", fs::path(path).filename().string(), size);
   if (size <= kFullHashLimit) return s + Sha256FileHex(path);
-  const auto mtime = fs::last_write_time(path, ec).time_since_epoch().count();
-  return s + fmt::format("{} {} {}", mtime, Sha256FileHex(path, 0, kSample),
-                         Sha256FileHex(path, size - kSample, kSample));
+  s += Sha256FileHex(path, 0, kEnd) + " " + Sha256FileHex(path, size - kEnd, kEnd);
+  const int64_t span = size - 2 * kEnd - kBlock;  // > 0: size > 256 MiB
+  for (int i = 0; i < kBlocks; ++i) {
+    s += " " + Sha256FileHex(path, kEnd + span * i / (kBlocks - 1), kBlock).substr(0, 16);
+  }
+  return s;
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 #include "engine/pretrain/dbn.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -180,6 +183,42 @@ TEST(StackCache, DataFingerprintFollowsFeatsScp) {
   WriteFileAtomic(tmp.File("d/text"), "u1 one");
   EXPECT_EQ(DataDirFingerprint(tmp.File("d")), f3) << "transcripts do not change the frames";
   EXPECT_THROW(DataDirFingerprint(tmp.File("nothing")), Error);
+}
+
+// A large archive (over 256 MiB: sampled, not read in full) is known by its contents only: a
+// new modification time or a moved corpus keeps the fingerprint; a byte changed at either end
+// or in a sampled block changes it.
+TEST(StackCache, LargeArchiveFingerprintIgnoresModificationTime) {
+  testing::TempDir tmp;
+  MakeDirs(tmp.File("d"));
+  const std::string ark = tmp.File("d/feats.ark");
+  const int64_t size = int64_t{300} << 20;
+  {
+    std::FILE* f = std::fopen(ark.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(ftruncate(fileno(f), size), 0);  // sparse: no 300 MiB written
+    std::fclose(f);
+  }
+  const std::string f1 = DataDirFingerprint(tmp.File("d"));
+  std::filesystem::last_write_time(
+      ark, std::filesystem::last_write_time(ark) - std::chrono::hours(24 * 365));
+  EXPECT_EQ(DataDirFingerprint(tmp.File("d")), f1) << "the modification time is not contents";
+  std::filesystem::rename(tmp.File("d"), tmp.File("moved"));
+  EXPECT_EQ(DataDirFingerprint(tmp.File("moved")), f1) << "nor is the corpus's location";
+  auto poke = [&](int64_t offset) {
+    std::FILE* f = std::fopen(tmp.File("moved/feats.ark").c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(offset), SEEK_SET);
+    std::fputc(1, f);
+    std::fclose(f);
+  };
+  std::string last = f1;
+  for (const int64_t offset : {int64_t{10}, size - 10, int64_t{16} << 20}) {  // start, end, block
+    poke(offset);
+    const std::string f = DataDirFingerprint(tmp.File("moved"));
+    EXPECT_NE(f, last) << "a byte changed at " << offset;
+    last = f;
+  }
 }
 
 TEST(StackCache, PretrainsOnceThenHitsEvenUnderConcurrency) {
