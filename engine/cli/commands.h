@@ -19,5 +19,6 @@ void AddSweepCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
 void AddDecodeCommand(CLI::App& app);
 void AddDevicesCommand(CLI::App& app);
+void AddRunCommand(CLI::App& app);
 
 }  // namespace mavg::cli

@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddReportCommand(app);
   mavg::cli::AddDecodeCommand(app);
   mavg::cli::AddDevicesCommand(app);
+  mavg::cli::AddRunCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,7 +7,9 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/json.h"
+#include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
+#include "engine/store/extra_metrics.h"
 
 namespace mavg {
 
@@ -384,6 +386,15 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
       } else {
         ins_r.Bind(1, run_id).Bind(2, key).Bind(3, JsonToValue(value)).Run();
       }
+    }
+    // Metrics computed outside mavg (engine/store/extra_metrics.h), beside its own.
+    try {
+      for (const auto& [key, value] : ReadExtraMetrics(run_dir)) {
+        if (result->contains(key)) continue;  // never over a result mavg measured
+        ins_r.Bind(1, run_id).Bind(2, key).Bind(3, value).Run();
+      }
+    } catch (const Error& e) {
+      spdlog::warn("[store] {} (its extra metrics are left out)", e.what());
     }
   }
   if (state && attempt > 0) {

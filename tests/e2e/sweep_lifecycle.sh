@@ -48,6 +48,22 @@ seeds = {r[0] for r in db.execute("SELECT json_extract(config_json, '$.seed') FR
 assert len(seeds) == 2, seeds
 PY
 
+# A metric computed outside mavg: attached to every run of one cell, it is a report value like
+# the others, survives a collect, and cannot overwrite mavg's own results.
+cell=$(python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); print(" ".join(r[0] for r in db.execute("""SELECT r.run_dir FROM sweep_results r JOIN sweep_axes a ON a.sweep=r.sweep AND a.run_id=r.run_id JOIN sweep_axes b ON b.sweep=r.sweep AND b.run_id=r.run_id WHERE r.sweep="small" AND a.axis="parallel.workers" AND a.value="2" AND b.axis="parallel.average_every" AND b.value="5" """)))')
+[ "$(echo "$cell" | wc -w)" = 2 ] || fail "expected 2 runs in the cell: $cell"
+v=15
+for run in $cell; do
+  "$MAVG" run metric "$run" --set wer_eval2000=$v --set rt_factor=0.5 "${R[@]}" | grep -q "and res/mavg.db" || fail "run metric"
+  v=17
+done
+"$MAVG" sweep collect small "${R[@]}" > /dev/null
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value wer_eval2000 --format csv > ext.csv
+grep -q "^2,5,16,1.41421" ext.csv || fail "the external metric's cell: $(cat ext.csv)"
+expect_error "a result mavg measured itself" "$MAVG" run metric "${cell%% *}" --set test_acc=1 "${R[@]}"
+expect_error "not a finite number" "$MAVG" run metric "${cell%% *}" --set wer_eval2000=nan "${R[@]}"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/extra_metrics.json"))["metrics"]; assert m=={"wer_eval2000":15.0,"rt_factor":0.5}, m' "${cell%% *}" || fail "a refused --set changed the file"
+
 # Reports.
 "$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value test_acc > t.md
 grep -q "± .* (n=2)" t.md || fail "table lacks mean ± std (n=2): $(cat t.md)"

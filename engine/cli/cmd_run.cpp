@@ -1,0 +1,62 @@
+// mavg run metric RUN_DIR --set NAME=VALUE ... [--results DIR] [--db PATH]: attach metrics
+// computed outside mavg (e.g. a Kaldi decode's WER) to a finished run, in its
+// extra_metrics.json and, when the run is in the results database, there too.
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "engine/cli/commands.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/store/extra_metrics.h"
+#include "engine/store/store.h"
+
+namespace mavg::cli {
+
+void AddRunCommand(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("run", "Work on one run directory");
+  cmd->require_subcommand(1);
+  struct Args {
+    std::string run_dir, results = "results", db;
+    std::vector<std::string> sets;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* metric = cmd->add_subcommand(
+      "metric", "Record metrics computed outside mavg (e.g. --set wer_eval2000=15.1)");
+  metric->add_option("run_dir", a->run_dir, "The run's directory (with result.json)")->required();
+  metric->add_option("--set", a->sets, "NAME=VALUE, a finite number (repeatable)")->required();
+  metric->add_option("--results", a->results, "Results directory (mavg.db)")->capture_default_str();
+  metric->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  metric->callback([a] {
+    std::map<std::string, double> set;
+    for (const std::string& s : a->sets) {
+      const auto [name, value] = ParseMetricAssignment(s);
+      MAVG_CHECK(!set.count(name), "--set {} is given twice", name);
+      set[name] = value;
+    }
+    const std::map<std::string, double> all = WriteExtraMetrics(a->run_dir, set);
+    const nlohmann::json result = nlohmann::json::parse(ReadFile(a->run_dir + "/result.json"));
+    const std::string run_id =
+        result.value("run_id", std::filesystem::path(a->run_dir).filename().string());
+    std::string where = fmt::format("{}/{}", a->run_dir, kExtraMetricsFile);
+    const std::string db = a->db.empty() ? a->results + "/mavg.db" : a->db;
+    if (PathExists(db)) {
+      Store store(db);
+      if (store.FindRuns({run_id}).count(run_id)) {
+        store.IngestRun(run_id, a->run_dir);
+        where += " and " + db;
+      } else {
+        where +=
+            fmt::format(" ({} has no run {}: `sweep collect` reads the file later)", db, run_id);
+      }
+    }
+    for (const auto& [name, value] : set) {
+      std::cout << fmt::format("run {}: {} = {}\n", run_id, name, value);
+    }
+    std::cout << fmt::format("recorded in {}; the run has {} extra metric(s)\n", where, all.size());
+  });
+}
+
+}  // namespace mavg::cli

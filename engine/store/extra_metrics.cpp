@@ -1,0 +1,89 @@
+#include "engine/store/extra_metrics.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/json.h"
+#include "engine/core/sysinfo.h"
+
+namespace mavg {
+namespace {
+
+void CheckName(const std::string& name, const std::string& where) {
+  bool ok = !name.empty() && name.size() <= 64 && std::isalpha(static_cast<unsigned char>(name[0]));
+  for (char c : name) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-');
+  }
+  MAVG_CHECK(ok,
+             "{}: '{}' is not a metric name (a letter, then letters, digits, '_', '.' or '-', "
+             "at most 64)",
+             where, name);
+}
+
+nlohmann::json ReadObject(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ReadFile(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: corrupt JSON ({})", path, e.what()));
+  }
+  MAVG_CHECK(j.is_object(), "{}: not a JSON object", path);
+  return j;
+}
+
+}  // namespace
+
+std::map<std::string, double> ReadExtraMetrics(const std::string& run_dir) {
+  const std::string path = run_dir + "/" + kExtraMetricsFile;
+  std::map<std::string, double> out;
+  if (!PathExists(path)) return out;
+  const nlohmann::json j = ReadObject(path);
+  MAVG_CHECK(j.contains("metrics") && j["metrics"].is_object(),
+             "{}: 'metrics' must be an object of name: number", path);
+  for (const auto& [name, value] : j["metrics"].items()) {
+    CheckName(name, path);
+    MAVG_CHECK(value.is_number() && std::isfinite(value.get<double>()),
+               "{}: metric '{}' is {}, expected a finite number", path, name, DumpJson(value));
+    out[name] = value.get<double>();
+  }
+  return out;
+}
+
+std::pair<std::string, double> ParseMetricAssignment(const std::string& text) {
+  const size_t eq = text.find('=');
+  MAVG_CHECK(eq != std::string::npos, "--set '{}': expected NAME=VALUE", text);
+  const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+  CheckName(name, "--set");
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  MAVG_CHECK(!value.empty() && end == value.c_str() + value.size() && std::isfinite(v),
+             "--set {}: '{}' is not a finite number", name, value);
+  return {name, v};
+}
+
+std::map<std::string, double> WriteExtraMetrics(const std::string& run_dir,
+                                                const std::map<std::string, double>& metrics) {
+  const std::string result_path = run_dir + "/result.json";
+  MAVG_CHECK(PathExists(result_path),
+             "{}: no result.json: metrics are attached to a run that has finished", run_dir);
+  const nlohmann::json result = ReadObject(result_path);
+  for (const auto& [name, value] : metrics) {
+    CheckName(name, run_dir);
+    MAVG_CHECK(!result.contains(name),
+               "{}: '{}' is a result mavg measured itself (result.json); give the outside "
+               "metric its own name, e.g. {}_external",
+               run_dir, name, name);
+  }
+  std::map<std::string, double> all = ReadExtraMetrics(run_dir);
+  for (const auto& [name, value] : metrics) all[name] = value;
+  nlohmann::json out = {{"metrics", nlohmann::json::object()}, {"updated", UtcNow()}};
+  for (const auto& [name, value] : all) out["metrics"][name] = value;
+  WriteFileAtomic(run_dir + "/" + kExtraMetricsFile, DumpJson(out, 2) + "\n");
+  return all;
+}
+
+}  // namespace mavg
