@@ -20,5 +20,6 @@ void AddReportCommand(CLI::App& app);
 void AddDecodeCommand(CLI::App& app);
 void AddDevicesCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
+void AddForwardCommand(CLI::App& app);
 
 }  // namespace mavg::cli

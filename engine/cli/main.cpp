@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   mavg::cli::AddDecodeCommand(app);
   mavg::cli::AddDevicesCommand(app);
   mavg::cli::AddRunCommand(app);
+  mavg::cli::AddForwardCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -55,8 +56,8 @@ std::string Join(const std::vector<std::string>& words) {
 
 }  // namespace
 
-std::vector<kaldi::HostMatrix> ModelLogLikelihoods(Model& model, const Dataset& data,
-                                                   int64_t batch) {
+std::vector<kaldi::HostMatrix> ModelOutputs(Model& model, const Dataset& data, ForwardOutput kind,
+                                            int64_t batch) {
   const FeatureTransform& tf = model.transform;
   Network& net = *model.network;
   const int num_pdfs = net.Spec().output_dim;
@@ -66,8 +67,10 @@ std::vector<kaldi::HostMatrix> ModelLogLikelihoods(Model& model, const Dataset& 
   MAVG_CHECK(net.Spec().input_dim == tf.OutputDim(),
              "model: network input {} != feature transform output {}", net.Spec().input_dim,
              tf.OutputDim());
-  MAVG_CHECK(static_cast<int>(model.label_counts.size()) == num_pdfs,
-             "model: {} label counts (priors) for {} outputs; a model without them cannot decode",
+  MAVG_CHECK(kind != ForwardOutput::kLogLikelihoods ||
+                 static_cast<int>(model.label_counts.size()) == num_pdfs,
+             "model: {} label counts (priors) for {} outputs; a model without them cannot give "
+             "log-likelihoods",
              model.label_counts.size(), num_pdfs);
 
   // The model's CMVN on a copy of the features, as ApplyCmvn does in training.
@@ -82,18 +85,19 @@ std::vector<kaldi::HostMatrix> ModelLogLikelihoods(Model& model, const Dataset& 
     feats = &normalised;
   }
 
-  return NetworkLogLikelihoods(net, *feats, tf.context, model.label_counts, batch);
+  return NetworkOutputs(net, *feats, tf.context, kind, model.label_counts, batch);
 }
 
-std::vector<kaldi::HostMatrix> NetworkLogLikelihoods(Network& net, const Dataset& normalised,
-                                                     int context,
-                                                     const std::vector<double>& label_counts,
-                                                     int64_t batch) {
+std::vector<kaldi::HostMatrix> NetworkOutputs(Network& net, const Dataset& normalised, int context,
+                                              ForwardOutput kind,
+                                              const std::vector<double>& label_counts,
+                                              int64_t batch) {
   const Dataset* feats = &normalised;
   const int num_pdfs = net.Spec().output_dim;
   MAVG_CHECK(batch > 0, "decode: batch {} must be > 0", batch);
-  MAVG_CHECK(static_cast<int>(label_counts.size()) == num_pdfs,
-             "{} label counts (priors) for {} outputs", label_counts.size(), num_pdfs);
+  MAVG_CHECK(
+      kind != ForwardOutput::kLogLikelihoods || static_cast<int>(label_counts.size()) == num_pdfs,
+      "{} label counts (priors) for {} outputs", label_counts.size(), num_pdfs);
   Backend& backend = net.GetBackend();
   const int64_t total = feats->NumFrames();
   const int64_t dim = static_cast<int64_t>(feats->dim) * (2 * context + 1);
@@ -114,7 +118,8 @@ std::vector<kaldi::HostMatrix> NetworkLogLikelihoods(Network& net, const Dataset
     }
     MatrixView xv = x.View().RowRange(0, n);
     backend.CopyFromHost(host_x.data(), xv);
-    ConstMatrixView y = net.ForwardPosteriors(xv);
+    ConstMatrixView y =
+        kind == ForwardOutput::kLogits ? net.ForwardLogits(xv) : net.ForwardPosteriors(xv);
     backend.CopyToHost(y, posteriors.data() + begin * num_pdfs);
   }
 
@@ -123,8 +128,16 @@ std::vector<kaldi::HostMatrix> NetworkLogLikelihoods(Network& net, const Dataset
     kaldi::HostMatrix& m = out[u];
     m.rows = feats->UttFrames(u);
     m.cols = num_pdfs;
-    m.data = LogLikelihoods(posteriors.data() + feats->offsets[u] * num_pdfs,
-                            static_cast<int>(m.rows), num_pdfs, label_counts);
+    const float* first = posteriors.data() + feats->offsets[u] * num_pdfs;
+    if (kind == ForwardOutput::kLogLikelihoods) {
+      m.data = LogLikelihoods(first, static_cast<int>(m.rows), num_pdfs, label_counts);
+      continue;
+    }
+    m.data.assign(first, first + m.rows * num_pdfs);
+    if (kind == ForwardOutput::kLogPosteriors) {
+      // The floor of LogLikelihoods, so the two differ by exactly the (floored) log priors.
+      for (float& v : m.data) v = static_cast<float>(std::log(std::max(double{v}, 1e-20)));
+    }
   }
   return out;
 }

@@ -31,17 +31,36 @@ struct DecodeSetResult {
   double audio_seconds = 0.0;       // frames / 100
 };
 
-// Log-likelihoods [frames x pdfs] of every utterance of `data` (raw features, as LoadDataDir
-// gives them): the model's CMVN shift/scale, splicing +-context, the network's posteriors in
-// batches of `batch` frames, then LogLikelihoods with the model's label counts.
-std::vector<kaldi::HostMatrix> ModelLogLikelihoods(Model& model, const Dataset& data,
-                                                   int64_t batch = 4096);
+// What a forward pass writes per frame and output (as Kaldi's nnet-forward options):
+//   kLogLikelihoods  log(max(posterior, 1e-20)) - log(prior), priors from the training label
+//                    counts with nnet1's flooring (LogLikelihoods; --class-frame-counts)
+//   kLogPosteriors   log(max(posterior, 1e-20))                       (--apply-log)
+//   kPosteriors      the softmax output                               (the default)
+//   kLogits          the output layer before the softmax              (--no-softmax)
+enum class ForwardOutput { kLogLikelihoods, kLogPosteriors, kPosteriors, kLogits };
+
+// `kind` [frames x pdfs] for every utterance of `data` (raw features, as LoadDataDir gives
+// them): the model's CMVN shift/scale, splicing +-context, the network in batches of `batch`
+// frames; log-likelihoods with the model's label counts.
+std::vector<kaldi::HostMatrix> ModelOutputs(Model& model, const Dataset& data, ForwardOutput kind,
+                                            int64_t batch = 4096);
+inline std::vector<kaldi::HostMatrix> ModelLogLikelihoods(Model& model, const Dataset& data,
+                                                          int64_t batch = 4096) {
+  return ModelOutputs(model, data, ForwardOutput::kLogLikelihoods, batch);
+}
 
 // The same from features already normalised (as training holds them) and the network alone.
-std::vector<kaldi::HostMatrix> NetworkLogLikelihoods(Network& net, const Dataset& normalised,
-                                                     int context,
-                                                     const std::vector<double>& label_counts,
-                                                     int64_t batch = 4096);
+std::vector<kaldi::HostMatrix> NetworkOutputs(Network& net, const Dataset& normalised, int context,
+                                              ForwardOutput kind,
+                                              const std::vector<double>& label_counts,
+                                              int64_t batch = 4096);
+inline std::vector<kaldi::HostMatrix> NetworkLogLikelihoods(Network& net, const Dataset& normalised,
+                                                            int context,
+                                                            const std::vector<double>& label_counts,
+                                                            int64_t batch = 4096) {
+  return NetworkOutputs(net, normalised, context, ForwardOutput::kLogLikelihoods, label_counts,
+                        batch);
+}
 
 // Decodes utterance i of `utt_ids` from loglikes[i] ([frames x lang pdfs]) and scores it against
 // its transcript in `data_dir`/text. An utterance missing from the text, a duplicate text entry
