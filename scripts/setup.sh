@@ -37,7 +37,7 @@ packages=(
   libeigen3-dev                # symmetric eigendecompositions (NG-SGD)
   libfftw3-dev libsamplerate0-dev  # filterbank features, resampling
   flite1-dev libespeak-ng-dev espeak-ng-data  # TTS voices for the digits corpus
-  python3-matplotlib python3-yaml  # analysis/plot.py (figures)
+  python3-matplotlib python3-yaml python3-numpy  # analysis/plot.py (figures); numpy: tests
   slurmctld slurmd slurm-client munge  # the SLURM launcher's tests (scripts/slurm/local-cluster.sh)
   libgtest-dev                 # tests
   clang libclang-rt-dev libomp-dev  # sanitizer build and fuzz targets (scripts/test.sh --sanitize)

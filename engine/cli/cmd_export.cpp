@@ -1,10 +1,14 @@
 // mavg export kaldi-nnet1 MODEL [--out FILE] [--feature-transform FILE]
+// mavg export kaldi-dir MODEL --out DIR
+#include <fmt/core.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "engine/backend/backend.h"
 #include "engine/cli/commands.h"
+#include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/nn/kaldi_nnet1.h"
 
@@ -39,6 +43,61 @@ void AddExportCommand(CLI::App& app) {
     } else {
       WriteFileAtomic(args->out, net_text.str());
     }
+  });
+
+  auto dir_args = std::make_shared<Args>();
+  CLI::App* d =
+      cmd->add_subcommand("kaldi-dir",
+                          "A Kaldi nnet1 experiment dir: final.nnet, final.feature_transform, "
+                          "ali_train_pdf.counts and a README with the steps/nnet/decode.sh call");
+  d->add_option("model", dir_args->model, "mavg model file (model.bin)")->required();
+  d->add_option("--out", dir_args->out, "Directory to write (created; files are replaced)")
+      ->required();
+  d->callback([dir_args] {
+    auto backend = CreateBackend(BackendOptions{});
+    Model model = LoadModel(dir_args->model, *backend);
+    const int outputs = model.network->Spec().output_dim;
+    MAVG_CHECK(static_cast<int>(model.label_counts.size()) == outputs,
+               "{}: {} label counts for {} outputs: without the training counts Kaldi cannot "
+               "turn posteriors into likelihoods",
+               dir_args->model, model.label_counts.size(), outputs);
+    std::ostringstream nnet, transform, counts;
+    WriteKaldiNnet1(model, /*include_transform=*/false, nnet);
+    WriteKaldiFeatureTransform(model.transform, transform);
+    WriteKaldiCounts(model.label_counts, counts);
+    const std::string& dir = dir_args->out;
+    MakeDirs(dir);
+    WriteFileAtomic(dir + "/final.nnet", nnet.str());
+    WriteFileAtomic(dir + "/final.feature_transform", transform.str());
+    WriteFileAtomic(dir + "/ali_train_pdf.counts", counts.str());
+    WriteFileAtomic(
+        dir + "/README",
+        fmt::format(
+            "Exported by mavg from {model}: a Kaldi nnet1 DNN with {outputs} outputs.\n"
+            "  final.nnet               the network (affine layers, activations, softmax)\n"
+            "  final.feature_transform  splicing +-{context} frames{cmvn}\n"
+            "  ali_train_pdf.counts     training frames per pdf (the priors; as analyze-counts)\n"
+            "\n"
+            "The pdfs must be those of the alignments mavg trained on. To decode with Kaldi, copy\n"
+            "the transition model of those alignments here and run steps/nnet/decode.sh from your\n"
+            "recipe's directory (s5/), e.g. for Switchboard:\n"
+            "  cp exp/tri4_ali_nodup/final.mdl {dir}/\n"
+            "  steps/nnet/decode.sh --nj 30 --acwt 0.08333 --srcdir {dir} \\\n"
+            "    exp/tri4/graph_sw1_tg data/eval2000 {dir}/decode_eval2000_sw1_tg\n"
+            "decode.sh reads final.nnet, final.feature_transform and ali_train_pdf.counts from\n"
+            "--srcdir; it applies no per-speaker CMVN (there is no cmvn_opts file here) and no\n"
+            "deltas, as mavg trained on the features as they are in the data dir. Then\n"
+            "  mavg run metric RUN_DIR --set wer_eval2000=<the %WER of the best wer_* file>\n"
+            "records the result with the run.\n",
+            fmt::arg("model", dir_args->model), fmt::arg("outputs", outputs),
+            fmt::arg("context", model.transform.context),
+            fmt::arg("cmvn", model.transform.HasCmvn()
+                                 ? ", then the training set's global mean/variance (AddShift, "
+                                   "Rescale)"
+                                 : ""),
+            fmt::arg("dir", dir)));
+    std::cout << fmt::format(
+        "{}: final.nnet, final.feature_transform, ali_train_pdf.counts, README\n", dir);
   });
 }
 

@@ -42,7 +42,7 @@ const char* KaldiMarker(LayerKind kind) {
     case LayerKind::kTanh:
       return "<Tanh>";
     case LayerKind::kRelu:
-      return "<ReLU>";
+      return "<ParametricRelu>";  // slopes 1 and 0: a relu (nnet1 has no plain ReLU)
     case LayerKind::kSoftmax:
       return "<Softmax>";
   }
@@ -55,6 +55,12 @@ void WriteKaldiFeatureTransform(const FeatureTransform& transform, std::ostream&
   out << "<Nnet>\n";
   WriteTransformComponents(transform, out);
   out << "</Nnet>\n";
+}
+
+void WriteKaldiCounts(const std::vector<double>& counts, std::ostream& out) {
+  out << "[";
+  for (double c : counts) fmt::print(out, " {}", c);
+  out << " ]\n";
 }
 
 void WriteKaldiNnet1(const Model& model, bool include_transform, std::ostream& out) {
@@ -84,6 +90,12 @@ void WriteKaldiNnet1(const Model& model, bool include_transform, std::ostream& o
       }
       out << " ]\n";
       WriteVector(out, base + (affine.Bias().data - net_base), affine.OutputDim());
+    } else if (layer.Kind() == LayerKind::kRelu) {
+      // y = alpha x for x >= 0, beta x below; both fixed (learning-rate coefficients 0).
+      const std::vector<float> alpha(layer.OutputDim(), 1.0f), beta(layer.OutputDim(), 0.0f);
+      out << "<BiasLearnRateCoef> 0 <LearnRateCoef> 0\n";
+      WriteVector(out, alpha.data(), layer.OutputDim());
+      WriteVector(out, beta.data(), layer.OutputDim());
     }
     out << "<!EndOfComponent>\n";
   }

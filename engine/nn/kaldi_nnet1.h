@@ -5,7 +5,9 @@
 //   <AddShift> 440 440 <LearnRateCoef> 0 [ ... ]
 //   <Rescale> 440 440 <LearnRateCoef> 0 [ ... ]
 //   <AffineTransform> out in <LearnRateCoef> 1 <BiasLearnRateCoef> 1 <MaxNorm> 0 [ W ] [ b ]
-//   <Sigmoid> d d   ...   <Softmax> n n
+//   <Sigmoid> d d | <Tanh> d d | <ParametricRelu> d d <BiasLearnRateCoef> 0 <LearnRateCoef> 0
+//     [ 1 ... ] [ 0 ... ]  (relu: slope 1 above zero, 0 below; nnet1 has no plain <ReLU>)
+//   ...   <Softmax> n n
 //   </Nnet>
 // Each component ends with <!EndOfComponent>, as Kaldi itself writes.
 
@@ -20,5 +22,7 @@ namespace mavg {
 void WriteKaldiNnet1(const Model& model, bool include_transform, std::ostream& out);
 // Only the feature transform (Kaldi's final.feature_transform).
 void WriteKaldiFeatureTransform(const FeatureTransform& transform, std::ostream& out);
+// The training label counts as analyze-counts writes ali_train_pdf.counts: "[ c0 c1 ... ]".
+void WriteKaldiCounts(const std::vector<double>& counts, std::ostream& out);
 
 }  // namespace mavg
