@@ -27,9 +27,11 @@ YAML
 done
 grep -q "<ParametricRelu>" exp-relu/final.nnet || fail "relu not exported as ParametricRelu"
 if grep -q "<ReLU>" exp-relu/final.nnet; then fail "<ReLU> is not an nnet1 component"; fi
-/usr/bin/python3 - <<'PY'
-import re, struct
+MAVG_SOURCE_DIR="$MAVG_SOURCE_DIR" /usr/bin/python3 - <<'PY'
+import os, re, sys
 import numpy as np
+sys.path.insert(0, os.path.join(os.environ["MAVG_SOURCE_DIR"], "tests", "e2e"))
+from kaldi_read import alignment_counts, binary_matrices, text_matrices
 
 def tokens(path):
     return re.findall(r"\[|\]|[^\s\[\]]+", open(path).read())
@@ -90,47 +92,8 @@ def run(comps, x):
         assert x.shape[1] == out, (name, x.shape, out)
     return x
 
-def read_feats(path):
-    data, out, pos = open(path, "rb").read(), {}, 0
-    while pos < len(data):
-        sp = data.index(b" ", pos)
-        key = data[pos:sp].decode()
-        pos = sp + 1
-        assert data[pos:pos + 5] == b"\0BFM ", key
-        rows, cols = struct.unpack_from("<i", data, pos + 6)[0], struct.unpack_from("<i", data, pos + 11)[0]
-        pos += 15
-        out[key] = np.frombuffer(data, "<f4", rows * cols, pos).reshape(rows, cols).astype(np.float64)
-        pos += 4 * rows * cols
-    return out
-
-def read_text_ark(path):
-    out, key, rows = {}, None, []
-    for line in open(path):
-        t = line.split()
-        if key is None:
-            key, t = t[0], t[2:]
-        end = t and t[-1] == "]"
-        rows += [[float(v) for v in (t[:-1] if end else t)]] if (t[:-1] if end else t) else []
-        if end:
-            out[key], key, rows = np.array(rows), None, []
-    return out
-
-def counts_of(path):
-    data, c, pos = open(path, "rb").read(), {}, 0
-    while pos < len(data):
-        pos = data.index(b" ", pos) + 3
-        n = struct.unpack_from("<i", data, pos + 1)[0]
-        pos += 5
-        for k in range(n):
-            p = struct.unpack_from("<i", data, pos + 5 * k + 1)[0]
-            c[p] = c.get(p, 0) + 1
-        pos += 5 * n
-    return c
-
-feats = read_feats("d/test/feats.ark") if __import__("os").path.exists("d/test/feats.ark") else None
-if feats is None:
-    raise SystemExit("d/test/feats.ark missing")
-train_counts = counts_of("d/train/ali.ark")
+feats = {k: np.array(v) for k, v in binary_matrices("d/test/feats.ark").items()}
+train_counts = alignment_counts("d/train/ali.ark")
 for act in ("sigmoid", "relu"):
     tf = parse_nnet(f"exp-{act}/final.feature_transform")
     net = parse_nnet(f"exp-{act}/final.nnet")
@@ -145,7 +108,7 @@ for act in ("sigmoid", "relu"):
     counts = [float(x) for x in open(f"exp-{act}/ali_train_pdf.counts").read().split()[1:-1]]
     assert len(counts) == dim, (len(counts), dim)
     assert all(counts[p] == train_counts.get(p, 0) for p in range(dim)), "counts differ from ali.ark"
-    post = read_text_ark(f"post-{act}.txt")
+    post = {k: np.array(v) for k, v in text_matrices(f"post-{act}.txt").items()}
     worst = 0.0
     for key, x in feats.items():
         T = x.shape[0]

@@ -23,60 +23,15 @@ for k in loglikes logposteriors posteriors logits; do
 done
 "$MAVG" forward run/model.bin --data d/test --out "ark,t:loglikes.txt" --threads 1 > /dev/null
 "$MAVG" forward run/model.bin --data d/test --out "ark,scp:ll2.ark,ll2.scp" --threads 1 > /dev/null
-python3 - <<'PY'
-import math, struct
-
-def read_binary(path):
-    data, out, pos = open(path, "rb").read(), {}, 0
-    while pos < len(data):
-        sp = data.index(b" ", pos)
-        key = data[pos:sp].decode()
-        pos = sp + 1
-        assert data[pos:pos + 5] == b"\0BFM ", (path, key, data[pos:pos + 5])
-        assert data[pos + 5] == 4 and data[pos + 10] == 4
-        rows, cols = struct.unpack_from("<i", data, pos + 6)[0], struct.unpack_from("<i", data, pos + 11)[0]
-        pos += 15
-        vals = struct.unpack_from(f"<{rows * cols}f", data, pos)
-        pos += 4 * rows * cols
-        out[key] = [list(vals[r * cols:(r + 1) * cols]) for r in range(rows)]
-    return out
-
-def read_text(path):
-    out, key, rows = {}, None, []
-    for line in open(path):
-        t = line.split()
-        if key is None:
-            key, t = t[0], t[1:]
-            assert t[0] == "[", line
-            t = t[1:]
-            if not t:
-                continue
-        end = t and t[-1] == "]"
-        if end:
-            t = t[:-1]
-        if t:
-            rows.append([float(x) for x in t])
-        if end:
-            out[key], key, rows = rows, None, []
-    return out
-
-def read_ali_counts(path):
-    data, counts, pos = open(path, "rb").read(), {}, 0
-    while pos < len(data):
-        sp = data.index(b" ", pos)
-        pos = sp + 3  # " \0B"
-        n = struct.unpack_from("<i", data, pos + 1)[0]
-        pos += 5
-        for i in range(n):
-            p = struct.unpack_from("<i", data, pos + 5 * i + 1)[0]
-            counts[p] = counts.get(p, 0) + 1
-        pos += 5 * n
-    return counts
+MAVG_SOURCE_DIR="$MAVG_SOURCE_DIR" python3 - <<'PY'
+import math, os, sys
+sys.path.insert(0, os.path.join(os.environ["MAVG_SOURCE_DIR"], "tests", "e2e"))
+from kaldi_read import alignment_counts, binary_matrices as read_binary, text_matrices as read_text
 
 ll, lp, po, lg = (read_binary(f"{k}.ark") for k in ("loglikes", "logposteriors", "posteriors", "logits"))
 utts = [l.split()[0] for l in open("d/test/feats.scp")]
 assert sorted(ll) == sorted(utts), (sorted(ll)[:3], sorted(utts)[:3])
-counts = read_ali_counts("d/train/ali.ark")
+counts = alignment_counts("d/train/ali.ark")
 pdfs = len(next(iter(ll.values()))[0])
 total = sum(counts.values())
 worst = 0.0
