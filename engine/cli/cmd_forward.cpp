@@ -92,6 +92,7 @@ void AddForwardCommand(CLI::App& app) {
     Model model = LoadModel(a->model, *backend);
     LoadOptions load;
     load.require_labels = false;
+    load.ignore_labels = true;  // every utterance of feats.scp, aligned or not
     const Dataset data = LoadDataDir(a->data, load);
     MAVG_CHECK(data.NumUtts() > 0, "{}: no utterances", a->data);
     const std::vector<kaldi::HostMatrix> out = ModelOutputs(model, data, kinds.at(a->output));

@@ -149,7 +149,7 @@ Dataset LoadDataDir(const std::string& dir, const LoadOptions& options) {
   const bool has_scp = fs::exists(scp, ec);
   MAVG_CHECK(has_scp || fs::exists(ark, ec), "{}: no features (neither feats.scp nor feats.ark)",
              dir);
-  const bool has_ali = fs::exists(ali, ec);
+  const bool has_ali = !options.ignore_labels && fs::exists(ali, ec);
   MAVG_CHECK(has_ali || !options.require_labels,
              "{}: not found (labels are required; the data dir has no alignments)", ali);
 

@@ -33,6 +33,7 @@ struct Dataset {
 
 struct LoadOptions {
   bool require_labels = true;  // a data dir without ali.ark is an error when set
+  bool ignore_labels = false;  // features only: every utterance, ali.ark not read
   int max_utts = 0;            // keep only the first max_utts utterances (0: all)
 };
 

@@ -65,6 +65,12 @@ for line in open("ll2.scp"):
     assert data[int(off):int(off) + 2] == b"\0B", (key, off)
 print(f"ok: {len(utts)} utterances x {pdfs} pdfs; max |logsumexp(loglike + log prior)| {worst:.2e}")
 PY
+# Every utterance of feats.scp, whether it has an alignment or not.
+mkdir -p partial
+cp d/test/feats.scp partial/
+python3 -c 'import sys; d=open("d/test/ali.ark","rb").read(); sp=d.index(b" "); n=int.from_bytes(d[sp+4:sp+8],"little"); open("partial/ali.ark","wb").write(d[:sp+8+5*n])'
+"$MAVG" forward run/model.bin --data partial --out ark:partial.ark --threads 1 | grep -q "10 utterances" ||
+  fail "forward skipped utterances without an alignment"
 expect_error "not a wspecifier" "$MAVG" forward run/model.bin --data d/test --out "scp:x.scp"
 expect_error "writing to a pipe" "$MAVG" forward run/model.bin --data d/test --out "ark:-"
 expect_error "d/nothing" "$MAVG" forward run/model.bin --data d/nothing --out ark:none.ark
