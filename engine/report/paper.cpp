@@ -21,7 +21,8 @@ std::string PaperComparisonFrom(const std::string& sweep, const std::vector<Repo
     MAVG_FAIL("{}: cannot read the paper's numbers: {}", o.reference, e.what());
   }
   const std::vector<const ReportRun*> sel = SelectRuns(runs, o.where, {o.axis});
-  // Ours: mean metric and the time-based speedup per worker count.
+  // Ours: mean metric and the speedup per worker count, per training frame (equal work, as
+  // `report speedup`: a run that drops frames gets no credit for them).
   std::map<int, std::vector<double>> metric, epoch;
   for (const ReportRun* r : sel) {
     if (r->status != RunState::kCompleted) continue;
@@ -29,7 +30,10 @@ std::string PaperComparisonFrom(const std::string& sweep, const std::vector<Repo
     if (r->values.count(o.metric)) metric[n].push_back(r->values.at(o.metric));
     const bool simulated = r->texts.count("mode") && r->texts.at("mode") == "simulated";
     const char* key = simulated ? "projected_epoch_s" : "epoch_s";
-    if (r->values.count(key)) epoch[n].push_back(r->values.at(key));
+    const auto frames = r->values.find("frames_per_epoch");
+    if (r->values.count(key) && frames != r->values.end() && frames->second > 0) {
+      epoch[n].push_back(r->values.at(key) / frames->second);
+    }
   }
   auto mean = [](const std::vector<double>& v) {
     double s = 0;
@@ -55,8 +59,9 @@ std::string PaperComparisonFrom(const std::string& sweep, const std::vector<Repo
   for (const auto& [n, v] : paper_wer) all[n] = true;
   for (const auto& [n, v] : paper_speedup) all[n] = true;
   std::string out = fmt::format(
-      "Sweep {} beside Su & Chen 2015 ({}). Ours: {} (mean over replicates) and the speedup of "
-      "the epoch time (projected for simulated workers). Paper: WER % on Hub5'00 SWB (Table 1: "
+      "Sweep {} beside Su & Chen 2015 ({}). Ours: {} (mean over replicates) and the speedup "
+      "per training frame (epoch time over frames trained; projected for simulated workers). "
+      "Paper: WER % on Hub5'00 SWB (Table 1: "
       "NG-SGD, RBM, exponential lr, averaging every 10 minibatches) and the speedup from its "
       "time.dat. Different task and hardware: compare trends, not values.\n\n",
       sweep, o.reference, o.metric);

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/report/paper.h"
 #include "engine/report/perf_model.h"
 #include "engine/report/tables.h"
 #include "engine/report/time_to_target.h"
@@ -315,6 +317,29 @@ TEST(Speedup, ComparesTimePerTrainingFrame) {
   EXPECT_EQ(rows[1].at("projected epoch s"), "1.000");
   EXPECT_EQ(rows[1].at("projected speedup"), fmt::format("{:.2f}", 10.0 / 1000 / (1.0 / 690)));
   EXPECT_EQ(rows[1].at("projected efficiency"), fmt::format("{:.2f}", 6.9 / 8));
+}
+
+// report paper shows the same per-frame speedup as report speedup (it showed 10 s / 1 s = 10.00
+// for 8 workers that trained 690 of the 1000 frames).
+TEST(PaperComparison, SpeedupPerTrainingFrame) {
+  FakeSweep s("paperframes");
+  FakeRun b = Make({{"parallel.workers", "1"}});
+  b.epochs = {{1.0, 10.0, -1}};
+  s.Add(b);
+  FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
+  r.epochs = {{1.1, 0, 1.0}};
+  r.frames = 690;
+  s.Add(r);
+  testing::TempDir dir;
+  WriteFileAtomic(dir.File("ref.yaml"),
+                  "table1_wer_vs_gpus: {gpus: [1, 8], h500_swb: [14.7, 15.1]}\n"
+                  "timing: {gpus: [1, 8], speedup: [1.0, 4.99]}\n");
+  PaperOptions o;
+  o.reference = dir.File("ref.yaml");
+  o.metric = "final_cv_loss";
+  const std::string md = PaperComparison("paperframes", s.Load(), o);
+  EXPECT_NE(md.find("| 8 | 1.10 | 6.90 | 15.1 | 4.99 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("per training frame"), std::string::npos) << md;
 }
 
 // report table with several row axes; an axis zipped with a row axis (lr_scaling follows the
