@@ -93,6 +93,16 @@ MatrixXd RandomData(int n, int dim, uint64_t seed, double big = 10.0) {
   return r;
 }
 
+// The preconditioner's orthonormal basis X_t as an R x D matrix.
+MatrixXd Basis(OnlinePreconditioner& p) {
+  const std::vector<double> xb = p.OrthonormalBasis();
+  const int rank = p.Rank(), dim = static_cast<int>(xb.size()) / std::max(rank, 1);
+  MatrixXd x(rank, dim);
+  for (int i = 0; i < rank; ++i)
+    for (int c = 0; c < dim; ++c) x(i, c) = xb[static_cast<size_t>(i) * dim + c];
+  return x;
+}
+
 HostMat ToHostMat(const MatrixXd& m) {
   HostMat h(m.rows(), m.cols());
   for (int i = 0; i < m.rows(); ++i)
@@ -209,31 +219,21 @@ TEST_P(NaturalGradient, MatchesTheDenseReferenceWithSkippedUpdates) {
 // The rank is capped at (D + 1) / 2, as nnet3's natural-gradient components: 80 requested for
 // the 63 outputs of the digits task gives 32; with nnet2's cap, D - 1.
 TEST_P(NaturalGradient, RankIsAtMostHalfTheDimension) {
-  PreconditionerOptions o;
-  o.rank = 80;
-  OnlinePreconditioner a(B(), o);
-  a.PrepareState(63);
-  EXPECT_EQ(a.Rank(), 32);
-  o.rank = 20;
-  OnlinePreconditioner b(B(), o);
-  b.PrepareState(441);
-  EXPECT_EQ(b.Rank(), 20);
-  OnlinePreconditioner c(B(), o);
-  c.PrepareState(2);
-  EXPECT_EQ(c.Rank(), 1);
-  OnlinePreconditioner one(B(), o);
-  one.PrepareState(1);  // one dimension: no model (preconditioning is the identity)
-  EXPECT_EQ(one.Rank(), 0);
+  auto rank_for = [&](int rank, int dim, bool nnet2_cap = false) {
+    PreconditionerOptions o;
+    o.rank = rank;
+    o.nnet2_rank_cap = nnet2_cap;
+    OnlinePreconditioner p(B(), o);
+    p.PrepareState(dim);
+    return p.Rank();
+  };
+  EXPECT_EQ(rank_for(80, 63), 32);
+  EXPECT_EQ(rank_for(20, 441), 20);
+  EXPECT_EQ(rank_for(20, 2), 1);
+  EXPECT_EQ(rank_for(20, 1), 0);  // one dimension: no model (preconditioning is the identity)
   // nnet2 and the authors' fork cap at D - 1 only: their 40 on 63 outputs stays 40.
-  o.rank = 40;
-  o.nnet2_rank_cap = true;
-  OnlinePreconditioner fork(B(), o);
-  fork.PrepareState(63);
-  EXPECT_EQ(fork.Rank(), 40);
-  o.rank = 80;
-  OnlinePreconditioner fork_small(B(), o);
-  fork_small.PrepareState(63);
-  EXPECT_EQ(fork_small.Rank(), 62);
+  EXPECT_EQ(rank_for(40, 63, true), 40);
+  EXPECT_EQ(rank_for(80, 63, true), 62);
 }
 
 TEST_P(NaturalGradient, Invariants) {
@@ -255,10 +255,7 @@ TEST_P(NaturalGradient, Invariants) {
     // 3. Row inner products are non-negative (G^-1 is positive definite).
     for (int i = 0; i < n; ++i) EXPECT_GE(r.row(i).dot(p.row(i)), -1e-4 * r.row(i).squaredNorm());
     // 4. Orthonormal rows of X.
-    const std::vector<double> xb = eff.OrthonormalBasis();
-    MatrixXd x(rank, dim);
-    for (int i = 0; i < rank; ++i)
-      for (int c = 0; c < dim; ++c) x(i, c) = xb[i * dim + c];
+    const MatrixXd x = Basis(eff);
     EXPECT_LT((x * x.transpose() - MatrixXd::Identity(rank, rank)).cwiseAbs().maxCoeff(), 1e-4);
     // 5. Floors.
     const auto& d = eff.D();
@@ -318,10 +315,7 @@ TEST_P(NaturalGradient, ComplementOfTheSubspaceIsLeftAlone) {
   OnlinePreconditioner eff(B(), o);
   float gamma;
   for (int step = 0; step < 3; ++step) Run(eff, RandomData(n, dim, 50 + step), &gamma);
-  const std::vector<double> xb = eff.OrthonormalBasis();
-  MatrixXd x(rank, dim);
-  for (int i = 0; i < rank; ++i)
-    for (int c = 0; c < dim; ++c) x(i, c) = xb[i * dim + c];
+  const MatrixXd x = Basis(eff);
   MatrixXd r = RandomData(n, dim, 99);
   r = r - r * x.transpose() * x;  // rows orthogonal to the model's subspace
   const MatrixXd p = Run(eff, r, &gamma);
@@ -370,10 +364,7 @@ TEST_P(NaturalGradient, ConvergesToTheTopEigenvectors) {
     }
     Run(eff, r, &gamma);
   }
-  const std::vector<double> xb = eff.OrthonormalBasis();
-  MatrixXd x(rank, dim);
-  for (int i = 0; i < rank; ++i)
-    for (int c = 0; c < dim; ++c) x(i, c) = xb[i * dim + c];
+  const MatrixXd x = Basis(eff);
   for (int k = 0; k < 3; ++k) {
     const VectorXd v = basis.col(k);
     EXPECT_GT((x * v).norm(), 0.95) << "eigenvector " << k << " outside the learnt subspace";

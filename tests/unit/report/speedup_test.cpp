@@ -297,8 +297,8 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
 
 // Speedup compares equal work: 8 workers that train 690 of 1000 frames in 1 s are not 10x
 // faster than one worker's 10 s for all 1000, but 6.9x; the frames not trained stay visible.
-TEST(Speedup, ComparesTimePerTrainingFrame) {
-  FakeSweep s("frames");
+// One worker: 10 s for 1000 frames; 8 workers: 1 s (projected) for the 690 they trained.
+void AddRunsThatDropFrames(FakeSweep& s) {
   FakeRun b = Make({{"parallel.workers", "1"}});
   b.epochs = {{1.0, 10.0, -1}};
   s.Add(b);
@@ -307,6 +307,11 @@ TEST(Speedup, ComparesTimePerTrainingFrame) {
   r.frames = 690;
   r.frames_dropped = 310;
   s.Add(r);
+}
+
+TEST(Speedup, ComparesTimePerTrainingFrame) {
+  FakeSweep s("frames");
+  AddRunsThatDropFrames(s);
   SpeedupOptions o;
   o.format = "csv";
   const auto rows = ParseCsv(SpeedupTable("frames", s.Load(), o));
@@ -323,13 +328,7 @@ TEST(Speedup, ComparesTimePerTrainingFrame) {
 // for 8 workers that trained 690 of the 1000 frames).
 TEST(PaperComparison, SpeedupPerTrainingFrame) {
   FakeSweep s("paperframes");
-  FakeRun b = Make({{"parallel.workers", "1"}});
-  b.epochs = {{1.0, 10.0, -1}};
-  s.Add(b);
-  FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
-  r.epochs = {{1.1, 0, 1.0}};
-  r.frames = 690;
-  s.Add(r);
+  AddRunsThatDropFrames(s);
   testing::TempDir dir;
   WriteFileAtomic(dir.File("ref.yaml"),
                   "table1_wer_vs_gpus: {gpus: [1, 8], h500_swb: [14.7, 15.1]}\n"
