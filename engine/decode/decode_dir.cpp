@@ -135,8 +135,8 @@ std::vector<kaldi::HostMatrix> NetworkOutputs(Network& net, const Dataset& norma
     }
     m.data.assign(first, first + m.rows * num_pdfs);
     if (kind == ForwardOutput::kLogPosteriors) {
-      // The floor of LogLikelihoods, so the two differ by exactly the (floored) log priors.
-      for (float& v : m.data) v = static_cast<float>(std::log(std::max(double{v}, 1e-20)));
+      for (float& v : m.data)
+        v = static_cast<float>(std::log(std::max(double{v}, kPosteriorFloor)));
     }
   }
   return out;

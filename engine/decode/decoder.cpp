@@ -12,7 +12,6 @@ namespace mavg {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-constexpr double kPosteriorFloor = 1e-20;
 constexpr double kPriorFloor = 1e-10;
 
 double SafeLog(double p) { return p > 0.0 ? std::log(p) : kNegInf; }

@@ -66,6 +66,10 @@ class Decoder {
   std::vector<int> chain_begin_;     // [num_chains + 1] first state of each chain
 };
 
+// Posteriors are floored at this before their log (LogLikelihoods, and mavg forward's
+// log posteriors, which then differ from the log-likelihoods by exactly the log priors).
+inline constexpr double kPosteriorFloor = 1e-20;
+
 // Scaled log-likelihoods for decoding from network posteriors: [frames x num_pdfs] row-major,
 //   loglike[t][j] = log(max(posterior[t][j], 1e-20)) - log(prior[j]),  prior = counts / total.
 // A pdf with no training frames (prior < 1e-10) gets log prior = log(sqrt(FLT_MAX)) ~ 44.4, as
