@@ -1,8 +1,9 @@
 // mavg bench train|replicas|average --config FILE [--set k=v]... [--json FILE];
-// mavg bench allreduce (under mpirun)
+// mavg bench allreduce|data (under mpirun)
 #include <iostream>
 
 #include "engine/bench/comm_bench.h"
+#include "engine/bench/data_bench.h"
 #include "engine/bench/replica_bench.h"
 #include "engine/bench/train_bench.h"
 #include "engine/cli/commands.h"
@@ -83,6 +84,21 @@ void AddBenchCommand(CLI::App& app) {
   add_replica_bench("average",
                     "One averaging of the parameters: host staging vs the on-device replica mean",
                     BenchAverage);
+
+  auto data = std::make_shared<ConfigBenchArgs>();
+  auto data_options = std::make_shared<DataBenchOptions>();
+  CLI::App* data_cmd = cmd->add_subcommand(
+      "data",
+      "Memory of loading a run's data per process (under mpirun -np N: rank r reads shard r)");
+  data_cmd->add_option("--config", data->config, "Run config giving the data")->required();
+  data_cmd->add_option("--set", data->sets, "Override a key (repeatable)");
+  data_cmd->add_flag("--whole", data_options->whole,
+                     "Every rank loads the whole training set (for comparison)");
+  data_cmd->add_option("--json", data->json, "Also write the measurements to this JSON file");
+  data_cmd->callback([data, data_options] {
+    const nlohmann::json r = BenchDataLoad(LoadBenchConfig(*data), *data_options);
+    if (!r.is_null()) Emit(r, data->json);  // null: not rank 0
+  });
 
   auto ar = std::make_shared<AllReduceBenchOptions>();
   auto ar_json = std::make_shared<std::string>();

@@ -1,11 +1,15 @@
-// mavg data fmnist --out DIR [--src DIR] [--train-limit N] [--seed S] [--force]
+// mavg data fmnist|digits|fbank|features: build or import Kaldi data dirs, or read one's features
+// through the per-dir pipeline.
 #include <fmt/core.h>
 
 #include <iostream>
 #include <thread>
 
 #include "engine/cli/commands.h"
+#include "engine/cli/wspecifier.h"
 #include "engine/core/error.h"
+#include "engine/data/dataset.h"
+#include "engine/data/feature_pipeline.h"
 #include "engine/data/fmnist.h"
 #include "engine/speech/digits.h"
 #include "engine/speech/fbank_dir.h"
@@ -89,6 +93,63 @@ void AddDataCommand(CLI::App& app) {
     const FbankDirStats st = ComputeFbankForDataDir(*fdir, FbankOptions{}, t);
     std::cout << fmt::format("{}: {} utterances, {} frames, {:.1f} s of audio in {:.2f} s\n", *fdir,
                              st.utterances, st.frames, st.audio_seconds, st.compute_seconds);
+  });
+
+  auto cdir = std::make_shared<std::string>();
+  CLI::App* cmvn = cmd->add_subcommand(
+      "cmvn",
+      "Per-speaker CMVN statistics of a data dir into its cmvn.ark/cmvn.scp (as Kaldi's "
+      "steps/compute_cmvn_stats.sh; for data.cmvn speaker)");
+  cmvn->add_option("dir", *cdir, "Kaldi data dir (feats.scp or feats.ark; utt2spk)")->required();
+  cmvn->callback([cdir] {
+    const int speakers = WriteSpeakerCmvnStats(*cdir);
+    std::cout << fmt::format("{}/cmvn.scp: statistics of {} speakers\n", *cdir, speakers);
+  });
+
+  struct FeaturesArgs {
+    std::string dir, out, cmvn = "none", ali;
+    bool norm_vars = false;
+    int deltas = 0;
+  };
+  auto fa = std::make_shared<FeaturesArgs>();
+  CLI::App* feats = cmd->add_subcommand(
+      "features",
+      "A data dir's features after the per-dir pipeline (speaker CMVN, deltas) as a Kaldi "
+      "archive: what training reads before the global normalisation (as copy-feats | apply-cmvn "
+      "| add-deltas)");
+  feats->add_option("dir", fa->dir, "Kaldi data dir (feats.scp or feats.ark)")->required();
+  feats->add_option("--out", fa->out, "Archive: PATH, ark:PATH, ark,t:PATH or ark,scp:ARK,SCP")
+      ->required();
+  feats->add_option("--cmvn", fa->cmvn, "speaker: apply-cmvn with the dir's cmvn.scp and utt2spk")
+      ->check(CLI::IsMember({"none", "speaker"}))
+      ->capture_default_str();
+  feats->add_flag("--norm-vars", fa->norm_vars, "Speaker CMVN normalises variances too");
+  feats->add_option("--deltas", fa->deltas, "add-deltas order (0: none)")
+      ->check(CLI::Range(0, 4))
+      ->capture_default_str();
+  feats->add_option("--ali", fa->ali,
+                    "Alignments rspecifier (as data.ali): only aligned utterances are written");
+  feats->callback([fa] {
+    const Wspecifier w = ParseWspecifier(fa->out);
+    LoadOptions o;
+    o.require_labels = false;
+    o.ignore_labels = fa->ali.empty();
+    o.alignments = fa->ali;
+    o.alignments_setting = "--ali";
+    o.pipeline.speaker_cmvn = fa->cmvn == "speaker";
+    MAVG_CHECK(!fa->norm_vars || o.pipeline.speaker_cmvn, "--norm-vars needs --cmvn speaker");
+    o.pipeline.norm_vars = fa->norm_vars;
+    o.pipeline.delta_order = fa->deltas;
+    const Dataset data = LoadDataDir(fa->dir, o);
+    std::vector<kaldi::HostMatrix> mats(data.NumUtts());
+    for (int u = 0; u < data.NumUtts(); ++u) {
+      mats[u].rows = data.UttFrames(u);
+      mats[u].cols = data.dim;
+      mats[u].data.assign(data.Frame(data.offsets[u]), data.Frame(data.offsets[u + 1]));
+    }
+    WriteMatrices(w, data.utt_ids, mats);
+    std::cout << fmt::format("{}: {} utterances, {} frames x {} dims\n", w.ark, data.NumUtts(),
+                             data.NumFrames(), data.dim);
   });
 }
 

@@ -75,6 +75,7 @@ void AddDecodeCommand(CLI::App& app) {
                model.network->Spec().output_dim, lang_dir, lang.NumPdfs());
     LoadOptions load;
     load.require_labels = false;
+    load.pipeline = model.transform.pipeline;  // speaker CMVN and deltas as in training
     Dataset data = LoadDataDir(args->data, load);
     MAVG_CHECK(data.NumUtts() > 0, "{}: no utterances", args->data);
 

@@ -2,6 +2,7 @@
 // mavg export kaldi-dir MODEL --out DIR
 #include <fmt/core.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -70,6 +71,33 @@ void AddExportCommand(CLI::App& app) {
     WriteFileAtomic(dir + "/final.nnet", nnet.str());
     WriteFileAtomic(dir + "/final.feature_transform", transform.str());
     WriteFileAtomic(dir + "/ali_train_pdf.counts", counts.str());
+    // The per-dir pipeline the way steps/nnet/train.sh records it for decode.sh: cmvn_opts
+    // (apply-cmvn with the test dir's cmvn.scp and utt2spk) and delta_opts (add-deltas).
+    const FeaturePipeline& pipe = model.transform.pipeline;
+    std::string files = "final.nnet, final.feature_transform, ali_train_pdf.counts";
+    for (const char* f : {"/cmvn_opts", "/delta_opts"}) std::remove((dir + f).c_str());
+    std::string pipeline_text;
+    if (pipe.speaker_cmvn) {
+      WriteFileAtomic(dir + "/cmvn_opts", fmt::format("--norm-means=true --norm-vars={}\n",
+                                                      pipe.norm_vars ? "true" : "false"));
+      files += ", cmvn_opts";
+      pipeline_text += fmt::format(
+          "  cmvn_opts                per-speaker CMVN (apply-cmvn --norm-vars={}) with the "
+          "decoded\n                           dir's cmvn.scp and utt2spk, as in training\n",
+          pipe.norm_vars ? "true" : "false");
+    }
+    if (pipe.delta_order > 0) {
+      WriteFileAtomic(dir + "/delta_opts", fmt::format("--delta-order={}\n", pipe.delta_order));
+      files += ", delta_opts";
+      pipeline_text +=
+          fmt::format("  delta_opts               add-deltas --delta-order={}\n", pipe.delta_order);
+    }
+    const std::string applies =
+        pipe.IsIdentity()
+            ? "it applies no per-speaker CMVN (there is no cmvn_opts file here) and no\n"
+              "deltas, as mavg trained on the features as they are in the data dir."
+            : "it applies cmvn_opts and delta_opts to the test features first, as mavg did\n"
+              "in training (the test dir needs its own cmvn.scp: steps/compute_cmvn_stats.sh).";
     WriteFileAtomic(
         dir + "/README",
         fmt::format(
@@ -77,6 +105,7 @@ void AddExportCommand(CLI::App& app) {
             "  final.nnet               the network (affine layers, activations, softmax)\n"
             "  final.feature_transform  splicing +-{context} frames{cmvn}\n"
             "  ali_train_pdf.counts     training frames per pdf (the priors; as analyze-counts)\n"
+            "{pipeline}"
             "\n"
             "The pdfs must be those of the alignments mavg trained on. To decode with Kaldi, copy\n"
             "the transition model of those alignments here and run steps/nnet/decode.sh from your\n"
@@ -85,8 +114,7 @@ void AddExportCommand(CLI::App& app) {
             "  steps/nnet/decode.sh --nj 30 --acwt 0.08333 --srcdir {dir} \\\n"
             "    exp/tri4/graph_sw1_tg data/eval2000 {dir}/decode_eval2000_sw1_tg\n"
             "decode.sh reads final.nnet, final.feature_transform and ali_train_pdf.counts from\n"
-            "--srcdir; it applies no per-speaker CMVN (there is no cmvn_opts file here) and no\n"
-            "deltas, as mavg trained on the features as they are in the data dir. Then\n"
+            "--srcdir; {applies} Then\n"
             "  mavg run metric RUN_DIR --set wer_eval2000=<the %WER of the best wer_* file>\n"
             "records the result with the run.\n",
             fmt::arg("model", dir_args->model), fmt::arg("outputs", outputs),
@@ -95,9 +123,9 @@ void AddExportCommand(CLI::App& app) {
                                  ? ", then the training set's global mean/variance (AddShift, "
                                    "Rescale)"
                                  : ""),
-            fmt::arg("dir", dir)));
-    std::cout << fmt::format(
-        "{}: final.nnet, final.feature_transform, ali_train_pdf.counts, README\n", dir);
+            fmt::arg("dir", dir), fmt::arg("pipeline", pipeline_text),
+            fmt::arg("applies", applies)));
+    std::cout << fmt::format("{}: {}, README\n", dir, files);
   });
 }
 

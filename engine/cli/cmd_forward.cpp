@@ -10,6 +10,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/cli/commands.h"
+#include "engine/cli/wspecifier.h"
 #include "engine/core/error.h"
 #include "engine/core/timer.h"
 #include "engine/data/dataset.h"
@@ -18,43 +19,6 @@
 #include "engine/nn/model.h"
 
 namespace mavg::cli {
-namespace {
-
-// A wspecifier's archive (and scp), text or binary: PATH, ark:PATH, ark,t:PATH,
-// ark,scp:ARK,SCP (ark,scp,t: text is not offered with an scp).
-struct Wspecifier {
-  std::string ark, scp;
-  bool text = false;
-};
-
-Wspecifier ParseWspecifier(const std::string& w) {
-  Wspecifier out;
-  const size_t colon = w.find(':');
-  if (colon == std::string::npos) {
-    out.ark = w;
-  } else {
-    const std::string kind = w.substr(0, colon), rest = w.substr(colon + 1);
-    if (kind == "ark" || kind == "ark,b") {
-      out.ark = rest;
-    } else if (kind == "ark,t") {
-      out.ark = rest, out.text = true;
-    } else if (kind == "ark,scp" || kind == "ark,scp,b") {
-      const size_t comma = rest.find(',');
-      MAVG_CHECK(comma != std::string::npos, "--out {}: ark,scp: needs ARK,SCP", w);
-      out.ark = rest.substr(0, comma), out.scp = rest.substr(comma + 1);
-    } else {
-      MAVG_FAIL(
-          "--out {}: not a wspecifier mavg writes (PATH, ark:PATH, ark,t:PATH, "
-          "ark,scp:ARK,SCP)",
-          w);
-    }
-  }
-  MAVG_CHECK(!out.ark.empty() && out.ark != "-",
-             "--out {}: give a file (writing to a pipe is not supported)", w);
-  return out;
-}
-
-}  // namespace
 
 void AddForwardCommand(CLI::App& app) {
   struct Args {
@@ -92,20 +56,12 @@ void AddForwardCommand(CLI::App& app) {
     Model model = LoadModel(a->model, *backend);
     LoadOptions load;
     load.require_labels = false;
-    load.ignore_labels = true;  // every utterance of feats.scp, aligned or not
+    load.ignore_labels = true;                 // every utterance of feats.scp, aligned or not
+    load.pipeline = model.transform.pipeline;  // speaker CMVN and deltas as in training
     const Dataset data = LoadDataDir(a->data, load);
     MAVG_CHECK(data.NumUtts() > 0, "{}: no utterances", a->data);
     const std::vector<kaldi::HostMatrix> out = ModelOutputs(model, data, kinds.at(a->output));
-    // Written to a temporary name and renamed into place: a failure leaves no partial archive.
-    if (w.text) {
-      kaldi::TextMatrixArchiveWriter writer(w.ark);
-      for (size_t u = 0; u < out.size(); ++u) writer.Write(data.utt_ids[u], out[u]);
-      writer.Close();
-    } else {
-      kaldi::MatrixArchiveWriter writer(w.ark, w.scp);
-      for (size_t u = 0; u < out.size(); ++u) writer.Write(data.utt_ids[u], out[u]);
-      writer.Close();
-    }
+    WriteMatrices(w, data.utt_ids, out);  // atomic: a failure leaves no partial archive
     int64_t frames = 0;
     for (const auto& m : out) frames += m.rows;
     std::cout << fmt::format("{}: {} utterances, {} frames x {} {} in {:.2f}s\n", w.ark, out.size(),

@@ -13,7 +13,11 @@ struct DataConfig {
   std::string dev;                  // held-out data dir for CV loss/accuracy (required)
   std::string test;                 // data dir for the final test metric (optional)
   int64_t context = 0;              // splice +-context frames (edge frames repeated)
-  std::string cmvn = "global";      // global | none
+  std::string cmvn = "global";      // global | speaker (cmvn.scp, then global) | none
+  bool cmvn_norm_vars = false;      // speaker CMVN also normalises variances
+  int64_t deltas = 0;               // add-deltas order (0: none)
+  std::string ali;                  // alignments rspecifier for train and dev (empty: ali.ark)
+  std::string dev_ali;              // alignments rspecifier for dev (empty: ali, else ali.ark)
   int64_t randomizer_size = 32768;  // frames in the shuffling buffer
   std::string lang;                 // lang dir for decoding (empty: <train>/../lang if present)
 };

@@ -68,9 +68,26 @@ const std::vector<Binding>& Bindings() {
           .Min(0)
           .Max(100),
       KeyBuilder("data.cmvn", VT::kString, MAVG_FIELD(data.cmvn),
-                 "input normalisation: global mean/variance estimated on the training data, or "
-                 "none")
-          .Choices({"global", "none"}),
+                 "input normalisation: global = mean/variance estimated on the training data "
+                 "(nnet1's feature transform); speaker = Kaldi's apply-cmvn with each data "
+                 "dir's cmvn.scp and utt2spk first, then global; none")
+          .Choices({"global", "speaker", "none"}),
+      KeyBuilder("data.cmvn_norm_vars", VT::kBool, MAVG_FIELD(data.cmvn_norm_vars),
+                 "data.cmvn speaker: normalise the variances too (apply-cmvn --norm-vars; "
+                 "Kaldi's default is false)"),
+      KeyBuilder("data.deltas", VT::kInt, MAVG_FIELD(data.deltas),
+                 "add-deltas order after speaker CMVN (window 2): 2 gives deltas and "
+                 "delta-deltas, 3 x the feature dimension; 0: none")
+          .Min(0)
+          .Max(4),
+      KeyBuilder("data.ali", VT::kString, MAVG_FIELD(data.ali),
+                 "alignments (pdf ids) of data.train and data.dev as a Kaldi rspecifier: "
+                 "ark:FILE, FILE.gz, a glob (exp/tri4_ali/ali.*.gz), scp:FILE, several "
+                 "separated by blanks, or a pipe 'ark:ali-to-pdf MDL \"ark:gunzip -c "
+                 "ali.*.gz|\" ark:- |'; empty: each dir's ali.ark"),
+      KeyBuilder("data.dev_ali", VT::kString, MAVG_FIELD(data.dev_ali),
+                 "alignments of data.dev alone (an rspecifier as data.ali); empty: data.ali, "
+                 "else the dir's ali.ark"),
       KeyBuilder("data.randomizer_size", VT::kInt, MAVG_FIELD(data.randomizer_size),
                  "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
                  "minibatch")
@@ -647,6 +664,10 @@ void Validate(const RunConfig& config_in, const std::string& source) {
   }
   if (config.data.train.empty()) problems.push_back("data.train: required (a data dir)");
   if (config.data.dev.empty()) problems.push_back("data.dev: required (a data dir)");
+  if (config.data.cmvn_norm_vars && config.data.cmvn != "speaker") {
+    problems.push_back(fmt::format(
+        "data.cmvn_norm_vars: applies to speaker CMVN only (data.cmvn is {})", config.data.cmvn));
+  }
   if (config.data.randomizer_size < config.optimizer.minibatch) {
     problems.push_back(
         fmt::format("data.randomizer_size: {} is smaller than optimizer.minibatch {}",
@@ -808,6 +829,11 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
   if (path == "parallel.group_size") return par.group_size != 0;
   if (path == "parallel.average_every_global") return par.average_every_global != 0;
   if (path == "device_options.tf32") return config.device_options.tf32;
+  // Data settings added after the first runs: at their defaults they change nothing.
+  if (path == "data.cmvn_norm_vars") return config.data.cmvn == "speaker";
+  if (path == "data.deltas") return config.data.deltas != 0;
+  if (path == "data.ali") return !config.data.ali.empty();
+  if (path == "data.dev_ali") return !config.data.dev_ali.empty();
   const NgsgdConfig& ng = config.optimizer.ngsgd;
   if (path == "optimizer.ngsgd.eta_max")
     return config.optimizer.type == "ngsgd" && ng.eta_max != 0.9;

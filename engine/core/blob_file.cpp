@@ -81,17 +81,21 @@ void WriteBlobFile(const std::string& path, const char* magic, uint32_t version,
 }
 
 BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t version,
-                      const char* what) {
+                      const char* what, uint32_t min_version) {
+  if (min_version == 0) min_version = version;
   const std::string bytes = ReadFile(path);
   Cursor cur(bytes, path, what);
   const char* m = cur.Take(kMagicSize, "magic");
   MAVG_CHECK(std::memcmp(m, magic, kMagicSize) == 0, "{}: not a mavg {}", path, what);
   const auto v = cur.Get<uint32_t>("version");
-  MAVG_CHECK(v == version, "{}: {} format version {} is not supported (this build reads {})", path,
-             what, v, version);
+  MAVG_CHECK(v >= min_version && v <= version,
+             "{}: {} format version {} is not supported (this build reads {})", path, what, v,
+             min_version == version ? fmt::format("{}", version)
+                                    : fmt::format("{} to {}", min_version, version));
   const auto header_len = cur.Get<uint64_t>("header length");
   const char* header_text = cur.Take(header_len, "header");
   BlobFile blob;
+  blob.version = v;
   try {
     blob.header = nlohmann::json::parse(header_text, header_text + header_len);
   } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 namespace mavg {
 
 struct BlobFile {
+  uint32_t version = 0;  // the file's format version
   nlohmann::json header;
   std::vector<float> data;
 };
@@ -23,8 +24,9 @@ struct BlobFile {
 void WriteBlobFile(const std::string& path, const char* magic, uint32_t version,
                    const nlohmann::json& header, const std::vector<float>& data);
 // Reads and checks the file; `what` names its kind in errors ("model file"). Throws naming the
-// path on a bad magic, version, truncation, corrupt header, checksum or trailing bytes.
+// path on a bad magic, a version outside [min_version, version], truncation, corrupt header,
+// checksum or trailing bytes.
 BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t version,
-                      const char* what);
+                      const char* what, uint32_t min_version = 0);
 
 }  // namespace mavg

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iterator>
@@ -36,5 +38,30 @@ std::string HostName() {
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
   return buf;
 }
+
+namespace {
+
+// A "Name:   1234 kB" line of /proc/self/status, in bytes.
+int64_t StatusKilobytes(const char* name) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t bytes = -1;
+  const size_t n = std::strlen(name);
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, name, n) == 0 && line[n] == ':') {
+      long long kb = 0;
+      if (std::sscanf(line + n + 1, "%lld", &kb) == 1) bytes = static_cast<int64_t>(kb) * 1024;
+      break;
+    }
+  }
+  std::fclose(f);
+  return bytes;
+}
+
+}  // namespace
+
+int64_t ResidentBytes() { return StatusKilobytes("VmRSS"); }
+int64_t PeakResidentBytes() { return StatusKilobytes("VmHWM"); }
 
 }  // namespace mavg

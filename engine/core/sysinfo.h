@@ -1,6 +1,7 @@
 #pragma once
 // Facts about the running process's environment.
 
+#include <cstdint>
 #include <string>
 
 namespace mavg {
@@ -11,5 +12,9 @@ std::string HostName();
 // Whether process `pid` of this host is alive: it exists and is not a zombie (a killed process
 // whose parent died may wait a while for a reaper, and kill(pid, 0) still finds it).
 bool ProcessAlive(int pid);
+// This process's resident set size now and at its peak (VmRSS, VmHWM of /proc/self/status),
+// in bytes; -1 where the kernel does not say.
+int64_t ResidentBytes();
+int64_t PeakResidentBytes();
 
 }  // namespace mavg

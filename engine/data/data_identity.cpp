@@ -43,11 +43,8 @@ std::string DataDirFingerprint(const std::string& dir) {
     text = "feats.scp " + Sha256FileHex(scp) + "\n";
     std::set<std::string> archives;  // sorted: the fingerprint does not depend on scp order
     for (const auto& [key, rxspec] : kaldi::ReadScp(scp)) {
-      std::string path = kaldi::ParseRxspec(rxspec).path;
-      std::error_code ec;
       // As the data loader: relative to the working directory, else to the data dir.
-      if (fs::path(path).is_relative() && !fs::exists(path, ec)) path = dir + "/" + path;
-      archives.insert(path);
+      archives.insert(kaldi::ResolveTablePath(kaldi::ParseRxspec(rxspec).path, dir));
     }
     for (const std::string& path : archives) text += FileFingerprint(path) + "\n";
   } else {
@@ -58,6 +55,20 @@ std::string DataDirFingerprint(const std::string& dir) {
   // frames (and so which CMVN statistics) a run sees.
   const std::string ali = dir + "/ali.ark";
   if (PathExists(ali)) text += FileFingerprint(ali) + "\n";
+  return Sha256Hex(text);
+}
+
+std::string SpeakerCmvnFingerprint(const std::string& dir) {
+  const std::string scp = dir + "/cmvn.scp";
+  MAVG_CHECK(PathExists(scp), "{}: not found (data.cmvn speaker)", scp);
+  std::string text = "cmvn.scp " + Sha256FileHex(scp) + "\n";
+  std::set<std::string> archives;
+  for (const auto& [speaker, rxspec] : kaldi::ReadScp(scp)) {
+    archives.insert(kaldi::ResolveTablePath(kaldi::ParseRxspec(rxspec).path, dir));
+  }
+  for (const std::string& path : archives) text += FileFingerprint(path) + "\n";
+  const std::string utt2spk = dir + "/utt2spk";
+  if (PathExists(utt2spk)) text += "utt2spk " + Sha256FileHex(utt2spk) + "\n";
   return Sha256Hex(text);
 }
 

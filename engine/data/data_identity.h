@@ -14,4 +14,7 @@ namespace mavg {
 // Throws naming the dir when it has neither feats.scp nor feats.ark.
 std::string DataDirFingerprint(const std::string& dir);
 
+// The same for a dir's speaker CMVN inputs: cmvn.scp, every archive it names and utt2spk.
+std::string SpeakerCmvnFingerprint(const std::string& dir);
+
 }  // namespace mavg

@@ -4,8 +4,11 @@
 // the device. One Dataset is shared read-only by every simulated worker of a run.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "engine/data/pipeline_options.h"
 
 namespace mavg {
 
@@ -32,14 +35,65 @@ struct Dataset {
 };
 
 struct LoadOptions {
-  bool require_labels = true;  // a data dir without ali.ark is an error when set
-  bool ignore_labels = false;  // features only: every utterance, ali.ark not read
-  int max_utts = 0;            // keep only the first max_utts utterances (0: all)
+  bool require_labels = true;  // a data dir without alignments is an error when set
+  bool ignore_labels = false;  // features only: every utterance, no alignments read
+  int max_utts = 0;            // keep only the first max_utts usable utterances (0: all)
+  // Where the alignments (pdf ids) come from: a Kaldi rspecifier (kaldi_table.h: archives,
+  // gzip, globs, scp, pipes); empty: the dir's ali.ark when it has one. `alignments_setting`
+  // names it in messages (e.g. "data.ali").
+  std::string alignments;
+  std::string alignments_setting = "data.ali";
+  FeaturePipeline pipeline;  // speaker CMVN and deltas, applied to every utterance as it loads
 };
 
-// Loads a Kaldi-style data dir: feats.scp (or feats.ark) + ali.ark (int32 pdf ids per frame).
-// Every problem (missing dir/files, corrupt archive, NaN/Inf feature, length mismatch, a
-// dimension that changes between utterances) throws mavg::Error naming the file and utterance.
+// The usable utterances of a Kaldi data dir and their sizes, read without their features:
+// feats.scp (or feats.ark) gives every utterance's size from its matrix header, the
+// alignments its labels; an utterance is usable when it has frames, an alignment (where
+// labels are read) and the pipeline's speaker statistics. Sharding needs only this, so an MPI
+// rank can read the utterance list first and then only the features of its own shard.
+// Every problem (missing dir/files, corrupt archive, length mismatch, a dimension that
+// changes between utterances, a negative label) throws mavg::Error naming the file and
+// utterance; NaN/Inf features are found when they are loaded.
+class DataDirIndex {
+ public:
+  DataDirIndex(const std::string& dir, const LoadOptions& options = {});
+  ~DataDirIndex();
+  DataDirIndex(DataDirIndex&&) noexcept;
+  DataDirIndex& operator=(DataDirIndex&&) noexcept;
+
+  const std::string& Dir() const { return dir_; }
+  int NumUtts() const { return static_cast<int>(utt_ids_.size()); }
+  const std::vector<std::string>& UttIds() const { return utt_ids_; }
+  const std::vector<int64_t>& Frames() const { return frames_; }  // [num_utts]
+  int64_t NumFrames() const;
+  int FeatDim() const { return feat_dim_; }                           // in the archives
+  int Dim() const { return options_.pipeline.OutputDim(feat_dim_); }  // after the pipeline
+  bool HasLabels() const { return labelled_; }
+  // Frames per label over the usable utterances ([1 + largest label]; empty without labels).
+  const std::vector<double>& LabelCounts() const { return label_counts_; }
+  // Where the largest label is ("" without labels): "file: utterance 'u' frame t".
+  const std::string& LargestLabelWhere() const { return largest_where_; }
+
+  // The features (through the pipeline) and labels of the utterances `which` (positions in
+  // this index, ascending), in that order.
+  Dataset Load(const std::vector<int>& which) const;
+  Dataset LoadAll() const;
+
+ private:
+  struct Sources;
+  std::string dir_;
+  LoadOptions options_;
+  std::unique_ptr<Sources> sources_;  // the feature entries and the alignment table
+  std::vector<std::string> utt_ids_;  // [num_utts] usable utterances, in file order
+  std::vector<int64_t> frames_;       // [num_utts]
+  std::vector<int> entry_;            // [num_utts] position among the feature entries
+  int feat_dim_ = 0;
+  bool labelled_ = false;
+  std::vector<double> label_counts_;
+  std::string largest_where_;
+};
+
+// Loads a Kaldi-style data dir: DataDirIndex(dir, options).LoadAll().
 Dataset LoadDataDir(const std::string& dir, const LoadOptions& options = {});
 
 }  // namespace mavg

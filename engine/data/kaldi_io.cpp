@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 #include <limits>
 #include <string_view>
@@ -303,8 +304,9 @@ void ApplyRange(const Rxspec& spec, const std::string& key, HostMatrix* m) {
 
 // ---- Readers -------------------------------------------------------------------------------
 
-MatrixArchiveReader::MatrixArchiveReader(const std::string& path)
-    : file_(std::make_unique<InputFile>(path)) {}
+MatrixArchiveReader::MatrixArchiveReader(const std::string& path, size_t buffer_bytes)
+    : file_(std::make_unique<InputFile>(
+          path, buffer_bytes > 0 ? buffer_bytes : InputFile::kDefaultBufferBytes)) {}
 MatrixArchiveReader::~MatrixArchiveReader() = default;
 MatrixArchiveReader::MatrixArchiveReader(MatrixArchiveReader&&) noexcept = default;
 MatrixArchiveReader& MatrixArchiveReader::operator=(MatrixArchiveReader&&) noexcept = default;
@@ -315,6 +317,28 @@ bool MatrixArchiveReader::Next() {
   if (!ReadKey(*file_, &key_)) return false;
   offset_ = file_->Tell();
   ReadMatrixObject(*file_, Context{file_->Path(), key_, offset_}, &value_);
+  return true;
+}
+
+bool MatrixArchiveReader::NextShape(MatrixShape* shape) {
+  if (!ReadKey(*file_, &key_)) return false;
+  offset_ = file_->Tell();
+  const Context ctx{file_->Path(), key_, offset_};
+  value_ = HostMatrix{};
+  if (!ReadBinaryMarker(*file_, ctx)) {
+    ReadTextMatrix(*file_, ctx.Where(), &value_);
+    *shape = MatrixShape{value_.rows, value_.cols};
+    value_ = HostMatrix{};
+    return true;
+  }
+  const BinaryMatrixHeader h = ReadBinaryMatrixHeader(*file_, ctx);
+  // rows and cols are int32 values: the product fits in 64 bits.
+  const int64_t bytes = h.compressed ? CompressedBodySize(h.compressed_header)
+                                     : h.rows * h.cols * (h.is_double ? 8 : 4);
+  MAVG_CHECK(bytes <= file_->Remaining(), "{}: truncated matrix ({} x {} needs {} bytes, got {})",
+             ctx.Where(), h.rows, h.cols, bytes, file_->Remaining());
+  file_->Seek(file_->Tell() + bytes);
+  *shape = MatrixShape{h.rows, h.cols};
   return true;
 }
 
@@ -373,6 +397,16 @@ Rxspec ParseRxspec(const std::string& rxspec) {
   return spec;
 }
 
+std::string ResolveTablePath(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::path(path).is_relative() ||
+      std::filesystem::exists(path, ec)) {
+    return path;
+  }
+  const std::string beside = (std::filesystem::path(dir) / path).string();
+  return std::filesystem::exists(beside, ec) ? beside : path;
+}
+
 RxMatrixReader::RxMatrixReader() = default;
 RxMatrixReader::~RxMatrixReader() = default;
 
@@ -393,11 +427,66 @@ HostMatrix RxMatrixReader::Read(const Rxspec& spec, const std::string& key) {
   return m;
 }
 
+std::vector<double> RxMatrixReader::ReadDouble(const Rxspec& spec, const std::string& key,
+                                               int64_t* rows, int64_t* cols) {
+  const bool whole =
+      spec.row_begin == 0 && spec.row_end == -1 && spec.col_begin == 0 && spec.col_end == -1;
+  if (whole) {
+    if (file_ == nullptr || file_->Path() != spec.path) {
+      file_.reset();
+      file_ = std::make_unique<InputFile>(spec.path);
+    }
+    const int64_t offset = spec.has_offset ? spec.offset : 0;
+    MAVG_CHECK(offset < file_->Size(),
+               "{}: utterance '{}': offset {} is beyond the end of the file ({} bytes)", spec.path,
+               key, offset, file_->Size());
+    file_->Seek(offset);
+    const Context ctx{file_->Path(), key, offset};
+    if (ReadBinaryMarker(*file_, ctx)) {
+      const BinaryMatrixHeader h = ReadBinaryMatrixHeader(*file_, ctx);
+      if (h.is_double && !h.compressed) {
+        const int64_t count = h.rows * h.cols;
+        MAVG_CHECK(count <= file_->Remaining() / 8,
+                   "{}: truncated matrix (expected {} x {} doubles)", ctx.Where(), h.rows, h.cols);
+        std::vector<double> out(static_cast<size_t>(count));
+        MAVG_CHECK(file_->Read(out.data(), out.size() * 8) == out.size() * 8,
+                   "{}: truncated matrix", ctx.Where());
+        *rows = h.rows, *cols = h.cols;
+        return out;
+      }
+    }
+  }
+  const HostMatrix m = Read(spec, key);
+  *rows = m.rows, *cols = m.cols;
+  return std::vector<double>(m.data.begin(), m.data.end());
+}
+
 HostMatrix RxMatrixReader::Read(const std::string& rxspec, const std::string& key) {
   return Read(ParseRxspec(rxspec), key);
 }
 
 HostMatrix ReadMatrix(const std::string& rxspec) { return RxMatrixReader().Read(rxspec); }
+
+RxInt32VectorReader::RxInt32VectorReader() = default;
+RxInt32VectorReader::~RxInt32VectorReader() = default;
+
+std::vector<int32_t> RxInt32VectorReader::Read(const Rxspec& spec, const std::string& key) {
+  MAVG_CHECK(spec.row_begin == 0 && spec.row_end == -1 && spec.col_begin == 0 && spec.col_end == -1,
+             "{}: utterance '{}': a range applies to matrices, not to int32 vectors", spec.path,
+             key);
+  if (file_ == nullptr || file_->Path() != spec.path) {
+    file_.reset();
+    file_ = std::make_unique<InputFile>(spec.path);
+  }
+  const int64_t offset = spec.has_offset ? spec.offset : 0;
+  MAVG_CHECK(offset < file_->Size(),
+             "{}: utterance '{}': offset {} is beyond the end of the file ({} bytes)", spec.path,
+             key, offset, file_->Size());
+  file_->Seek(offset);
+  std::vector<int32_t> v;
+  ReadInt32VectorObject(*file_, Context{file_->Path(), key, offset}, &v);
+  return v;
+}
 
 MatrixShapeReader::MatrixShapeReader() = default;
 MatrixShapeReader::~MatrixShapeReader() = default;
@@ -441,8 +530,8 @@ void MatrixArchiveWriter::Write(const std::string& key, const HostMatrix& matrix
   Write(key, matrix.data.data(), matrix.rows, matrix.cols);
 }
 
-void MatrixArchiveWriter::Write(const std::string& key, const float* data, int64_t rows,
-                                int64_t cols) {
+void MatrixArchiveWriter::WriteObject(const std::string& key, const char* token, const void* data,
+                                      size_t element_bytes, int64_t rows, int64_t cols) {
   CheckKey(key, ark_->Path());
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   MAVG_CHECK(rows >= 0 && cols >= 0 && rows <= kMax && cols <= kMax,
@@ -450,12 +539,24 @@ void MatrixArchiveWriter::Write(const std::string& key, const float* data, int64
   std::string header = key;
   header.push_back(' ');
   const int64_t offset = ark_->Tell() + static_cast<int64_t>(header.size());
-  header.append("\0BFM ", 5);
+  header.append("\0B", 2);
+  header += token;
+  header.push_back(' ');
   AppendInt32(&header, rows);
   AppendInt32(&header, cols);
   ark_->Write(header);
-  ark_->Write(data, static_cast<size_t>(rows * cols) * sizeof(float));
+  ark_->Write(data, static_cast<size_t>(rows * cols) * element_bytes);
   if (scp_ != nullptr) scp_->Write(fmt::format("{} {}:{}\n", key, scp_ark_name_, offset));
+}
+
+void MatrixArchiveWriter::Write(const std::string& key, const float* data, int64_t rows,
+                                int64_t cols) {
+  WriteObject(key, "FM", data, sizeof(float), rows, cols);
+}
+
+void MatrixArchiveWriter::WriteDouble(const std::string& key, const double* data, int64_t rows,
+                                      int64_t cols) {
+  WriteObject(key, "DM", data, sizeof(double), rows, cols);
 }
 
 void MatrixArchiveWriter::Close() {

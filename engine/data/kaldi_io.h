@@ -36,18 +36,28 @@ struct HostMatrix {
 class InputFile;
 class OutputFile;
 
+struct MatrixShape {
+  int64_t rows = 0, cols = 0;
+};
+
 // ---- Reading archives --------------------------------------------------------------------
 
 // Reads a matrix archive in order:  while (reader.Next()) Use(reader.Key(), reader.Value());
 class MatrixArchiveReader {
  public:
-  explicit MatrixArchiveReader(const std::string& path);
+  // `buffer_bytes` > 0: what one refill reads (small when only NextShape is used, so that the
+  // values skipped are not read after all).
+  explicit MatrixArchiveReader(const std::string& path, size_t buffer_bytes = 0);
   ~MatrixArchiveReader();
   MatrixArchiveReader(MatrixArchiveReader&&) noexcept;
   MatrixArchiveReader& operator=(MatrixArchiveReader&&) noexcept;
 
   // Reads the next entry; false at the end of the archive.
   bool Next();
+  // Reads the next entry's key and the size of its matrix, skipping the values where the format
+  // allows (binary: the header, then a seek past the body; text is parsed); Value() is empty
+  // after it. False at the end of the archive. For indexing an archive without holding it.
+  bool NextShape(MatrixShape* shape);
   const std::string& Key() const { return key_; }
   const HostMatrix& Value() const { return value_; }
   HostMatrix& MutableValue() { return value_; }  // e.g. to move the data out
@@ -105,6 +115,10 @@ class RxMatrixReader {
   // `key` only improves error messages.
   HostMatrix Read(const Rxspec& spec, const std::string& key = {});
   HostMatrix Read(const std::string& rxspec, const std::string& key = {});
+  // The same matrix in double precision: a double matrix ("DM", as Kaldi's statistics are
+  // written) keeps every digit; other formats are converted from float.
+  std::vector<double> ReadDouble(const Rxspec& spec, const std::string& key, int64_t* rows,
+                                 int64_t* cols);
 
  private:
   std::unique_ptr<InputFile> file_;  // last file read, or null
@@ -112,14 +126,23 @@ class RxMatrixReader {
 
 HostMatrix ReadMatrix(const std::string& rxspec);
 
+// Int32 vectors by rxspecifier ("path:offset", as an scp of alignments holds them; ranges are
+// for matrices only), keeping the last file open.
+class RxInt32VectorReader {
+ public:
+  RxInt32VectorReader();
+  ~RxInt32VectorReader();
+  std::vector<int32_t> Read(const Rxspec& spec, const std::string& key = {});
+
+ private:
+  std::unique_ptr<InputFile> file_;  // last file read, or null
+};
+
 // The size of the matrix an rxspecifier names, after its range, from the object's header alone
 // (binary FM, DM, CM, CM2, CM3: read by the same code as a full read, through a 64-byte buffer);
 // nullopt for a text matrix, whose size is known only by reading it all, and for anything
 // unreadable (the real read reports that). For sizing memory before reading a subset of a large
 // archive.
-struct MatrixShape {
-  int64_t rows = 0, cols = 0;
-};
 class MatrixShapeReader {
  public:
   MatrixShapeReader();
@@ -132,6 +155,11 @@ class MatrixShapeReader {
   std::unique_ptr<InputFile> file_;  // last archive read, or null
 };
 
+// Where a path read from a table file (an scp's archive) lies: Kaldi reads relative paths from
+// the working directory; a table written by hand next to its archives ("feats.ark:123") also
+// works, relative to `dir`. The path as given when neither exists.
+std::string ResolveTablePath(const std::string& path, const std::string& dir);
+
 // ---- Text tables (kaldi_text.cpp) ---------------------------------------------------------
 
 // An scp file: `key rxspecifier` per line, in file order. Blank lines are skipped; a line
@@ -143,7 +171,8 @@ std::vector<std::pair<std::string, std::string>> ReadKeyValueFile(const std::str
 
 // ---- Writing ------------------------------------------------------------------------------
 
-// Binary float matrices ("FM"). With a non-empty scp_path, also writes `key ark:offset` lines,
+// Binary float matrices ("FM"; "DM" with WriteDouble). With a non-empty scp_path, also writes
+// `key ark:offset` lines,
 // naming the archive `scp_ark_name` (default: ark_path) — give the final absolute path when
 // the archive is written somewhere that will be renamed later.
 class MatrixArchiveWriter {
@@ -156,10 +185,14 @@ class MatrixArchiveWriter {
 
   void Write(const std::string& key, const HostMatrix& matrix);
   void Write(const std::string& key, const float* data, int64_t rows, int64_t cols);
+  // A double matrix ("DM"), as Kaldi writes statistics (cmvn.ark).
+  void WriteDouble(const std::string& key, const double* data, int64_t rows, int64_t cols);
   // Renames the archive, then the scp, into place.
   void Close();
 
  private:
+  void WriteObject(const std::string& key, const char* token, const void* data,
+                   size_t element_bytes, int64_t rows, int64_t cols);
   std::unique_ptr<OutputFile> ark_;
   std::unique_ptr<OutputFile> scp_;  // null without an scp
   std::string scp_ark_name_;

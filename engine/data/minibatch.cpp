@@ -91,16 +91,23 @@ std::vector<int> AllUtterances(const Dataset& data) {
 }
 
 std::vector<std::vector<int>> ShardByFrames(const Dataset& data, int n) {
+  std::vector<int64_t> frames(data.NumUtts());
+  for (int u = 0; u < data.NumUtts(); ++u) frames[u] = data.UttFrames(u);
+  return ShardByFrames(frames, n);
+}
+
+std::vector<std::vector<int>> ShardByFrames(const std::vector<int64_t>& utt_frames, int n) {
   MAVG_CHECK(n > 0, "number of shards must be positive");
-  std::vector<int> order = AllUtterances(data);
+  std::vector<int> order(utt_frames.size());
+  std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return data.UttFrames(a) > data.UttFrames(b); });
+                   [&](int a, int b) { return utt_frames[a] > utt_frames[b]; });
   std::vector<std::vector<int>> shards(n);
   std::vector<int64_t> frames(n, 0);
   for (int u : order) {
     const int s = static_cast<int>(std::min_element(frames.begin(), frames.end()) - frames.begin());
     shards[s].push_back(u);
-    frames[s] += data.UttFrames(u);
+    frames[s] += utt_frames[u];
   }
   return shards;
 }

@@ -66,5 +66,7 @@ std::vector<int> AllUtterances(const Dataset& data);
 // Splits utterances into n shards balanced by frames: longest first, each to the shard with
 // the fewest frames so far (ties: lowest shard). Shards keep that assignment order.
 std::vector<std::vector<int>> ShardByFrames(const Dataset& data, int n);
+// The same from the utterances' frame counts alone ([num_utts]; e.g. DataDirIndex::Frames()).
+std::vector<std::vector<int>> ShardByFrames(const std::vector<int64_t>& frames, int n);
 
 }  // namespace mavg

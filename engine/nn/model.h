@@ -1,7 +1,7 @@
 #pragma once
-// A trained model: the input feature transform (splicing + global CMVN, Kaldi's
-// final.feature_transform), the network, and the training-label counts (state priors for hybrid
-// decoding). Native file format (little-endian):
+// A trained model: the input feature transform (the per-dir pipeline, then splicing + global
+// CMVN, Kaldi's final.feature_transform), the network, and the training-label counts (state priors
+// for hybrid decoding). Native file format (little-endian):
 //   8 bytes  magic "MAVGNNET"
 //   u32      format version (kModelFormatVersion)
 //   u64      header length H, then H bytes of JSON: architecture, bias lr coefficients,
@@ -15,14 +15,19 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/pipeline_options.h"
 #include "engine/nn/network.h"
 
 namespace mavg {
 
-constexpr uint32_t kModelFormatVersion = 1;
+// Version 2 adds the per-dir feature pipeline (speaker CMVN, deltas) to the header; a model
+// without one is still written as version 1, which every earlier build reads.
+constexpr uint32_t kModelFormatVersion = 2;
 
 struct FeatureTransform {
-  int raw_dim = 0;           // dimension of one input frame before splicing
+  FeaturePipeline pipeline;  // what each data dir's features go through first (speaker CMVN,
+                             // deltas): decoding applies it to the dir it decodes
+  int raw_dim = 0;           // dimension of one input frame before splicing (after deltas)
   int context = 0;           // frames spliced on each side (edge frames repeated)
   std::vector<float> shift;  // [raw_dim] added to each raw frame (-mean; empty: none)
   std::vector<float> scale;  // [raw_dim] then multiplied (1/stddev; empty: none)

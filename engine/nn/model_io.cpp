@@ -28,12 +28,20 @@ void SaveModel(const std::string& path, const Model& model) {
                                  {"context", model.transform.context},
                                  {"shift", model.transform.shift},
                                  {"scale", model.transform.scale}};
+  const FeaturePipeline& pipe = model.transform.pipeline;
+  if (!pipe.IsIdentity()) {
+    header["feature_transform"]["pipeline"] = {{"speaker_cmvn", pipe.speaker_cmvn},
+                                               {"norm_vars", pipe.norm_vars},
+                                               {"delta_order", pipe.delta_order}};
+  }
   header["label_counts"] = model.label_counts;
   header["num_params"] = net.NumParams();
   std::vector<float> params(static_cast<size_t>(net.NumParams()));
   net.GetBackend().CopyToHost(net.Params(), params.data());
 
-  WriteBlobFile(path, kMagic, kModelFormatVersion, header, params);
+  // Version 1 where it says all: a build that reads only version 1 then still reads the model,
+  // and refuses one whose pipeline it would silently skip.
+  WriteBlobFile(path, kMagic, pipe.IsIdentity() ? 1 : kModelFormatVersion, header, params);
 }
 
 namespace {
@@ -58,7 +66,7 @@ int64_t ParamCount(const NetworkSpec& spec) {
 }  // namespace
 
 Model LoadModel(const std::string& path, Backend& backend) {
-  BlobFile blob = ReadBlobFile(path, kMagic, kModelFormatVersion, "model file");
+  BlobFile blob = ReadBlobFile(path, kMagic, kModelFormatVersion, "model file", 1);
   const nlohmann::json& header = blob.header;
 
   Model model;
@@ -75,10 +83,20 @@ Model LoadModel(const std::string& path, Backend& backend) {
     model.transform.context = ft.at("context").get<int>();
     model.transform.shift = ft.at("shift").get<std::vector<float>>();
     model.transform.scale = ft.at("scale").get<std::vector<float>>();
+    if (ft.contains("pipeline")) {
+      const auto& p = ft.at("pipeline");
+      model.transform.pipeline.speaker_cmvn = p.at("speaker_cmvn").get<bool>();
+      model.transform.pipeline.norm_vars = p.at("norm_vars").get<bool>();
+      model.transform.pipeline.delta_order = p.at("delta_order").get<int>();
+    }
     model.label_counts = header.at("label_counts").get<std::vector<double>>();
   } catch (const nlohmann::json::exception& e) {
     MAVG_FAIL("{}: corrupt model header: {}", path, e.what());
   }
+  const int order = model.transform.pipeline.delta_order;
+  MAVG_CHECK(order >= 0 && order <= 10 && model.transform.raw_dim % (order + 1) == 0,
+             "{}: corrupt model header: delta order {} for {}-dimensional frames", path, order,
+             model.transform.raw_dim);
   MAVG_CHECK(model.transform.OutputDim() == spec.input_dim,
              "{}: feature transform gives {} dims but the network takes {}", path,
              model.transform.OutputDim(), spec.input_dim);

@@ -17,6 +17,7 @@
 #include "engine/core/sysinfo.h"
 #include "engine/core/timer.h"
 #include "engine/data/data_identity.h"
+#include "engine/data/kaldi_table.h"
 
 namespace mavg {
 namespace {
@@ -72,6 +73,16 @@ StackKey RbmStackKey(const RunConfig& config, const std::string& train_fingerpri
                 {"hidden_layers", config.model.hidden_layers},
                 {"hidden_dim", config.model.hidden_dim},
                 {"rbm", rbm}};
+  // Inputs added later join the key only when set, so that existing stacks keep their keys.
+  if (config.data.cmvn == "speaker") {
+    key.inputs["speaker_cmvn"] = {{"stats", SpeakerCmvnFingerprint(config.data.train)},
+                                  {"norm_vars", config.data.cmvn_norm_vars}};
+  }
+  if (config.data.deltas != 0) key.inputs["deltas"] = config.data.deltas;
+  // The alignments decide which utterances (and so which frames) pretraining sees.
+  if (!config.data.ali.empty()) {
+    key.inputs["alignments"] = kaldi::TableFingerprint(config.data.ali, "data.ali");
+  }
   key.key = Sha256Hex(DumpJson(key.inputs)).substr(0, 16);
   return key;
 }

@@ -295,7 +295,15 @@ std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPa
       ++unknown;
       continue;
     }
-    Stack& s = stacks[RbmStackKey(c, fingerprints[c.data.train]).key];
+    std::string key;
+    try {  // the key also reads data.ali and cmvn.scp, which may not exist yet
+      key = RbmStackKey(c, fingerprints[c.data.train]).key;
+    } catch (const Error& e) {
+      missing[c.data.train] = e.what();
+      ++unknown;
+      continue;
+    }
+    Stack& s = stacks[key];
     ++s.runs;
     if (r.state != PlanState::kDone) ++s.pending;
     s.train = c.data.train;

@@ -148,7 +148,16 @@ class Trainer {
 void Trainer::Setup() {
   backend_ = CreateBackend(RunBackendOptions(config_, comm_.NodeRank()));
 
-  data_ = LoadRunData(config_, &load_io_s_);
+  // Simulated workers share one copy of every shard; an MPI rank reads only its own.
+  ShardPlan plan;
+  plan.num_shards = n_;
+  if (config_.parallel.mode == "mpi") {
+    plan.held = {comm_.Rank()};
+  } else {
+    plan.held.resize(n_);
+    for (int s = 0; s < n_; ++s) plan.held[s] = s;
+  }
+  data_ = LoadRunData(config_, plan, comm_, &load_io_s_);
 
   NetworkSpec spec;
   spec.input_dim = data_.transform.OutputDim();
@@ -178,15 +187,11 @@ void Trainer::Setup() {
   }
   spdlog::info("[train] backend {}; {}", backend_->Describe(), group_->Describe());
 
-  // Shards: balanced by frames, the same computation on every rank.
-  const auto shards = ShardByFrames(data_.train, n_);
+  // Shards: balanced by frames over the whole training set, the same on every rank (LoadRunData).
+  const auto& shards = data_.shards;
   dev_shards_ = ShardByFrames(data_.dev, group_->EvalShards());
-  if (data_.test.NumUtts() > 0) test_shards_ = ShardByFrames(data_.test, group_->EvalShards());
-  for (const auto& s : shards) {
-    int64_t f = 0;
-    for (int u : s) f += data_.train.UttFrames(u);
-    shard_frames_.push_back(f);
-  }
+  if (data_.test.HasLabels()) test_shards_ = ShardByFrames(data_.test, group_->EvalShards());
+  shard_frames_ = data_.shard_frames;
   const int64_t min_frames = *std::min_element(shard_frames_.begin(), shard_frames_.end());
   const int64_t mb = config_.optimizer.minibatch;
   if (n_ > 1) {
@@ -260,7 +265,14 @@ void Trainer::InitializeFromRbm() {
     const CachedStack stack = ObtainStack(
         options_.cache_dir, key,
         [&](const DbnEpochCallback& cb) {
-          return PretrainDbn(*backend_, data_.train, network_->Spec().hidden_dims, o, cb);
+          if (data_.train_complete) {
+            return PretrainDbn(*backend_, data_.train, network_->Spec().hidden_dims, o, cb);
+          }
+          // An MPI rank holds its shard only: the stack is pretrained on every training
+          // utterance (once; cached for every later run), as one process would.
+          spdlog::info("[train] loading every training utterance for pretraining");
+          const Dataset all = LoadFullTrainingSet(config_, data_.transform);
+          return PretrainDbn(*backend_, all, network_->Spec().hidden_dims, o, cb);
         },
         [&](const nlohmann::json& r) { record(r, false); });
     if (stack.hit) {

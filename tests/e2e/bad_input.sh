@@ -89,7 +89,7 @@ open("biglabel/ali.ark", "wb").write(ali("u1", [0]) + ali("u2", [1, 2147483647])
 PY
 expect_error "u2" "$MAVG" train ok.yaml --set data.train=nan --out r5 --no-progress
 # The largest possible label: "1 + largest" must not overflow and blame another utterance.
-expect_error "utterance 'u2' frame 1: label 2147483647 is outside the output layer" "$MAVG" train ok.yaml --set data.train=biglabel --set data.dev=biglabel --set model.num_outputs=0 --out r5b --no-progress
+expect_error "utterance 'u2': label 2147483647 at frame 1 is not a pdf id" "$MAVG" train ok.yaml --set data.train=biglabel --set data.dev=biglabel --set model.num_outputs=0 --out r5b --no-progress
 expect_error "u1" "$MAVG" train ok.yaml --set data.train=mismatch --out r6 --no-progress
 
 # A bad compressed-matrix header (CM with an absurd row count).

@@ -1,24 +1,41 @@
 """An independent reader of the Kaldi formats mavg writes, for the end-to-end tests (written
 from Kaldi's format description, sharing no code with mavg): binary float-matrix archives,
-text matrix archives, and binary int32-vector archives (alignments)."""
+text matrix archives, binary double matrices (CMVN statistics), and binary int32-vector archives
+(alignments)."""
 import struct
 
 
 def binary_matrices(path):
-    """{key: [[float]]} from an archive of binary float matrices ("\\0B" "FM ")."""
+    """{key: [[float]]} from an archive of binary float or double matrices ("\\0B" "FM " or
+    "DM ", the latter as Kaldi writes CMVN statistics)."""
     data, out, pos = open(path, "rb").read(), {}, 0
     while pos < len(data):
         sp = data.index(b" ", pos)
         key = data[pos:sp].decode()
         pos = sp + 1
-        assert data[pos:pos + 5] == b"\0BFM ", (path, key, data[pos:pos + 5])
+        assert data[pos:pos + 5] in (b"\0BFM ", b"\0BDM "), (path, key, data[pos:pos + 5])
+        fmt, size = ("d", 8) if data[pos + 2:pos + 3] == b"D" else ("f", 4)
         assert data[pos + 5] == 4 and data[pos + 10] == 4, (path, key)
         rows = struct.unpack_from("<i", data, pos + 6)[0]
         cols = struct.unpack_from("<i", data, pos + 11)[0]
         pos += 15
-        vals = struct.unpack_from(f"<{rows * cols}f", data, pos)
-        pos += 4 * rows * cols
+        vals = struct.unpack_from(f"<{rows * cols}{fmt}", data, pos)
+        pos += size * rows * cols
         out[key] = [list(vals[r * cols:(r + 1) * cols]) for r in range(rows)]
+    return out
+
+
+def offsets(path):
+    """{key: byte offset of its object} of an archive of binary matrices, as an scp names them."""
+    data, out, pos = open(path, "rb").read(), {}, 0
+    while pos < len(data):
+        sp = data.index(b" ", pos)
+        key, pos = data[pos:sp].decode(), sp + 1
+        out[key] = pos
+        size = 8 if data[pos + 2:pos + 3] == b"D" else 4
+        rows = struct.unpack_from("<i", data, pos + 6)[0]
+        cols = struct.unpack_from("<i", data, pos + 11)[0]
+        pos += 15 + size * rows * cols
     return out
 
 

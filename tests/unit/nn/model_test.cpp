@@ -125,6 +125,11 @@ TEST(ModelFile, RoundTripIsExact) {
   EXPECT_EQ(r.transform.context, 1);
   EXPECT_EQ(r.label_counts, m.label_counts);
   EXPECT_EQ(r.network->Affine(1).BiasLearnRateCoef(), 0.1f);
+  EXPECT_TRUE(r.transform.pipeline.IsIdentity());
+  // Without a per-dir pipeline the file stays version 1, which earlier builds read.
+  EXPECT_EQ(
+      ReadBlobFile(tmp.File("m.bin"), "MAVGNNET", kModelFormatVersion, "model file", 1).version,
+      1u);
 }
 
 void ExpectLoadError(const std::string& path, Backend& backend, const std::string& needle) {
@@ -136,6 +141,27 @@ void ExpectLoadError(const std::string& path, Backend& backend, const std::strin
     EXPECT_NE(msg.find(path), std::string::npos) << msg;
     EXPECT_NE(msg.find(needle), std::string::npos) << msg;
   }
+}
+
+TEST(ModelFile, PipelineRoundTripsAsVersion2) {
+  auto backend = testing::MakeBackend("cpu");
+  testing::TempDir tmp;
+  Model m = MakeModel(*backend);
+  // 3 raw dims = 1 feature dim x (order 2 + 1).
+  m.transform.pipeline = FeaturePipeline{true, true, 2};
+  SaveModel(tmp.File("p.bin"), m);
+  const Model r = LoadModel(tmp.File("p.bin"), *backend);
+  EXPECT_TRUE(r.transform.pipeline.speaker_cmvn);
+  EXPECT_TRUE(r.transform.pipeline.norm_vars);
+  EXPECT_EQ(r.transform.pipeline.delta_order, 2);
+  EXPECT_EQ(
+      ReadBlobFile(tmp.File("p.bin"), "MAVGNNET", kModelFormatVersion, "model file", 1).version,
+      2u);
+  // A delta order that does not divide the frame dimension is a corrupt header.
+  BlobFile blob = ReadBlobFile(tmp.File("p.bin"), "MAVGNNET", kModelFormatVersion, "model file", 1);
+  blob.header["feature_transform"]["pipeline"]["delta_order"] = 1;
+  WriteBlobFile(tmp.File("bad.bin"), "MAVGNNET", 2, blob.header, blob.data);
+  ExpectLoadError(tmp.File("bad.bin"), *backend, "delta order 1");
 }
 
 TEST(ModelFile, CorruptFilesAreClearErrors) {
@@ -165,7 +191,7 @@ TEST(ModelFile, CorruptFilesAreClearErrors) {
 
   // A valid checksum over a header whose architecture does not match the stored parameters
   // (absurd dimensions): refused before anything is allocated for it.
-  BlobFile blob = ReadBlobFile(tmp.File("m.bin"), "MAVGNNET", kModelFormatVersion, "model file");
+  BlobFile blob = ReadBlobFile(tmp.File("m.bin"), "MAVGNNET", kModelFormatVersion, "model file", 1);
   for (const nlohmann::json& hidden :
        {nlohmann::json::array({2147483647}), nlohmann::json::array({-4}),
         nlohmann::json::array({2147483647, 2147483647, 2147483647})}) {
