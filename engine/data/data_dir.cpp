@@ -246,8 +246,11 @@ Dataset DataDirIndex::Load(const std::vector<int>& which) const {
                "it change?)",
                src.file[e], key, m.rows, m.cols, frames_[i], feat_dim_);
     CheckFinite(m, src.file[e], key);
-    MAVG_CHECK(pipeline.Apply(key, m), "{}: utterance '{}': speaker CMVN statistics vanished", dir_,
-               key);
+    if (!options_.pipeline.IsIdentity()) {
+      MAVG_CHECK(pipeline.Apply(key, m), "{}: utterance '{}': speaker CMVN statistics vanished",
+                 dir_, key);
+      CheckFinite(m, src.file[e] + " (after speaker CMVN and deltas)", key);
+    }
     const int32_t* l = nullptr;
     if (labelled_) {
       auto it = labels.find(key);

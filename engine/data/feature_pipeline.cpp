@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "engine/core/error.h"
@@ -88,6 +89,11 @@ const SpeakerCmvn::Norm& SpeakerCmvn::NormOf(const std::string& speaker, const s
       scale = 1.0 / std::sqrt(var);
       offset = -mean * scale;
     }
+    MAVG_CHECK(std::fabs(offset) <= std::numeric_limits<float>::max() &&
+                   std::fabs(scale) <= std::numeric_limits<float>::max(),
+               "{}: speaker '{}' ({}): CMVN statistics give a normalisation outside float range "
+               "in dimension {} (offset {}, scale {})",
+               scp_path_, speaker, rx, d, offset, scale);
     n.offset[d] = static_cast<float>(offset);
     n.scale[d] = static_cast<float>(scale);
   }

@@ -16,6 +16,7 @@
 #include "engine/backend/backend.h"
 #include "engine/backend/device_buffer.h"
 #include "engine/core/files.h"
+#include "engine/data/feature_pipeline.h"
 #include "engine/data/kaldi_io.h"
 #include "engine/decode/lang.h"
 #include "engine/nn/init.h"
@@ -178,6 +179,31 @@ void LangSeeds(const fs::path& out) {
   Put(out / "lang_dir", "one-two-comments", EncodeFiles(files));
 }
 
+// The fixture's features split among three speakers, with the statistics mavg data cmvn writes
+// (utt2spk, cmvn.scp with the archive's file name only, cmvn.ark).
+void SpeakerCmvnSeeds(const fs::path& out) {
+  const fs::path dir = fs::path(WorkDir()) / "seed-cmvn";
+  MakeDirs(dir.string());
+  fs::copy_file(std::string(MAVG_TEST_FIXTURES) + "/kaldi/feats.ark", dir / "feats.ark",
+                fs::copy_options::overwrite_existing);
+  std::string utt2spk, one_speaker;
+  int i = 0;
+  for (const auto& e : Offsets((dir / "feats.ark").string())) {
+    utt2spk += fmt::format("{} spk{}\n", e.key, i++ % 3);
+    one_speaker += e.key + " all\n";
+  }
+  for (const auto& [name, map] :
+       {std::pair{"three-speakers", utt2spk}, {"one-speaker", one_speaker}}) {
+    WriteFileAtomic((dir / "utt2spk").string(), map);
+    WriteSpeakerCmvnStats(dir.string());
+    std::string scp;
+    for (const auto& e : Offsets((dir / "cmvn.ark").string())) {
+      scp += fmt::format("{} cmvn.ark:{}\n", e.key, e.offset);
+    }
+    Put(out / "speaker_cmvn", name, EncodeFiles({map, scp, Slurp(dir / "cmvn.ark")}));
+  }
+}
+
 // `strict`: every input must be accepted (seeds are valid inputs, so that fuzzing starts from
 // the deep paths).
 int Replay(const std::string& name, const std::vector<std::string>& paths, bool strict) {
@@ -234,6 +260,7 @@ int main(int argc, char** argv) {
       ModelSeeds(out, *backend);
       CheckpointSeeds(out, *backend);
       LangSeeds(out);
+      SpeakerCmvnSeeds(out);
       for (const auto& [name, fn] : Targets()) {
         MAVG_CHECK(fs::is_directory(out / name), "no seeds written for target '{}'", name);
       }
