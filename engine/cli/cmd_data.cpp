@@ -96,13 +96,15 @@ void AddDataCommand(CLI::App& app) {
   });
 
   auto cdir = std::make_shared<std::string>();
+  auto cforce = std::make_shared<bool>(false);
   CLI::App* cmvn = cmd->add_subcommand(
       "cmvn",
       "Per-speaker CMVN statistics of a data dir into its cmvn.ark/cmvn.scp (as Kaldi's "
       "steps/compute_cmvn_stats.sh; for data.cmvn speaker)");
   cmvn->add_option("dir", *cdir, "Kaldi data dir (feats.scp or feats.ark; utt2spk)")->required();
-  cmvn->callback([cdir] {
-    const int speakers = WriteSpeakerCmvnStats(*cdir);
+  cmvn->add_flag("--force", *cforce, "Replace an existing cmvn.scp");
+  cmvn->callback([cdir, cforce] {
+    const int speakers = WriteSpeakerCmvnStats(*cdir, *cforce);
     std::cout << fmt::format("{}/cmvn.scp: statistics of {} speakers\n", *cdir, speakers);
   });
 

@@ -68,13 +68,12 @@ void AddExportCommand(CLI::App& app) {
     WriteKaldiCounts(model.label_counts, counts);
     const std::string& dir = dir_args->out;
     MakeDirs(dir);
-    WriteFileAtomic(dir + "/final.nnet", nnet.str());
-    WriteFileAtomic(dir + "/final.feature_transform", transform.str());
-    WriteFileAtomic(dir + "/ali_train_pdf.counts", counts.str());
     // The per-dir pipeline the way steps/nnet/train.sh records it for decode.sh: cmvn_opts
     // (apply-cmvn with the test dir's cmvn.scp and utt2spk) and delta_opts (add-deltas).
     const FeaturePipeline& pipe = model.transform.pipeline;
     std::string files = "final.nnet, final.feature_transform, ali_train_pdf.counts";
+    // Stale options go first, and the options are written before the network: a failure part
+    // way never leaves a new network beside an old pipeline.
     for (const char* f : {"/cmvn_opts", "/delta_opts"}) std::remove((dir + f).c_str());
     std::string pipeline_text;
     if (pipe.speaker_cmvn) {
@@ -92,6 +91,9 @@ void AddExportCommand(CLI::App& app) {
       pipeline_text +=
           fmt::format("  delta_opts               add-deltas --delta-order={}\n", pipe.delta_order);
     }
+    WriteFileAtomic(dir + "/final.nnet", nnet.str());
+    WriteFileAtomic(dir + "/final.feature_transform", transform.str());
+    WriteFileAtomic(dir + "/ali_train_pdf.counts", counts.str());
     const std::string applies =
         pipe.IsIdentity()
             ? "it applies no per-speaker CMVN (there is no cmvn_opts file here) and no\n"

@@ -81,10 +81,10 @@ const std::vector<Binding>& Bindings() {
           .Min(0)
           .Max(4),
       KeyBuilder("data.ali", VT::kString, MAVG_FIELD(data.ali),
-                 "alignments (pdf ids) of data.train and data.dev as a Kaldi rspecifier: "
-                 "ark:FILE, FILE.gz, a glob (exp/tri4_ali/ali.*.gz), scp:FILE, several "
-                 "separated by blanks, or a pipe 'ark:ali-to-pdf MDL \"ark:gunzip -c "
-                 "ali.*.gz|\" ark:- |'; empty: each dir's ali.ark"),
+                 "alignments of data.train and data.dev as a Kaldi rspecifier holding pdf ids: "
+                 "ark:FILE, FILE.gz, a glob (pdf.*.gz), scp:FILE, several separated by blanks, "
+                 "or a pipe 'ark:ali-to-pdf MDL \"ark:gunzip -c ali.*.gz|\" ark:- |' (Kaldi's "
+                 "ali.*.gz hold transition ids: convert them); empty: each dir's ali.ark"),
       KeyBuilder("data.dev_ali", VT::kString, MAVG_FIELD(data.dev_ali),
                  "alignments of data.dev alone (an rspecifier as data.ali); empty: data.ali, "
                  "else the dir's ali.ark"),

@@ -38,12 +38,12 @@ void CheckFinite(const HostMatrix& m, const std::string& file, const std::string
 }  // namespace
 
 struct DataDirIndex::Sources {
-  std::string feats_file;                   // feats.scp or feats.ark, for messages
-  std::vector<std::string> keys;            // [entries] every feature entry, in file order
-  std::vector<kaldi::Rxspec> where;         // [entries] where its matrix is
-  std::vector<std::string> file;            // [entries] the archive, for messages
-  std::unique_ptr<kaldi::TableSource> ali;  // the alignments; null without labels
-  std::string ali_name;                     // the alignments, for messages
+  std::string feats_file;                         // feats.scp or feats.ark, for messages
+  std::vector<std::string> keys;                  // [entries] every feature entry, in file order
+  std::vector<kaldi::Rxspec> where;               // [entries] where its matrix is
+  std::vector<std::string> file;                  // [entries] the archive, for messages
+  std::shared_ptr<const kaldi::TableSource> ali;  // the alignments; null without labels
+  std::string ali_name;                           // the alignments, for messages
 };
 
 DataDirIndex::~DataDirIndex() = default;
@@ -70,12 +70,15 @@ DataDirIndex::DataDirIndex(const std::string& dir, const LoadOptions& options)
   // The alignments: the setting's rspecifier, else the dir's ali.ark.
   if (!options.ignore_labels) {
     const std::string ali_ark = (fs::path(dir) / "ali.ark").string();
-    if (!options.alignments.empty()) {
+    if (options.alignment_table != nullptr) {
+      src.ali = options.alignment_table;
+      src.ali_name = options.alignments_setting;
+    } else if (!options.alignments.empty()) {
       src.ali =
-          std::make_unique<kaldi::TableSource>(options.alignments, options.alignments_setting);
+          std::make_shared<kaldi::TableSource>(options.alignments, options.alignments_setting);
       src.ali_name = options.alignments_setting;
     } else if (fs::exists(ali_ark, ec)) {
-      src.ali = std::make_unique<kaldi::TableSource>(ali_ark, ali_ark);
+      src.ali = std::make_shared<kaldi::TableSource>(ali_ark, ali_ark);
       src.ali_name = ali_ark;
     } else {
       MAVG_CHECK(!options.require_labels,
@@ -227,7 +230,10 @@ Dataset DataDirIndex::Load(const std::vector<int>& which) const {
   ds.source = dir_;
   ds.dim = Dim();
   int64_t frames = 0;
-  for (int i : which) frames += frames_.at(i);
+  for (int i : which) {
+    MAVG_CHECK(i >= 0 && i < NumUtts(), "{}: utterance {} of {} asked for", dir_, i, NumUtts());
+    frames += frames_[i];
+  }
   ds.feats.reserve(static_cast<size_t>(frames * ds.dim));
   if (labelled_) ds.labels.reserve(static_cast<size_t>(frames));
   ds.utt_ids.reserve(which.size());

@@ -12,6 +12,10 @@
 
 namespace mavg {
 
+namespace kaldi {
+class TableSource;
+}  // namespace kaldi
+
 struct Dataset {
   std::string source;                // where it came from (data dir path), for messages
   int dim = 0;                       // feature dimension of one (unspliced) frame
@@ -43,6 +47,9 @@ struct LoadOptions {
   // names it in messages (e.g. "data.ali").
   std::string alignments;
   std::string alignments_setting = "data.ali";
+  // The same alignments already read (e.g. shared by the train and dev sets, so that a pipe runs
+  // once); when set, `alignments` is not read again.
+  std::shared_ptr<const kaldi::TableSource> alignment_table;
   FeaturePipeline pipeline;  // speaker CMVN and deltas, applied to every utterance as it loads
 };
 

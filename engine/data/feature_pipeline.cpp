@@ -66,9 +66,10 @@ const SpeakerCmvn::Norm& SpeakerCmvn::NormOf(const std::string& speaker, const s
   const std::string rx = spec.path + (spec.has_offset ? fmt::format(":{}", spec.offset) : "");
   int64_t rows = 0, cols = 0;
   const std::vector<double> stats = reader_.ReadDouble(spec, speaker, &rows, &cols);
-  MAVG_CHECK(rows == 2 && cols >= 2,
-             "{}: speaker '{}' ({}): CMVN statistics must be 2 x (dim + 1), found {} x {}",
-             scp_path_, speaker, rx, rows, cols);
+  // Kaldi accepts means-only statistics (one row) when variances are not normalised.
+  MAVG_CHECK((rows == 2 || (rows == 1 && !norm_vars_)) && cols >= 2,
+             "{}: speaker '{}' ({}): CMVN statistics must be 2 x (dim + 1){}, found {} x {}",
+             scp_path_, speaker, rx, norm_vars_ ? "" : " or 1 x (dim + 1)", rows, cols);
   const int64_t dim = cols - 1;
   for (double v : stats) {
     MAVG_CHECK(std::isfinite(v), "{}: speaker '{}' ({}): non-finite CMVN statistic {}", scp_path_,
@@ -115,40 +116,50 @@ bool SpeakerCmvn::Apply(const std::string& utt, kaldi::HostMatrix& feats) {
   return true;
 }
 
-int WriteSpeakerCmvnStats(const std::string& dir) {
+int WriteSpeakerCmvnStats(const std::string& dir, bool force) {
+  const std::string scp = (fs::path(dir) / "cmvn.scp").string();
+  MAVG_CHECK(force || !PathExists(scp),
+             "{}: exists (Kaldi's statistics?); --force replaces it with mavg's", scp);
   LoadOptions o;
   o.require_labels = false;
   o.ignore_labels = true;
-  const Dataset d = LoadDataDir(dir, o);
+  const DataDirIndex index(dir, o);
   std::unordered_map<std::string, std::string> utt2spk;
   const std::string utt2spk_path = (fs::path(dir) / "utt2spk").string();
   if (PathExists(utt2spk_path)) {
     for (auto& [utt, speaker] : kaldi::ReadKeyValueFile(utt2spk_path)) utt2spk[utt] = speaker;
   }
-  // Speakers in sorted order (spk2utt's); each accumulates in its utterances' file order.
+  // Speakers in sorted order (spk2utt's); each accumulates in its utterances' file order. The
+  // features are read a chunk of utterances at a time, never the whole dir at once.
   std::map<std::string, std::vector<double>> stats;
-  const int dim = d.dim;
-  for (int u = 0; u < d.NumUtts(); ++u) {
-    std::string speaker = d.utt_ids[u];
-    if (!utt2spk.empty()) {
-      auto it = utt2spk.find(d.utt_ids[u]);
-      MAVG_CHECK(it != utt2spk.end(), "{}: no speaker for utterance '{}'", utt2spk_path,
-                 d.utt_ids[u]);
-      speaker = it->second;
-    }
-    std::vector<double>& s = stats[speaker];
-    if (s.empty()) s.assign(2 * (dim + 1), 0.0);
-    for (int64_t f = d.offsets[u]; f < d.offsets[u + 1]; ++f) {
-      const float* x = d.Frame(f);
-      for (int k = 0; k < dim; ++k) {
-        s[k] += x[k];
-        s[dim + 1 + k] += x[k] * x[k];  // a float square, as Kaldi's AccCmvnStats forms it
+  const int dim = index.Dim();
+  constexpr int kChunk = 256;
+  for (int begin = 0; begin < index.NumUtts(); begin += kChunk) {
+    std::vector<int> chunk;
+    for (int u = begin; u < std::min(index.NumUtts(), begin + kChunk); ++u) chunk.push_back(u);
+    const Dataset d = index.Load(chunk);
+    for (int u = 0; u < d.NumUtts(); ++u) {
+      std::string speaker = d.utt_ids[u];
+      if (!utt2spk.empty()) {
+        auto it = utt2spk.find(d.utt_ids[u]);
+        MAVG_CHECK(it != utt2spk.end(), "{}: no speaker for utterance '{}'", utt2spk_path,
+                   d.utt_ids[u]);
+        speaker = it->second;
       }
-      s[dim] += 1.0;
+      std::vector<double>& s = stats[speaker];
+      if (s.empty()) s.assign(2 * (dim + 1), 0.0);
+      for (int64_t f = d.offsets[u]; f < d.offsets[u + 1]; ++f) {
+        const float* x = d.Frame(f);
+        for (int k = 0; k < dim; ++k) {
+          s[k] += x[k];
+          s[dim + 1 + k] += x[k] * x[k];  // a float square, as Kaldi's AccCmvnStats forms it
+        }
+        s[dim] += 1.0;
+      }
     }
   }
   const std::string ark = fs::absolute(fs::path(dir) / "cmvn.ark").lexically_normal().string();
-  kaldi::MatrixArchiveWriter writer(ark, (fs::path(dir) / "cmvn.scp").string(), ark);
+  kaldi::MatrixArchiveWriter writer(ark, scp, ark);
   for (const auto& [speaker, s] : stats) writer.WriteDouble(speaker, s.data(), 2, dim + 1);
   writer.Close();
   return static_cast<int>(stats.size());

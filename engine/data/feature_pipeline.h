@@ -51,8 +51,8 @@ class SpeakerCmvn {
 // Kaldi's compute-cmvn-stats --spk2utt for a data dir: per speaker (of utt2spk; per utterance
 // where the dir has none) the 2 x (D+1) statistics of its utterances' features, written to
 // dir/cmvn.ark (double matrices) and dir/cmvn.scp, as steps/compute_cmvn_stats.sh leaves a
-// data dir. Returns the number of speakers.
-int WriteSpeakerCmvnStats(const std::string& dir);
+// data dir. An existing cmvn.scp is an error unless `force`. Returns the number of speakers.
+int WriteSpeakerCmvnStats(const std::string& dir, bool force = false);
 
 // Kaldi's add-deltas (window 2): [frames x dim] -> [frames x dim * (order + 1)], blocks of
 // the features and their derivatives of order 1..order, edge frames repeated.

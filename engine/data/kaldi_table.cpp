@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -11,10 +13,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "engine/core/error.h"
-#include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/data/kaldi_io.h"
 #include "engine/data/kaldi_text.h"
@@ -33,26 +35,99 @@ std::string Trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-// "ark,s,cs:REST" -> ("ark", "REST"); no known type: ("", whole).
-std::pair<std::string, std::string> SplitType(const std::string& spec) {
-  const size_t colon = spec.find(':');
-  if (colon == std::string::npos) return {"", spec};
-  const std::string head = spec.substr(0, colon);
-  const std::string type = head.substr(0, head.find(','));
-  if (type != "ark" && type != "scp") return {"", spec};
-  // Kaldi's read options: s (sorted), cs (called sorted), o (once), p (permissive), b, t.
-  for (size_t pos = head.find(','); pos != std::string::npos;) {
-    const size_t next = head.find(',', pos + 1);
-    const std::string opt = head.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
-    MAVG_CHECK(opt == "s" || opt == "cs" || opt == "o" || opt == "p" || opt == "b" || opt == "t" ||
-                   opt == "ns" || opt == "nc" || opt == "no" || opt == "np",
-               "rspecifier '{}': unknown option '{}' (Kaldi's are s, cs, o, p, b, t)", spec, opt);
-    pos = next;
+// One rspecifier of a table, parsed: what kind, and the file, pattern or command.
+struct Spec {
+  enum class Kind { kArchive, kScp, kPipe } kind = Kind::kArchive;
+  std::string target;  // path or glob; the command for a pipe
+};
+
+// "ark,s,cs:REST" or "s,cs,ark:REST" -> the type and REST; without "ark"/"scp" among the words
+// before the first ':', the whole word is a path.
+Spec ParseSpec(const std::string& word, const std::string& what) {
+  static const std::set<std::string> kOptions = {"o", "no", "s", "ns", "cs", "ncs",
+                                                 "p", "np", "b", "t",  "bg"};
+  Spec spec;
+  spec.target = word;
+  const size_t colon = word.find(':');
+  if (colon != std::string::npos) {
+    std::vector<std::string> heads;
+    std::string head = word.substr(0, colon) + ",";
+    for (size_t pos = 0, comma; (comma = head.find(',', pos)) != std::string::npos;
+         pos = comma + 1) {
+      heads.push_back(head.substr(pos, comma - pos));
+    }
+    const auto types = std::count_if(heads.begin(), heads.end(),
+                                     [](const std::string& h) { return h == "ark" || h == "scp"; });
+    if (types > 0) {
+      MAVG_CHECK(types == 1, "{}: rspecifier '{}' names more than one type", what, word);
+      for (const std::string& h : heads) {
+        if (h == "ark" || h == "scp") {
+          spec.kind = h == "scp" ? Spec::Kind::kScp : Spec::Kind::kArchive;
+        } else {
+          MAVG_CHECK(kOptions.count(h),
+                     "{}: rspecifier '{}': unknown option '{}' (Kaldi's are o, s, cs, p, b, t, "
+                     "bg and their negations no, ns, ncs, np)",
+                     what, word, h);
+        }
+      }
+      spec.target = Trim(word.substr(colon + 1));
+    }
   }
-  return {type, spec.substr(colon + 1)};
+  MAVG_CHECK(!spec.target.empty(), "{}: rspecifier '{}' names no file", what, word);
+  if (spec.target.back() == '|') {
+    MAVG_CHECK(spec.kind != Spec::Kind::kScp,
+               "{}: '{}': an scp cannot come from a pipe here (use ark:CMD |)", what, word);
+    spec.kind = Spec::Kind::kPipe;
+    spec.target = Trim(spec.target.substr(0, spec.target.size() - 1));
+    MAVG_CHECK(!spec.target.empty(), "{}: '{}': empty command before '|'", what, word);
+  }
+  return spec;
+}
+
+// The rspecifiers of a table: one pipe, or blank-separated files and globs.
+std::vector<Spec> ParseTable(const std::string& rspecifier, const std::string& what) {
+  const std::string t = Trim(rspecifier);
+  MAVG_CHECK(!t.empty(), "{}: empty rspecifier", what);
+  if (t.back() == '|') return {ParseSpec(t, what)};
+  std::vector<Spec> specs;
+  std::string word;
+  for (size_t i = 0; i <= t.size(); ++i) {
+    if (i == t.size() || IsKaldiSpace(static_cast<unsigned char>(t[i]))) {
+      if (!word.empty()) {
+        MAVG_CHECK(word.find('|') == std::string::npos,
+                   "{}: '{}': a pipe stands alone and ends with '|' (\"ark:CMD |\")", what, t);
+        specs.push_back(ParseSpec(word, what));
+      }
+      word.clear();
+    } else {
+      word.push_back(t[i]);
+    }
+  }
+  return specs;
 }
 
 bool HasGlobCharacters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// The files a path or glob names (sorted for a glob); an error when none exists.
+std::vector<std::string> Expand(const std::string& target, const std::string& what) {
+  std::error_code ec;
+  if (!HasGlobCharacters(target) || fs::exists(target, ec)) {
+    MAVG_CHECK(fs::exists(target, ec), "{}: {}: not found", what, target);
+    MAVG_CHECK(fs::is_regular_file(target, ec), "{}: {}: not a regular file", what, target);
+    return {target};
+  }
+  std::vector<std::string> paths;
+  glob_t g{};
+  if (glob(target.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) paths.emplace_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  MAVG_CHECK(!paths.empty(), "{}: '{}' matches no file", what, target);
+  for (const std::string& p : paths) {
+    MAVG_CHECK(fs::is_regular_file(p, ec), "{}: {}: not a regular file", what, p);
+  }
+  return paths;
+}
 
 bool IsGzip(const std::string& path) {
   unsigned char magic[2] = {0, 0};
@@ -63,14 +138,14 @@ bool IsGzip(const std::string& path) {
   return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-// The last non-empty line of a file (a command's standard error), at most 300 bytes of it.
-std::string LastLine(const std::string& path) {
-  std::string text;
-  try {
-    text = ReadFile(path);
-  } catch (const Error&) {
-    return "";
-  }
+// The last non-empty line of what a file descriptor holds, from its last 4 KiB.
+std::string LastLine(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size == 0) return "";
+  const off_t begin = std::max<off_t>(0, st.st_size - 4096);
+  std::string text(static_cast<size_t>(st.st_size - begin), '\0');
+  const ssize_t n = pread(fd, text.data(), text.size(), begin);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
     text.pop_back();
   }
@@ -80,6 +155,33 @@ std::string LastLine(const std::string& path) {
   return line;
 }
 
+// Kaldi's alignment dirs keep ali.N.gz of transition ids beside final.mdl; mavg wants pdf ids
+// (ali-to-pdf). Nothing in the archive tells them apart, so the usual layout gets a warning.
+void WarnIfTransitionIds(const std::string& path, const std::string& what) {
+  static const std::regex kKaldiAli(R"(ali\.[0-9]+\.gz)");
+  const fs::path p(path);
+  std::error_code ec;
+  if (std::regex_match(p.filename().string(), kKaldiAli) &&
+      fs::exists(p.parent_path() / "final.mdl", ec)) {
+    spdlog::warn(
+        "[data] {}: {} sits beside final.mdl, as Kaldi's alignments of transition ids do; mavg "
+        "reads pdf ids (\"ark:ali-to-pdf {} 'ark:gunzip -c {}/ali.*.gz|' ark:- |\")",
+        what, path, (p.parent_path() / "final.mdl").string(), p.parent_path().string());
+  }
+}
+
+std::string DescriptorPath(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
+
+void WriteAll(int fd, const char* data, size_t n, const std::string& what) {
+  while (n > 0) {
+    const ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    MAVG_CHECK(w > 0, "{}: cannot write a temporary file: {}", what, std::strerror(errno));
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
 }  // namespace
 
 bool IsPipeRspecifier(const std::string& rspecifier) {
@@ -87,179 +189,153 @@ bool IsPipeRspecifier(const std::string& rspecifier) {
   return !t.empty() && t.back() == '|';
 }
 
-std::string TableFingerprint(const std::string& rspecifier, const std::string& what) {
-  if (IsPipeRspecifier(rspecifier)) return "pipe " + Sha256Hex(Trim(rspecifier));
-  return TableSource(rspecifier, what).Fingerprint();
-}
-
-TableSource::TableSource(const std::string& rspecifier, const std::string& what,
-                         const std::string& base_dir)
+TableSource::TableSource(const std::string& rspecifier, const std::string& what)
     : rspecifier_(Trim(rspecifier)), what_(what) {
-  MAVG_CHECK(!rspecifier_.empty(), "{}: empty rspecifier", what_);
   try {
-    if (IsPipeRspecifier(rspecifier_)) {
-      AddSpec(rspecifier_, base_dir);
-    } else {
-      std::string word;
-      for (size_t i = 0; i <= rspecifier_.size(); ++i) {
-        if (i == rspecifier_.size() || IsKaldiSpace(static_cast<unsigned char>(rspecifier_[i]))) {
-          if (!word.empty()) AddSpec(word, base_dir);
-          word.clear();
+    for (const Spec& spec : ParseTable(rspecifier_, what_)) {
+      if (spec.kind == Spec::Kind::kPipe) {
+        RunPipe(spec.target);
+        continue;
+      }
+      for (const std::string& path : Expand(spec.target, what_)) {
+        if (spec.kind == Spec::Kind::kScp) {
+          MAVG_CHECK(!IsGzip(path), "{}: {}: a gzip'd scp is not supported (gunzip it)", what_,
+                     path);
+          parts_.push_back(Part{path, path, true});
         } else {
-          word.push_back(rspecifier_[i]);
+          WarnIfTransitionIds(path, what_);
+          AddArchive(path);
         }
       }
     }
   } catch (...) {
-    for (const std::string& t : temporary_) std::remove(t.c_str());
+    for (int fd : descriptors_) close(fd);
     throw;
   }
 }
 
 TableSource::~TableSource() {
-  for (const std::string& t : temporary_) std::remove(t.c_str());
+  for (int fd : descriptors_) close(fd);
 }
 
-void TableSource::AddSpec(const std::string& spec, const std::string& base_dir) {
-  auto [type, rest] = SplitType(spec);
-  rest = Trim(rest);
-  MAVG_CHECK(!rest.empty(), "{}: rspecifier '{}' names no file", what_, spec);
-  if (rest.back() == '|') {
-    MAVG_CHECK(type != "scp", "{}: '{}': an scp cannot come from a pipe here (use ark:CMD |)",
-               what_, spec);
-    const std::string command = Trim(rest.substr(0, rest.size() - 1));
-    MAVG_CHECK(!command.empty(), "{}: '{}': empty command before '|'", what_, spec);
-    const std::string out = Materialise("pipe");
-    const std::string err = Materialise("pipe-stderr");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_TRUNC, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_TRUNC, 0);
-    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-    pid_t pid = 0;
-    const int rc =
-        posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    MAVG_CHECK(rc == 0, "{}: cannot start '{}': {}", what_, command, std::strerror(rc));
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      const std::string last = LastLine(err);
-      MAVG_FAIL("{}: command '{}' {} {}{}", what_, command,
-                WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
-                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-                last.empty() ? std::string() : ": " + last);
-    }
-    MAVG_CHECK(fs::file_size(out) > 0, "{}: command '{}' wrote nothing", what_, command);
-    parts_.push_back(Part{"command '" + command + "'", out, false});
-    return;
-  }
-  std::vector<std::string> paths;
-  auto resolve = [&](const std::string& p) {
-    std::error_code ec;
-    if (!base_dir.empty() && fs::path(p).is_relative() && !fs::exists(p, ec) &&
-        fs::exists(fs::path(base_dir) / p, ec)) {
-      return (fs::path(base_dir) / p).string();
-    }
-    return p;
-  };
-  if (HasGlobCharacters(rest) && !PathExists(rest)) {
-    for (const std::string& pattern : {rest, resolve(rest)}) {
-      glob_t g{};
-      if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; ++i) paths.emplace_back(g.gl_pathv[i]);
-      }
-      globfree(&g);
-      if (!paths.empty() || base_dir.empty()) break;
-    }
-    MAVG_CHECK(!paths.empty(), "{}: '{}' matches no file", what_, rest);
-  } else {
-    paths.push_back(resolve(rest));
-  }
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    MAVG_CHECK(fs::exists(p, ec), "{}: {}: not found", what_, p);
-    MAVG_CHECK(fs::is_regular_file(p, ec), "{}: {}: not a regular file", what_, p);
-    AddFile(p, type == "scp");
-  }
-}
-
-void TableSource::AddFile(const std::string& path, bool scp) {
-  if (!IsGzip(path)) {
-    parts_.push_back(Part{path, path, scp});
-    return;
-  }
-  MAVG_CHECK(!scp, "{}: {}: a gzip'd scp is not supported (gunzip it)", what_, path);
-  const std::string out = Materialise("gunzip");
-  gzFile in = gzopen(path.c_str(), "rb");
-  MAVG_CHECK(in != nullptr, "{}: {}: cannot open: {}", what_, path, std::strerror(errno));
-  std::FILE* dst = std::fopen(out.c_str(), "wb");
-  if (dst == nullptr) {
-    gzclose(in);
-    MAVG_FAIL("{}: cannot write the temporary file {}: {}", what_, out, std::strerror(errno));
-  }
-  std::vector<char> buffer(size_t{1} << 20);
-  bool ok = true;
-  std::string problem;
-  while (true) {
-    const int n = gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()));
-    if (n < 0) {
-      int code = 0;
-      problem = gzerror(in, &code);
-      ok = false;
-      break;
-    }
-    if (n == 0) break;
-    if (std::fwrite(buffer.data(), 1, static_cast<size_t>(n), dst) != static_cast<size_t>(n)) {
-      problem = fmt::format("cannot write {}: {}", out, std::strerror(errno));
-      ok = false;
-      break;
-    }
-  }
-  // A stream cut short reads as a short file; zlib says so when it is closed.
-  const int closed = gzclose(in);
-  if (ok && closed != Z_OK) {
-    problem = closed == Z_BUF_ERROR ? "it ends in the middle of the compressed stream"
-                                    : fmt::format("zlib error {}", closed);
-    ok = false;
-  }
-  if (std::fclose(dst) != 0 && ok) {
-    problem = fmt::format("cannot write {}: {}", out, std::strerror(errno));
-    ok = false;
-  }
-  MAVG_CHECK(ok, "{}: {}: corrupt or truncated gzip file ({})", what_, path, problem);
-  parts_.push_back(Part{path, out, false});
-}
-
-std::string TableSource::Materialise(const std::string& name) {
+int TableSource::TemporaryFile(const std::string& name) {
   std::error_code ec;
   fs::path dir = fs::temp_directory_path(ec);
   if (ec) dir = "/tmp";
   std::string templ = (dir / ("mavg-" + name + "-XXXXXX")).string();
-  const int fd = mkstemp(templ.data());
+  const int fd = mkostemp(templ.data(), O_CLOEXEC);
   MAVG_CHECK(fd >= 0, "{}: cannot create a temporary file in {}: {}", what_, dir.string(),
              std::strerror(errno));
-  close(fd);
-  temporary_.push_back(templ);
-  return templ;
+  unlink(templ.c_str());  // the descriptor keeps it; nothing is left behind however we end
+  descriptors_.push_back(fd);
+  return fd;
 }
 
-std::string TableSource::Fingerprint() const {
-  std::string text;
-  for (const Part& p : parts_) {
-    text += (p.scp ? "scp " : "ark ") + Sha256FileHex(p.path) + "\n";
-    if (!p.scp) continue;
-    std::set<std::string> archives;  // what the scp points into, each once
-    const std::string dir = fs::path(p.path).parent_path().string();
-    for (const auto& [key, rx] : ReadScp(p.path)) {
-      std::string a = ParseRxspec(rx).path;
-      std::error_code ec;
-      if (fs::path(a).is_relative() && !fs::exists(a, ec)) a = (fs::path(dir) / a).string();
-      archives.insert(a);
+void TableSource::RunPipe(const std::string& command) {
+  const int out = TemporaryFile("pipe");
+  const int err = TemporaryFile("pipe-stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out, 1);
+  posix_spawn_file_actions_adddup2(&actions, err, 2);
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  MAVG_CHECK(rc == 0, "{}: cannot start '{}': {}", what_, command, std::strerror(rc));
+  int status = 0;
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  MAVG_CHECK(waited == pid, "{}: command '{}': cannot wait for it: {}", what_, command,
+             std::strerror(errno));
+  const std::string last = LastLine(err);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    MAVG_FAIL("{}: command '{}' {} {}{}", what_, command,
+              WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+              last.empty() ? std::string() : ": " + last);
+  }
+  if (!last.empty()) spdlog::info("[data] {}: '{}': {}", what_, command, last);
+  struct stat st {};
+  MAVG_CHECK(fstat(out, &st) == 0 && st.st_size > 0, "{}: command '{}' wrote nothing", what_,
+             command);
+  parts_.push_back(Part{"command '" + command + "'", DescriptorPath(out), false});
+}
+
+void TableSource::AddArchive(const std::string& path) {
+  if (!IsGzip(path)) {
+    parts_.push_back(Part{path, path, false});
+    return;
+  }
+  const int out = TemporaryFile("gunzip");
+  gzFile in = gzopen(path.c_str(), "rb");
+  MAVG_CHECK(in != nullptr, "{}: {}: cannot open: {}", what_, path, std::strerror(errno));
+  std::vector<char> buffer(size_t{1} << 20);
+  std::string problem;
+  try {
+    while (true) {
+      const int n = gzread(in, buffer.data(), static_cast<unsigned>(buffer.size()));
+      if (n < 0) {
+        int code = 0;
+        problem = gzerror(in, &code);
+        break;
+      }
+      if (n == 0) break;
+      WriteAll(out, buffer.data(), static_cast<size_t>(n), what_);
     }
-    for (const std::string& a : archives) text += "  " + Sha256FileHex(a) + "\n";
+  } catch (...) {
+    gzclose(in);
+    throw;
+  }
+  // A stream cut short reads as a short file; zlib says so when it is closed.
+  const int closed = gzclose(in);
+  if (problem.empty() && closed != Z_OK) {
+    problem = closed == Z_BUF_ERROR ? "it ends in the middle of the compressed stream"
+                                    : fmt::format("zlib error {}", closed);
+  }
+  MAVG_CHECK(problem.empty(), "{}: {}: corrupt or truncated gzip file ({})", what_, path, problem);
+  parts_.push_back(Part{path, DescriptorPath(out), false});
+}
+
+std::string TableFingerprint(const std::string& rspecifier, const std::string& what) {
+  std::string text;
+  auto file = [&](const std::string& path) { text += "  " + Sha256FileHex(path) + "\n"; };
+  for (const Spec& spec : ParseTable(rspecifier, what)) {
+    if (spec.kind == Spec::Kind::kPipe) {
+      text += "pipe " + spec.target + "\n";
+      // Every word of the command that names files (quotes, "ark:"-style prefixes and a
+      // trailing '|' stripped), in the order the command names them.
+      static const std::regex kWord(R"([^\s'"|]+)");
+      for (auto it = std::sregex_iterator(spec.target.begin(), spec.target.end(), kWord);
+           it != std::sregex_iterator(); ++it) {
+        std::string w = it->str();
+        const size_t colon = w.find(':');
+        if (colon != std::string::npos && w.find('/') > colon) w = w.substr(colon + 1);
+        if (w.empty() || w[0] == '-') continue;
+        glob_t g{};
+        if (glob(w.c_str(), 0, nullptr, &g) == 0) {
+          for (size_t i = 0; i < g.gl_pathc; ++i) {
+            std::error_code ec;
+            if (fs::is_regular_file(g.gl_pathv[i], ec)) file(g.gl_pathv[i]);
+          }
+        }
+        globfree(&g);
+      }
+      continue;
+    }
+    for (const std::string& path : Expand(spec.target, what)) {
+      text += (spec.kind == Spec::Kind::kScp ? "scp\n" : "ark\n");
+      file(path);
+      if (spec.kind != Spec::Kind::kScp) continue;
+      std::set<std::string> archives;  // what the scp points into, each once
+      const std::string dir = fs::path(path).parent_path().string();
+      for (const auto& [key, rx] : ReadScp(path)) {
+        archives.insert(ResolveTablePath(ParseRxspec(rx).path, dir));
+      }
+      for (const std::string& a : archives) file(a);
+    }
   }
   return Sha256Hex(text);
 }
@@ -278,27 +354,21 @@ namespace {
 }
 
 void VisitPart(const TableSource::Part& part, const Int32VectorVisitor& visit) {
-  {
-    if (!part.scp) {
-      Int32VectorArchiveReader reader(part.path);
-      while (reader.Next()) {
-        visit(reader.Key(), reader.MutableValue(),
-              fmt::format("{}: utterance '{}'", part.name, reader.Key()));
-      }
-      return;
+  if (!part.scp) {
+    Int32VectorArchiveReader reader(part.path);
+    while (reader.Next()) {
+      visit(reader.Key(), reader.MutableValue(),
+            fmt::format("{}: utterance '{}'", part.name, reader.Key()));
     }
-    RxInt32VectorReader rx;
-    const std::string dir = fs::path(part.path).parent_path().string();
-    for (const auto& [key, rxspec] : ReadScp(part.path)) {
-      Rxspec spec = ParseRxspec(rxspec);
-      std::error_code ec;
-      if (fs::path(spec.path).is_relative() && !fs::exists(spec.path, ec) &&
-          fs::exists(fs::path(dir) / spec.path, ec)) {
-        spec.path = (fs::path(dir) / spec.path).string();
-      }
-      std::vector<int32_t> v = rx.Read(spec, key);
-      visit(key, v, fmt::format("{}: utterance '{}'", part.name, key));
-    }
+    return;
+  }
+  RxInt32VectorReader rx;
+  const std::string dir = fs::path(part.path).parent_path().string();
+  for (const auto& [key, rxspec] : ReadScp(part.path)) {
+    Rxspec spec = ParseRxspec(rxspec);
+    spec.path = ResolveTablePath(spec.path, dir);
+    std::vector<int32_t> v = rx.Read(spec, key);
+    visit(key, v, fmt::format("{}: utterance '{}'", part.name, key));
   }
 }
 

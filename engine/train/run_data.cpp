@@ -4,8 +4,10 @@
 
 #include <algorithm>
 
+#include "engine/core/hash.h"
 #include "engine/core/timer.h"
 #include "engine/data/cmvn.h"
+#include "engine/data/kaldi_table.h"
 #include "engine/data/minibatch.h"
 
 namespace mavg {
@@ -22,11 +24,53 @@ void CheckLabels(const Dataset& data, int64_t num_outputs) {
   }
 }
 
-CmvnStats ApplyGlobal(const CmvnStats& cmvn, std::initializer_list<Dataset*> sets) {
-  for (Dataset* set : sets) {
-    if (set->NumUtts() > 0) ApplyCmvn(cmvn, *set);
+// The global CMVN sums of every training utterance, each utterance's summed alone and added in
+// file order: the same bits for any number of workers, simulated or MPI. `train` holds the
+// utterances u with local[u] >= 0. With `comm`, each rank fills the slots of its own
+// utterances in a zeroed buffer that is summed over the ranks -- adding zeros is exact in any
+// order, so every rank gets every utterance's sums unchanged -- chunk by chunk, to bound the
+// buffer.
+CmvnSums FileOrderCmvn(const DataDirIndex& index, const Dataset& train,
+                       const std::vector<int>& local, Communicator* comm) {
+  constexpr int kChunk = 4096;  // utterances per exchange
+  const int dim = train.dim;
+  const size_t width = 2 * static_cast<size_t>(dim) + 1;
+  CmvnSums total(dim);
+  std::vector<double> slots;
+  for (int begin = 0; begin < index.NumUtts(); begin += kChunk) {
+    const int n = std::min(kChunk, index.NumUtts() - begin);
+    slots.assign(static_cast<size_t>(n) * width, 0.0);
+    for (int i = 0; i < n; ++i) {
+      if (local[begin + i] < 0) continue;
+      CmvnSums one(dim);
+      one.Add(train, {local[begin + i]});
+      const std::vector<double> packed = one.Packed();
+      std::copy(packed.begin(), packed.end(), slots.begin() + static_cast<size_t>(i) * width);
+    }
+    if (comm != nullptr) comm->AllReduceSum(std::span<double>(slots));
+    for (int i = 0; i < n; ++i) {
+      total.Add(CmvnSums::Unpacked(
+          std::span<const double>(slots.data() + static_cast<size_t>(i) * width, width)));
+    }
   }
-  return cmvn;
+  return total;
+}
+
+// Every rank must have indexed the same training utterances (it computes the shards from
+// them): a 52-bit hash of the ids, sizes and label counts, compared over the ranks.
+void CheckSameIndex(const DataDirIndex& index, Communicator& comm) {
+  std::string text;
+  for (int u = 0; u < index.NumUtts(); ++u) {
+    text += index.UttIds()[u] + " " + std::to_string(index.Frames()[u]) + "\n";
+  }
+  for (double c : index.LabelCounts()) text += std::to_string(c) + " ";
+  const double h = static_cast<double>(std::stoull(Sha256Hex(text).substr(0, 13), nullptr, 16));
+  double v[2] = {h, -h};
+  comm.AllReduceMax(std::span<double>(v, 2));
+  MAVG_CHECK(v[0] == -v[1],
+             "{}: the MPI ranks read different training utterances (a pipe or file that gave "
+             "each rank other data?); every rank must see the same corpus",
+             index.Dir());
 }
 
 }  // namespace
@@ -88,7 +132,15 @@ RunData LoadRunData(const RunConfig& config, const ShardPlan& plan, Communicator
 
   RunData d;
   spdlog::info("[data] indexing {}", config.data.train);
-  const DataDirIndex index(config.data.train, TrainLoadOptions(config));
+  LoadOptions train_options = TrainLoadOptions(config);
+  LoadOptions dev_options = DevLoadOptions(config);
+  if (!config.data.ali.empty()) {  // read once for train and dev (a pipe runs once)
+    train_options.alignment_table =
+        std::make_shared<const kaldi::TableSource>(config.data.ali, "data.ali");
+    if (config.data.dev_ali.empty()) dev_options.alignment_table = train_options.alignment_table;
+  }
+  const DataDirIndex index(config.data.train, train_options);
+  if (!all_held) CheckSameIndex(index, comm);
   const std::vector<std::vector<int>> shards = ShardByFrames(index.Frames(), plan.num_shards);
   // This process's utterances, in file order, and where each shard's are among them.
   std::vector<int> held_utts;
@@ -111,7 +163,7 @@ RunData LoadRunData(const RunConfig& config, const ShardPlan& plan, Communicator
   d.train = index.Load(held_utts);
 
   spdlog::info("[data] loading {}", config.data.dev);
-  d.dev = LoadDataDir(config.data.dev, DevLoadOptions(config));
+  d.dev = LoadDataDir(config.data.dev, dev_options);
   if (!config.data.test.empty()) {
     spdlog::info("[data] loading {}", config.data.test);
     d.test = LoadDataDir(config.data.test, TestLoadOptions(config));
@@ -142,20 +194,11 @@ RunData LoadRunData(const RunConfig& config, const ShardPlan& plan, Communicator
   d.transform.raw_dim = d.train.dim;
   d.transform.context = static_cast<int>(config.data.context);
   if (config.data.cmvn != "none") {
-    // Shard by shard in shard order: one process holding every shard and N ranks holding one
-    // each form the same sums in the same order.
-    CmvnSums sums(d.train.dim);
-    for (int s : plan.held) {
-      CmvnSums shard(d.train.dim);
-      shard.Add(d.train, d.shards[s]);
-      sums.Add(shard);
+    CmvnStats cmvn =
+        FileOrderCmvn(index, d.train, local, all_held ? nullptr : &comm).Stats(config.data.train);
+    for (Dataset* set : {&d.train, &d.dev, &d.test}) {
+      if (set->NumUtts() > 0) ApplyCmvn(cmvn, *set);
     }
-    if (!all_held) {
-      std::vector<double> packed = sums.Packed();
-      comm.AllReduceSum(std::span<double>(packed));
-      sums = CmvnSums::Unpacked(packed);
-    }
-    CmvnStats cmvn = ApplyGlobal(sums.Stats(config.data.train), {&d.train, &d.dev, &d.test});
     d.transform.shift = std::move(cmvn.shift);
     d.transform.scale = std::move(cmvn.scale);
   }

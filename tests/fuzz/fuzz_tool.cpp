@@ -195,7 +195,7 @@ void SpeakerCmvnSeeds(const fs::path& out) {
   for (const auto& [name, map] :
        {std::pair{"three-speakers", utt2spk}, {"one-speaker", one_speaker}}) {
     WriteFileAtomic((dir / "utt2spk").string(), map);
-    WriteSpeakerCmvnStats(dir.string());
+    WriteSpeakerCmvnStats(dir.string(), /*force=*/true);
     std::string scp;
     for (const auto& e : Offsets((dir / "cmvn.ark").string())) {
       scp += fmt::format("{} cmvn.ark:{}\n", e.key, e.offset);

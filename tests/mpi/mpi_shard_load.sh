@@ -44,4 +44,21 @@ PY
 "$MAVG" model diff sim/model.bin mpi/model.bin --max-rel 0 ||
   fail "shard-loaded MPI ranks differ from simulated workers holding everything"
 grep -q "1 of 3 shards" mpi/log.txt || fail "rank 0 did not load one shard: $(grep loading mpi/log.txt)"
+# The global normalisation has the same bits for any number of workers and either mode, also
+# with plain (non-deterministic) MPI sums: 1 and 3 simulated workers, 3 ranks.
+"$MAVG" -q train s.yaml --set parallel.workers=1 --out sim1 --no-progress > /dev/null
+"${MPIRUN[@]}" -np 3 "$MAVG" -q train s.yaml --set parallel.workers=3 --set parallel.mode=mpi \
+  --set parallel.deterministic=false --out mpi-nd --no-progress > /dev/null
+/usr/bin/python3 - <<'PY'
+import json, struct
+def transform(path):
+    b = open(path, "rb").read()
+    n = struct.unpack_from("<Q", b, 12)[0]
+    return json.loads(b[20:20 + n])["feature_transform"]
+t = {k: transform(f"{k}/model.bin") for k in ("sim1", "sim", "mpi", "mpi-nd")}
+for k in t:
+    assert t[k]["shift"] == t["sim1"]["shift"] and t[k]["scale"] == t["sim1"]["scale"], k
+    assert t[k]["pipeline"] == {"speaker_cmvn": True, "norm_vars": False, "delta_order": 1}, t[k]
+print(f"ok: the same normalisation bits for 1 and 3 workers, simulated and MPI ({len(t['sim1']['shift'])} dims)")
+PY
 echo PASS

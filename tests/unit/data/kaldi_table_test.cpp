@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "engine/data/dataset.h"
@@ -76,16 +77,26 @@ TEST_F(KaldiTableTest, GzipGlobAndSeveral) {
   EXPECT_EQ(ReadAll(kaldi::TableSource("ark:" + Path("ali.*.gz"), "t")), expected);
   EXPECT_EQ(ReadAll(kaldi::TableSource(Path("ali.1.gz") + "  ark:" + Path("ali.2"), "t")),
             expected);
-  // A gzip'd archive is decompressed once, to a temporary file removed with the source.
-  std::string temp;
+  // A gzip'd archive is decompressed once, into a temporary file that is unlinked at once and
+  // read through its descriptor: nothing is left in $TMPDIR, however the process ends.
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir != nullptr ? old_tmpdir : "";
+  setenv("TMPDIR", Path("tmp").c_str(), 1);
+  std::filesystem::create_directories(Path("tmp"));
   {
     kaldi::TableSource s(Path("ali.1.gz"), "t");
     ASSERT_EQ(s.Parts().size(), 1u);
-    temp = s.Parts()[0].path;
-    EXPECT_NE(temp, Path("ali.1.gz"));
-    EXPECT_EQ(ReadBytes(temp), ReadBytes(parts[0]));
+    EXPECT_EQ(s.Parts()[0].path.rfind("/proc/self/fd/", 0), 0u) << s.Parts()[0].path;
+    EXPECT_EQ(ReadBytes(s.Parts()[0].path), ReadBytes(parts[0]));
+    EXPECT_TRUE(std::filesystem::is_empty(Path("tmp")));
+    kaldi::TableSource pipe("ark:cat " + parts[1] + " |", "t");
+    EXPECT_TRUE(std::filesystem::is_empty(Path("tmp")));
   }
-  EXPECT_FALSE(std::filesystem::exists(temp));
+  if (old_tmpdir != nullptr) {
+    setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
 }
 
 TEST_F(KaldiTableTest, ScpByOffsets) {
@@ -134,17 +145,35 @@ TEST_F(KaldiTableTest, ErrorsNameTheSettingFileOrCommand) {
 
 TEST_F(KaldiTableTest, FingerprintFollowsContentNotPlace) {
   const auto parts = SplitFixture(dir_.string(), "ali");
-  Gzip(ReadBytes(parts[0]), Path("a.gz"));
-  // The same alignments, gzip'd or not: one fingerprint; other alignments: another.
-  EXPECT_EQ(kaldi::TableSource(Path("a.gz"), "t").Fingerprint(),
-            kaldi::TableSource(parts[0], "t").Fingerprint());
-  EXPECT_NE(kaldi::TableSource(parts[1], "t").Fingerprint(),
-            kaldi::TableSource(parts[0], "t").Fingerprint());
-  // A pipe is keyed by its command text, without running it.
-  EXPECT_EQ(kaldi::TableFingerprint("ark:exit 1 |", "t"),
-            kaldi::TableFingerprint("ark:exit 1 |", "t"));
+  std::filesystem::create_directories(Path("copy"));
+  std::filesystem::copy_file(parts[0], Path("copy/elsewhere.ark"));
+  // The same bytes elsewhere under another name: one fingerprint; other alignments: another.
+  EXPECT_EQ(kaldi::TableFingerprint(Path("copy/elsewhere.ark"), "t"),
+            kaldi::TableFingerprint(parts[0], "t"));
+  EXPECT_NE(kaldi::TableFingerprint(parts[1], "t"), kaldi::TableFingerprint(parts[0], "t"));
+  // A pipe is not run for its key (this one would fail), but the files it names are read: new
+  // alignments under the same command give a new key.
+  const std::string pipe = "ark:gunzip -c '" + Path("copy/*.gz") + "' | false |";
+  Gzip(ReadBytes(parts[0]), Path("copy/ali.1.gz"));
+  const std::string before = kaldi::TableFingerprint(pipe, "t");
+  EXPECT_EQ(kaldi::TableFingerprint(pipe, "t"), before);
+  Gzip(ReadBytes(parts[1]), Path("copy/ali.1.gz"));
+  EXPECT_NE(kaldi::TableFingerprint(pipe, "t"), before);
   EXPECT_NE(kaldi::TableFingerprint("ark:exit 1 |", "t"),
             kaldi::TableFingerprint("ark:exit 2 |", "t"));
+}
+
+TEST_F(KaldiTableTest, KaldiReadOptionsInEitherOrder) {
+  const Table expected = FixtureAlignments();
+  EXPECT_EQ(ReadAll(kaldi::TableSource("s,cs,ark:" + Fixture("ali.ark"), "t")), expected);
+  EXPECT_EQ(ReadAll(kaldi::TableSource("ark,bg,ncs:" + Fixture("ali.ark"), "t")), expected);
+  ExpectErrorContaining([&] { kaldi::TableSource("ark,nc:" + Fixture("ali.ark"), "t"); },
+                        {"unknown option 'nc'"});
+  ExpectErrorContaining([&] { kaldi::TableSource("ark,scp:" + Fixture("ali.ark"), "t"); },
+                        {"more than one type"});
+  ExpectErrorContaining(
+      [&] { kaldi::TableSource("ark:gunzip -c a.gz | ark:" + Fixture("ali.ark"), "data.ali"); },
+      {"data.ali", "a pipe stands alone"});
 }
 
 }  // namespace
