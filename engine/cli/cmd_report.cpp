@@ -1,4 +1,4 @@
-// mavg report table|speedup|paper|model
+// mavg report table|speedup|paper|model|runs
 #include <iostream>
 
 #include "engine/cli/commands.h"
@@ -6,6 +6,7 @@
 #include "engine/core/files.h"
 #include "engine/report/paper.h"
 #include "engine/report/perf_model.h"
+#include "engine/report/runs_table.h"
 #include "engine/report/tables.h"
 
 namespace mavg::cli {
@@ -41,6 +42,7 @@ void AddReportCommand(CLI::App& app) {
     PaperOptions paper;
     PaperProjectionOptions model;
     std::string model_reference = "sweeps/paper/reference.yaml";
+    std::string runs_format = "csv", out;
   };
   auto a = std::make_shared<Args>();
   auto common = [a](CLI::App* c) {
@@ -66,7 +68,7 @@ void AddReportCommand(CLI::App& app) {
                    "AXIS=VALUE of the runs whose final CV loss is time_to_target's target")
       ->capture_default_str();
   table->add_option("--agg", a->table.agg, "mean | min | max")->capture_default_str();
-  table->add_option("--format", a->table.format, "md | csv | latex")->capture_default_str();
+  table->add_option("--format", a->table.format, "md | csv | latex | json")->capture_default_str();
   table->callback([a] {
     auto store = OpenStore(a->results, a->db);
     a->table.where = ParseWhere(a->where);
@@ -93,7 +95,8 @@ void AddReportCommand(CLI::App& app) {
   speedup->add_option("--staging", a->speedup.staging, "Host staging link for the model column");
   speedup->add_option("--fit", a->speedup.fit,
                       "Model column from a measured all-reduce (mavg bench allreduce --json)");
-  speedup->add_option("--format", a->speedup.format, "md | csv | latex")->capture_default_str();
+  speedup->add_option("--format", a->speedup.format, "md | csv | latex | json")
+      ->capture_default_str();
   speedup->callback([a] {
     auto store = OpenStore(a->results, a->db);
     const auto w = ParseWhere({a->baseline});
@@ -132,6 +135,27 @@ void AddReportCommand(CLI::App& app) {
   model->add_option("--reference", a->model_reference, "The paper's numbers (YAML)")
       ->capture_default_str();
   model->callback([a] { std::cout << PaperProjection(a->model, a->model_reference); });
+
+  CLI::App* runs = cmd->add_subcommand(
+      "runs", "One flat row per run: axes, varying config keys, status, every metric");
+  runs->add_option("name", a->name, "Sweep name")->required();
+  runs->add_option("--format", a->runs_format, "csv | json")
+      ->check(CLI::IsMember({"csv", "json"}))
+      ->capture_default_str();
+  runs->add_option("--out", a->out, "Write to this file (atomically) instead of stdout");
+  runs->add_option("--results", a->results, "Results directory")->capture_default_str();
+  runs->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  runs->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    const RunsTable t = LoadRunsTable(*store, a->name);
+    const std::string text = a->runs_format == "json" ? RunsJson(t) : RunsCsv(t);
+    if (a->out.empty()) {
+      std::cout << text;
+    } else {
+      WriteFileAtomic(a->out, text);
+      std::cout << fmt::format("{} runs of sweep {} in {}\n", t.rows.size(), a->name, a->out);
+    }
+  });
 }
 
 }  // namespace mavg::cli
