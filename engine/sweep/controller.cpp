@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -377,6 +378,11 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   }
 
   store.PutSweep(record, options.force);
+  if (!options.write_spec_to.empty()) {
+    MakeDirs(std::filesystem::path(options.write_spec_to).parent_path().string());
+    WriteFileAtomic(options.write_spec_to, spec.yaml);
+    std::cout << fmt::format("sweep {}: spec written to {}\n", spec.name, options.write_spec_to);
+  }
   {
     std::vector<RunRecord> runs;
     std::vector<SweepMember> members;
