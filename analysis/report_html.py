@@ -61,16 +61,28 @@ def fail(msg):
     sys.exit(1)
 
 
-def num(x):
-    """4 significant digits, as the C++ reports print numbers (report/render.cpp Num)."""
+def num(x, integral=False):
+    """A metric: 4 significant digits, as the C++ reports print numbers (report/render.cpp Num);
+    a column of whole numbers (epochs, frames) without decimals."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return "" if x is None else str(x)
-    if not math.isfinite(x):
+    if not math.isfinite(x) or x == 0:
         return f"{x:g}"
-    if float(x).is_integer() and abs(x) < 1e15:  # counts (epochs, frames): no decimals
+    if integral:
         return str(int(x))
     digits = min(max(3 - math.floor(math.log10(abs(x))), 0), 6)
     return f"{x:.{digits}f}"
+
+
+def value(x):
+    """A config value as the plan prints it: 0.004, 50 (not 50.0), sgd, true."""
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+    return str(x)
 
 
 def copy_assets(out):
@@ -209,6 +221,9 @@ def main():
     shown = [m for m in RUN_LIST_METRICS if m in runs["metrics"]]
     shown += [t["metric"] for t in doc["tables"]
               if t["metric"] in runs["metrics"] and t["metric"] not in shown]
+    integral = {m for m in shown if all(
+        r[m] is None or (isinstance(r[m], (int, float)) and not isinstance(r[m], bool)
+                         and math.isfinite(r[m]) and float(r[m]).is_integer()) for r in records)}
     replicates = len({r["replicate"] for r in records}) > 1
     speedup = doc["speedup"]
     if "header" in speedup:
@@ -219,6 +234,7 @@ def main():
                                                     "templates")),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = num
+    env.filters["value"] = value
     # Long names (parallel.average_every, projected_epoch_s) may break after a dot, or an
     # underscore, in narrow columns.
     env.filters["wbr"] = lambda text: markupsafe.Markup(
@@ -226,7 +242,7 @@ def main():
                str(markupsafe.escape(text))))
     page = env.get_template("report.html.j2").render(
         doc=doc, records=records, axes=runs["axes"], config_keys=runs["config_keys"],
-        metrics=shown, metric_help=METRIC_HELP, replicates=replicates, speedup=speedup,
+        metrics=shown, integral=integral, metric_help=METRIC_HELP, replicates=replicates, speedup=speedup,
         figures=figures(doc, a.db, a.out, a.reference), total_columns=len(columns))
     tmp = os.path.join(a.out, "index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
