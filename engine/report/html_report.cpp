@@ -24,10 +24,10 @@ const std::vector<std::string> kDefaultMetrics = {"wer",           "test_error",
 std::vector<std::string> VaryingAxes(const std::vector<ReportRun>& runs) {
   std::vector<std::string> out;
   if (runs.empty()) return out;
-  for (const auto& [axis, first] : runs[0].axes) {
+  for (const auto& kv : runs[0].axes) {  // not a structured binding: lambdas capture it
     if (std::any_of(runs.begin(), runs.end(),
-                    [&](const ReportRun& r) { return *r.Axis(axis) != first; })) {
-      out.push_back(axis);
+                    [&](const ReportRun& r) { return *r.Axis(kv.first) != kv.second; })) {
+      out.push_back(kv.first);
     }
   }
   return out;

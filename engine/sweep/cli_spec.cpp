@@ -58,8 +58,9 @@ struct Parsed {
 Parsed ParseOptions(const SweepOverrides& o) {
   Parsed p;
   for (const std::string& s : o.sets) {
-    auto [key, value] = SplitAssignment("--set", s, "KEY=VALUE");
-    value = Unquote(value);
+    // Plain variables, not structured bindings: the lambdas below capture them (Clang 14).
+    const auto assignment = SplitAssignment("--set", s, "KEY=VALUE");
+    const std::string key = assignment.first, value = Unquote(assignment.second);
     CheckValue("--set " + s, key, value);
     MAVG_CHECK(
         std::none_of(p.sets.begin(), p.sets.end(), [&](auto& kv) { return kv.first == key; }),
@@ -69,7 +70,8 @@ Parsed ParseOptions(const SweepOverrides& o) {
   // --set in any order is the same sweep: one key each, so their order means nothing.
   std::sort(p.sets.begin(), p.sets.end());
   for (const std::string& g : o.grids) {
-    const auto [key, list] = SplitAssignment("--grid", g, "KEY=V1,V2,...");
+    const auto assignment = SplitAssignment("--grid", g, "KEY=V1,V2,...");
+    const std::string key = assignment.first, list = assignment.second;
     std::vector<std::string> values;
     size_t start = 0;
     while (true) {
