@@ -28,9 +28,13 @@ LABELS = {
 }
 
 
+class PlotError(Exception):
+    """A figure that cannot be drawn from these runs; the message says why. Raised, not exited
+    on, so that a caller drawing several figures (analysis/report_html.py) can go on."""
+
+
 def fail(msg):
-    print(f"plot.py: error: {msg}", file=sys.stderr)
-    sys.exit(1)
+    raise PlotError(msg)
 
 
 def connect(path):
@@ -159,7 +163,7 @@ def plot_metric(runs, a):
     g = groups(runs, a.x, a.series, a.where)
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for s, pts in sorted(g.items(), key=lambda kv: num(kv[0]) if kv[0] != "" else 0):
-        xs = sorted(pts)
+        xs = sorted(pts, key=lambda x: (isinstance(x, str), x))
         vals = [[r["values"][a.metric] for r in pts[x] if a.metric in r["values"]] for x in xs]
         keep = [(x, v) for x, v in zip(xs, vals) if v]
         if not keep:
@@ -168,9 +172,11 @@ def plot_metric(runs, a):
         errs = [statistics.stdev(v) if len(v) > 1 else 0 for _, v in keep]
         label = f"{LABELS.get(a.series, a.series)} = {s}" if a.series else a.metric
         ax.errorbar([x for x, _ in keep], means, yerr=errs, fmt="o-", capsize=3, label=label)
-    ax.set_xscale("log", base=2)
-    ticks = sorted({x for pts in g.values() for x in pts})
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ticks = sorted({x for pts in g.values() for x in pts}, key=str)
+    if all(isinstance(t, float) for t in ticks):  # numbers (workers, intervals): log2 axis
+        ticks = sorted(ticks)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.set_xlabel(LABELS.get(a.x, a.x))
     ax.set_ylabel(LABELS.get(a.metric, a.metric))
     ax.set_title(f"{LABELS.get(a.metric, a.metric)} by {LABELS.get(a.x, a.x)}, sweep {a.sweep}")
@@ -221,6 +227,10 @@ def load_reference(path):
     return yaml.safe_load(open(path))
 
 
+FIGURES = {"speedup": plot_speedup, "metric": plot_metric, "breakdown": plot_breakdown,
+           "curves": plot_curves}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("db")
@@ -234,12 +244,15 @@ def main():
     p.add_argument("--reference", default="sweeps/paper/reference.yaml", help="the paper's numbers")
     a = p.parse_args()
     a.where = dict(w.split("=", 1) for w in a.where)
-    runs = load_runs(connect(a.db), a.sweep)
-    if a.series and not any(a.series in r["axes"] for r in runs):
-        a.series = None
-    for kind in KINDS if a.kind == "all" else [a.kind]:
-        {"speedup": plot_speedup, "metric": plot_metric, "breakdown": plot_breakdown,
-         "curves": plot_curves}[kind](runs, a)
+    try:
+        runs = load_runs(connect(a.db), a.sweep)
+        if a.series and not any(a.series in r["axes"] for r in runs):
+            a.series = None
+        for kind in KINDS if a.kind == "all" else [a.kind]:
+            FIGURES[kind](runs, a)
+    except PlotError as e:
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

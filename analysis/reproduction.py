@@ -31,7 +31,7 @@ class Runs:
         self.sweep = sweep
         try:
             self.runs = plot.load_runs(db, sweep)
-        except SystemExit:
+        except plot.PlotError:
             self.runs = []  # not run yet
         for r in self.runs:  # an NG-SGD run's mean over its epochs
             (v,) = db.execute(
@@ -123,7 +123,7 @@ class Figures:
         try:
             {"speedup": plot.plot_speedup, "metric": plot.plot_metric,
              "curves": plot.plot_curves}[kind](runs.runs, a)
-        except SystemExit:
+        except plot.PlotError:
             return
         name = {"speedup": f"{runs.sweep}-speedup", "metric": f"{runs.sweep}-{metric}",
                 "curves": f"{runs.sweep}-curves"}[kind]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One command from a fresh machine to the demo sweep's tables and figures: dependencies,
-# build, the small digits speech corpus (synthesised with flite and espeak-ng), the sweep
-# sweeps/quickstart.yaml (simulated workers x averaging interval), then the tables and plots.
+# One command from a fresh machine to the demo sweep's tables, figures and report page:
+# dependencies, build, the small digits speech corpus (synthesised with flite and espeak-ng),
+# the sweep sweeps/quickstart.yaml (simulated workers x averaging interval), then the tables
+# and the HTML page (mavg report html), whose path it prints last.
 # Running it again reuses the data and every finished run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,13 +31,11 @@ echo
 echo
 "$mavg" report paper quickstart --where parallel.average_every=10 --metric wer
 echo
-echo "[quickstart] figures:"
-/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind metric \
-  --metric wer --out results/figures
-/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind speedup \
-  --out results/figures
-/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind breakdown \
-  --where parallel.average_every=10 --out results/figures
-/usr/bin/python3 analysis/plot.py results/mavg.db --sweep quickstart --kind curves \
-  --where parallel.average_every=10 --out results/figures
+# The page: the spec, status, these tables, the figures (WER and speedup against workers, CV
+# curves, time breakdown at K = 10) and every run, sortable; open it in any browser, offline.
+page=$("$mavg" report html quickstart --out results/report/quickstart \
+  --figure-where parallel.average_every=10)
+echo "[quickstart] figures: results/report/quickstart/figures/"
 echo "[quickstart] database: results/mavg.db (views sweep_results, sweep_axes, sweep_epochs, sweep_pretrain)"
+echo "[quickstart] every run as one row: build/bin/mavg report runs quickstart --format csv"
+echo "[quickstart] the report page: $page"

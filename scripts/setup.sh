@@ -38,6 +38,9 @@ packages=(
   libfftw3-dev libsamplerate0-dev  # filterbank features, resampling
   flite1-dev libespeak-ng-dev espeak-ng-data  # TTS voices for the digits corpus
   python3-matplotlib python3-yaml python3-numpy  # analysis/plot.py (figures); numpy: tests
+  python3-jinja2 libjs-jquery libjs-jquery-datatables  # mavg report html: the page, its sortable run list
+  chromium chromium-driver python3-selenium  # tests: the report page in a headless browser
+  python3-pandas               # tests: mavg report runs read as researchers would
   slurmctld slurmd slurm-client munge  # the SLURM launcher's tests (scripts/slurm/local-cluster.sh)
   libgtest-dev                 # tests
   clang libclang-rt-dev libomp-dev  # sanitizer build and fuzz targets (scripts/test.sh --sanitize)

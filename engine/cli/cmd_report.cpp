@@ -1,11 +1,14 @@
-// mavg report table|speedup|paper|model
+// mavg report table|speedup|paper|model|runs|html
+#include <cstdlib>
 #include <iostream>
 
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/report/html_page.h"
 #include "engine/report/paper.h"
 #include "engine/report/perf_model.h"
+#include "engine/report/runs_table.h"
 #include "engine/report/tables.h"
 
 namespace mavg::cli {
@@ -27,6 +30,15 @@ std::unique_ptr<Store> OpenStore(const std::string& results, const std::string& 
   return std::make_unique<Store>(path, sql::OpenMode::kReadOnly);  // reports only read
 }
 
+// A setting from the environment, else the first default that exists (or the last).
+std::string FromEnv(const char* var, const std::vector<std::string>& defaults) {
+  if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return v;
+  for (const std::string& d : defaults) {
+    if (PathExists(d)) return d;
+  }
+  return defaults.back();
+}
+
 }  // namespace
 
 void AddReportCommand(CLI::App& app) {
@@ -41,6 +53,9 @@ void AddReportCommand(CLI::App& app) {
     PaperOptions paper;
     PaperProjectionOptions model;
     std::string model_reference = "sweeps/paper/reference.yaml";
+    std::string runs_format = "csv", out;
+    HtmlPageOptions html;
+    std::vector<std::string> figure_where;
   };
   auto a = std::make_shared<Args>();
   auto common = [a](CLI::App* c) {
@@ -66,7 +81,7 @@ void AddReportCommand(CLI::App& app) {
                    "AXIS=VALUE of the runs whose final CV loss is time_to_target's target")
       ->capture_default_str();
   table->add_option("--agg", a->table.agg, "mean | min | max")->capture_default_str();
-  table->add_option("--format", a->table.format, "md | csv | latex")->capture_default_str();
+  table->add_option("--format", a->table.format, "md | csv | latex | json")->capture_default_str();
   table->callback([a] {
     auto store = OpenStore(a->results, a->db);
     a->table.where = ParseWhere(a->where);
@@ -93,7 +108,8 @@ void AddReportCommand(CLI::App& app) {
   speedup->add_option("--staging", a->speedup.staging, "Host staging link for the model column");
   speedup->add_option("--fit", a->speedup.fit,
                       "Model column from a measured all-reduce (mavg bench allreduce --json)");
-  speedup->add_option("--format", a->speedup.format, "md | csv | latex")->capture_default_str();
+  speedup->add_option("--format", a->speedup.format, "md | csv | latex | json")
+      ->capture_default_str();
   speedup->callback([a] {
     auto store = OpenStore(a->results, a->db);
     const auto w = ParseWhere({a->baseline});
@@ -132,6 +148,72 @@ void AddReportCommand(CLI::App& app) {
   model->add_option("--reference", a->model_reference, "The paper's numbers (YAML)")
       ->capture_default_str();
   model->callback([a] { std::cout << PaperProjection(a->model, a->model_reference); });
+
+  CLI::App* runs = cmd->add_subcommand(
+      "runs", "One flat row per run: axes, varying config keys, status, every metric");
+  runs->add_option("name", a->name, "Sweep name")->required();
+  runs->add_option("--format", a->runs_format, "csv | json")
+      ->check(CLI::IsMember({"csv", "json"}))
+      ->capture_default_str();
+  runs->add_option("--out", a->out, "Write to this file (atomically) instead of stdout");
+  runs->add_option("--results", a->results, "Results directory")->capture_default_str();
+  runs->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  runs->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    const RunsTable t = LoadRunsTable(*store, a->name);
+    const std::string text = a->runs_format == "json" ? RunsJson(t) : RunsCsv(t);
+    if (a->out.empty()) {
+      std::cout << text;
+    } else {
+      WriteFileAtomic(a->out, text);
+      std::cout << fmt::format("{} runs of sweep {} in {}\n", t.rows.size(), a->name, a->out);
+    }
+  });
+
+  CLI::App* html = cmd->add_subcommand(
+      "html", "One page with the sweep's spec, status, tables, figures and runs (offline HTML)");
+  html->add_option("name", a->name, "Sweep name")->required();
+  html->add_option("--out", a->html.out_dir, "Directory of the page (index.html in it)")
+      ->required();
+  html->add_option("--metric", a->html.data.metrics,
+                   "A metric table (repeatable; default: wer, test_error, cv_error, "
+                   "final_cv_loss, epoch_s, wall_s where the runs have them)")
+      ->allow_extra_args(false);
+  html->add_option("--rows", a->html.data.rows,
+                   "Axes of the metric tables' rows, A[,B...] (default: from the axes)");
+  html->add_option("--cols", a->html.data.cols, "Axis of the metric tables' columns");
+  html->add_option("--baseline", a->baseline, "AXIS=VALUE of the speedup table's reference runs")
+      ->capture_default_str();
+  html->add_option("--interconnect", a->html.data.interconnect,
+                   "The speedup table's model column: every combine on this link ('' for none)")
+      ->capture_default_str();
+  html->add_option("--figure-where", a->figure_where,
+                   "AXIS=VALUE fixed in the time-breakdown and CV-curve figures (repeatable)")
+      ->allow_extra_args(false);
+  html->add_option("--reference", a->html.reference,
+                   "The paper's numbers for the speedup figure (YAML)");
+  html->add_option("--results", a->results, "Results directory")->capture_default_str();
+  html->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  html->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    const auto b = ParseWhere({a->baseline});
+    a->html.data.baseline_axis = b[0].first;
+    a->html.data.baseline = b[0].second;
+    a->html.data.figure_where = ParseWhere(a->figure_where);
+    MAVG_CHECK(a->html.data.cols.empty() || !a->html.data.rows.empty(),
+               "--cols needs --rows (the table layout is chosen whole or given whole)");
+    // Debian's python3 has jinja2 and matplotlib; another python3 earlier in PATH may not.
+    a->html.python = FromEnv("MAVG_PYTHON", {"/usr/bin/python3", "python3"});
+    a->html.analysis_dir = FromEnv("MAVG_ANALYSIS_DIR", {MAVG_SOURCE_DIR "/analysis"});
+    if (a->html.reference.empty()) {
+      for (const std::string& r :
+           {"sweeps/paper/reference.yaml", MAVG_SOURCE_DIR "/sweeps/paper/reference.yaml"}) {
+        if (a->html.reference.empty() && PathExists(r)) a->html.reference = r;
+      }
+    }
+    const std::string page = WriteHtmlReport(*store, a->name, a->html);
+    std::cout << page << "\n";
+  });
 }
 
 }  // namespace mavg::cli

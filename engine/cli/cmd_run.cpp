@@ -1,6 +1,7 @@
 // mavg run metric RUN_DIR --set NAME=VALUE ... [--results DIR] [--db PATH]: attach metrics
 // computed outside mavg (e.g. a Kaldi decode's WER) to a finished run, in its
 // extra_metrics.json and, when the run is in the results database, there too.
+// mavg run diff RUN_A RUN_B: the config keys that differ and the metrics side by side.
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/report/run_diff.h"
 #include "engine/store/extra_metrics.h"
 #include "engine/store/store.h"
 
@@ -21,6 +23,8 @@ void AddRunCommand(CLI::App& app) {
   struct Args {
     std::string run_dir, results = "results", db;
     std::vector<std::string> sets;
+    std::string run_a, run_b;
+    RunDiffOptions diff;
   };
   auto a = std::make_shared<Args>();
   CLI::App* metric = cmd->add_subcommand(
@@ -56,6 +60,23 @@ void AddRunCommand(CLI::App& app) {
       std::cout << fmt::format("run {}: {} = {}\n", run_id, name, value);
     }
     std::cout << fmt::format("recorded in {}; the run has {} extra metric(s)\n", where, all.size());
+  });
+
+  CLI::App* diff = cmd->add_subcommand(
+      "diff", "Two runs side by side: the config keys that differ, every metric, the CV loss");
+  diff->add_option("run_a", a->run_a, "A run directory, or a run id (or its first 4+ digits)")
+      ->required();
+  diff->add_option("run_b", a->run_b, "The other run")->required();
+  diff->add_flag("--all", a->diff.all, "Show every config key, not only those that differ");
+  diff->add_option("--format", a->diff.format, "md | json")
+      ->check(CLI::IsMember({"md", "json"}))
+      ->capture_default_str();
+  diff->add_option("--results", a->results, "Results directory (mavg.db, to look up run ids)")
+      ->capture_default_str();
+  diff->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  diff->callback([a] {
+    const std::string db = a->db.empty() ? a->results + "/mavg.db" : a->db;
+    std::cout << RunDiff(ResolveRunDir(a->run_a, db), ResolveRunDir(a->run_b, db), a->diff);
   });
 }
 

@@ -9,6 +9,7 @@
 #include "engine/core/files.h"
 #include "engine/core/run_state.h"
 #include "engine/core/timer.h"
+#include "engine/sweep/cli_spec.h"
 #include "engine/sweep/controller.h"
 
 namespace mavg::cli {
@@ -64,6 +65,21 @@ void AddSlurmOptions(CLI::App* cmd, SlurmLauncherOptions& o) {
       ->capture_default_str();
 }
 
+// The spec positional and the options that make or change a spec on the command line.
+void AddSpecOptions(CLI::App* cmd, std::string& spec, SweepOverrides& o) {
+  cmd->add_option("spec", spec, "Sweep spec (YAML); or give --base CONFIG with --grid/--set");
+  cmd->add_option("--base", o.base, "Run config to sweep without a spec file");
+  cmd->add_option("--set", o.sets, "KEY=VALUE for every point (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--grid", o.grids,
+                  "KEY=V1,V2,...: an axis, crossed with the others (repeatable, in axis order)")
+      ->allow_extra_args(false);
+  cmd->add_option("--replicates", o.replicates, "Seeds per point (replaces the spec's)");
+  cmd->add_option("--name", o.name,
+                  "Name of a sweep made with --base/--set/--grid (default: derived from its "
+                  "content, the same for the same command line)");
+}
+
 }  // namespace
 
 void AddSweepCommand(CLI::App& app) {
@@ -72,6 +88,7 @@ void AddSweepCommand(CLI::App& app) {
 
   struct Args {
     SweepPaths paths;
+    SweepOverrides overrides;
     std::string spec, name, launcher = "local";
     std::string states = fmt::format("{},{}", PlanState::kFailed, PlanState::kDiverged);
     SweepRunOptions run;
@@ -94,12 +111,12 @@ void AddSweepCommand(CLI::App& app) {
   };
 
   CLI::App* plan = cmd->add_subcommand("plan", "List every run of a spec with its state");
-  plan->add_option("spec", a->spec, "Sweep spec (YAML)")->required();
+  AddSpecOptions(plan, a->spec, a->overrides);
   plan->add_flag("--time", a->timing, "Also print how long planning took");
   AddPathOptions(plan, a->paths);
   plan->callback([a] {
     Timer t;
-    const SweepSpec spec = LoadSweepSpec(a->spec);
+    const SweepSpec spec = ResolveSweepSpec(a->spec, a->overrides);
     auto store = OpenForReading(a->paths);
     const auto p = PlanSweep(spec, *store, a->paths);
     const double seconds = t.Seconds();
@@ -108,7 +125,7 @@ void AddSweepCommand(CLI::App& app) {
   });
 
   CLI::App* run = cmd->add_subcommand("run", "Launch the pending runs of a spec");
-  run->add_option("spec", a->spec, "Sweep spec (YAML)")->required();
+  AddSpecOptions(run, a->spec, a->overrides);
   run->add_option("--launcher", a->launcher, "local (subprocesses here) or slurm (job arrays)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
@@ -124,10 +141,11 @@ void AddSweepCommand(CLI::App& app) {
   run->add_flag("--rerun-stale", a->run.rerun_stale, "Also rerun runs made by older code");
   AddPathOptions(run, a->paths);
   run->callback([a, MakeLauncher] {
-    const SweepSpec spec = LoadSweepSpec(a->spec);
+    const SweepSpec spec = ResolveSweepSpec(a->spec, a->overrides);
     auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
     auto launcher = MakeLauncher(*a, spec.name);
     a->run.cache_dir = a->paths.Cache();
+    if (spec.generated) a->run.write_spec_to = GeneratedSpecPath(a->paths.results, spec.name);
     ExitCode() = RunSweep(spec, *store, *launcher, a->paths, a->run);
   });
 

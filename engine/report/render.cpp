@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/core/json.h"
 
 namespace mavg::report {
 
@@ -121,6 +122,13 @@ std::string Render(const std::vector<std::string>& header,
     }
   }
   return out;
+}
+
+std::string RenderJson(const std::string& caption, const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows, size_t text_cols) {
+  nlohmann::json t = {
+      {"caption", caption}, {"header", header}, {"rows", rows}, {"text_cols", text_cols}};
+  return DumpJson(t, 1) + "\n";
 }
 
 std::string Join(const std::vector<std::string>& v, const char* sep) {

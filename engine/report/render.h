@@ -1,6 +1,6 @@
 #pragma once
 // What the report tables share: summaries over replicates, numbers to 4 significant digits,
-// axis values in plan order, and one renderer for Markdown, CSV and LaTeX.
+// axis values in plan order, and one renderer for Markdown, CSV, LaTeX and JSON.
 
 #include <set>
 #include <string>
@@ -38,5 +38,9 @@ void CheckAxis(const std::vector<ReportRun>& runs, const std::string& axis);
 std::string Render(const std::vector<std::string>& header,
                    const std::vector<std::vector<std::string>>& rows, const std::string& format,
                    size_t text_cols = 1);
+// The same table as one JSON object {"caption", "header", "rows", "text_cols"}, cells as the
+// Markdown table shows them: what `--format json` prints and the HTML report lays out.
+std::string RenderJson(const std::string& caption, const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows, size_t text_cols);
 
 }  // namespace mavg::report

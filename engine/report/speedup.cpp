@@ -153,8 +153,8 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
 
 std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                          const SpeedupOptions& o) {
-  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex",
-             "--format must be md, csv or latex, not '{}'", o.format);
+  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex" || o.format == "json",
+             "--format must be md, csv, latex or json, not '{}'", o.format);
   const bool csv = o.format == "csv", latex = o.format == "latex";
   report::CheckAxis(runs, o.axis);
   // Every axis may vary: rows are split by the other axes instead of refusing them.
@@ -253,7 +253,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
   }
 
   std::string out;
-  if (o.format == "md") {
+  if (o.format == "md" || o.format == "json") {
     std::string model;
     if (links.inter && links.two) {
       model = fmt::format(
@@ -288,6 +288,10 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         sweep, o.axis, o.baseline, same,
         group_axes.empty() ? "" : fmt::format("; one row per {} and {}", Join(group_axes), o.axis),
         model, kTimeToTargetClock);
+  }
+  if (o.format == "json") {
+    return report::RenderJson(out.substr(0, out.find_last_not_of('\n') + 1), header, rows,
+                              group_axes.size() + 1);
   }
   return out + Render(header, rows, o.format, group_axes.size() + 1);
 }

@@ -73,8 +73,8 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
                         const TableOptions& o) {
   MAVG_CHECK(o.agg == "mean" || o.agg == "min" || o.agg == "max",
              "--agg must be mean, min or max, not '{}'", o.agg);
-  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex",
-             "--format must be md, csv or latex, not '{}'", o.format);
+  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex" || o.format == "json",
+             "--format must be md, csv, latex or json, not '{}'", o.format);
   const std::vector<std::string> row_axes = SplitAxes(o.rows);
   MAVG_CHECK(!row_axes.empty(), "--rows needs an axis (or several: --rows A,B)");
   MAVG_CHECK(std::find(row_axes.begin(), row_axes.end(), o.cols) == row_axes.end(),
@@ -212,7 +212,7 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
     rows.push_back(std::move(row));
   }
   std::string out;
-  if (o.format == "md" && ttt) {
+  if (o.format != "latex" && ttt) {
     out += fmt::format(
         "time_to_target of sweep {} ({}{} reached it): seconds of training until the end of the "
         "first accepted epoch whose CV loss is at most the target, the mean final CV loss of the "
@@ -221,9 +221,13 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
         o.baseline_axis, o.baseline,
         baselines->Varying().empty() ? "" : " with the same " + Join(baselines->Varying(), ", "),
         kTimeToTargetClock);
-  } else if (o.format == "md") {
+  } else if (o.format != "latex") {
     out += fmt::format("{} of sweep {} ({}{}):\n\n", o.value, sweep, o.agg,
                        o.agg == "mean" ? " ± std over replicates" : "");
+  }
+  if (o.format == "json") {
+    return report::RenderJson(out.substr(0, out.find_last_not_of('\n') + 1), header, rows,
+                              row_axes.size());
   }
   return out + Render(header, rows, o.format, row_axes.size());
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
+#include "engine/core/yaml.h"
 #include "engine/data/data_identity.h"
 #include "engine/pretrain/stack_cache.h"
 
@@ -101,6 +103,7 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
   // Threads are not part of the run's identity: the launcher chooses them for every attempt.
   q.config.device_options.threads = q.threads;
   q.timeout_s = options.timeout_s > 0 ? options.timeout_s : resources.TimeSeconds();
+  q.resources = resources;
   // A run with a checkpoint continues from it (interrupted, timed out, crashed); a diverged or
   // collapsed run would end the same way from there and starts over; a stale or done run is
   // redone (--force).
@@ -113,6 +116,16 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
 }
 
 }  // namespace
+
+// Resources only a cluster can grant are said to be unused, never dropped silently.
+static void WarnClusterOnly(const SweepResources& resources, const Launcher& launcher) {
+  const std::vector<std::string> keys = resources.ClusterOnlyKeys();
+  if (keys.empty() || launcher.Name() == "slurm") return;
+  std::string list;
+  for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
+  spdlog::warn("[sweep] resources {} are requests to SLURM: the {} launcher does not use them",
+               list, launcher.Name());
+}
 
 // Writes each request's config, launches them, and records/collects every run as it ends.
 static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string& sweep,
@@ -327,7 +340,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   std::vector<PlannedRun> plan = PlanSweep(spec, store, paths);
   std::string ids;
   for (const auto& r : plan) ids += r.point.run_id + "\n";
-  const SweepRecord record{spec.name, ReadFile(spec.path), Sha256Hex(ids), ""};
+  const SweepRecord record{spec.name, spec.yaml, Sha256Hex(ids), ""};
 
   std::vector<PlannedRun*> pending;
   for (auto& r : plan) {
@@ -363,6 +376,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
     requests.push_back(std::move(q));
   }
 
+  WarnClusterOnly(spec.resources, launcher);
   if (options.dry_run) {
     std::cout << FormatPlan(spec, plan);
     std::cout << fmt::format("dry run: {} run(s) would be launched ({})\n", requests.size(),
@@ -372,6 +386,11 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   }
 
   store.PutSweep(record, options.force);
+  if (!options.write_spec_to.empty()) {
+    MakeDirs(std::filesystem::path(options.write_spec_to).parent_path().string());
+    WriteFileAtomic(options.write_spec_to, spec.yaml);
+    std::cout << fmt::format("sweep {}: spec written to {}\n", spec.name, options.write_spec_to);
+  }
   {
     std::vector<RunRecord> runs;
     std::vector<SweepMember> members;
@@ -404,14 +423,14 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanSta
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  // The spec's resources (time limit, threads) apply to retries too.
+  // The spec's resources apply to retries too, read as the spec was.
   SweepResources resources;
-  try {
-    const YAML::Node res = YAML::Load(store.GetSweep(sweep)->spec_yaml)["resources"];
-    if (res && res["time"]) resources.time = res["time"].as<std::string>();
-    if (res && res["threads"]) resources.threads = res["threads"].as<int>();
-  } catch (const std::exception&) {
-  }
+  const std::string source = fmt::format("{}: the spec of sweep '{}'", store.Db().Path(), sweep);
+  ReadingYaml(source, [&] {
+    const YAML::Node res = LoadYamlStrict(store.GetSweep(sweep)->spec_yaml, source)["resources"];
+    if (res) resources = ParseResources(res, source);
+  });
+  WarnClusterOnly(resources, launcher);
   std::vector<LaunchRequest> requests;
   for (const SweepMember& m : store.MembersOfSweep(sweep)) {
     const RunRecord& r = runs.at(m.run_id);

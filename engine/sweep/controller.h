@@ -58,6 +58,8 @@ struct SweepRunOptions {
   bool cluster = false;  // a cluster launcher: threads default to the spec's or 1, not cores / jobs
   int threads = 0;       // per process; 0: spec's resources.threads, else cores / jobs
   int jobs = 1;
+  // A spec made on the command line (cli_spec.h) is written here once the store has taken it.
+  std::string write_spec_to;
 };
 
 // Registers the sweep and its runs, launches the pending ones, collects each as it ends, and

@@ -11,6 +11,7 @@
 
 #include "engine/config/config.h"
 #include "engine/core/run_state.h"
+#include "engine/sweep/resources.h"
 
 namespace mavg {
 
@@ -20,12 +21,13 @@ struct LaunchRequest {
   std::string config_path;  // resolved config to train (written by the controller)
   std::string cache_dir;    // shared pretrained stacks (<results>/cache)
   RunConfig config;
-  bool resume = false;     // the run dir has a checkpoint: continue it
-  bool force = false;      // redo a run that completed (stale runs)
-  int ranks = 1;           // processes (mpirun -np) for parallel.mode mpi, else 1
-  int threads = 1;         // CPU threads per process
-  double timeout_s = 0.0;  // 0: none
-  int attempt = 1;         // the attempt number this launch will be
+  bool resume = false;       // the run dir has a checkpoint: continue it
+  bool force = false;        // redo a run that completed (stale runs)
+  int ranks = 1;             // processes (mpirun -np) for parallel.mode mpi, else 1
+  int threads = 1;           // CPU threads per process
+  double timeout_s = 0.0;    // 0: none
+  int attempt = 1;           // the attempt number this launch will be
+  SweepResources resources;  // the spec's (a cluster launcher writes them into its jobs)
   // The plan's state of the run, and its status in the store (for the atomic claim).
   PlanState planned_state = PlanState::kNew;
   RunState db_status = RunState::kNew;

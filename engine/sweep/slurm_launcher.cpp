@@ -49,14 +49,17 @@ int MaxArraySize() {
   return 1001;  // SLURM's default
 }
 
+// What the jobs of one array share. The spec's resources are the same for every run of a
+// launch; they are part of the shape so that an array never mixes two requests.
 struct Shape {
-  int ranks = 1, threads = 1, gpus = 0;
+  int ranks = 1, threads = 1, gpus = 0, nodes = 0;
   bool mpi = false;
-  std::string time;
+  std::string time, mem, qos, constraint;
+  std::vector<std::string> sbatch;
   auto operator<=>(const Shape&) const = default;
   std::string Name() const {
-    return fmt::format("r{}-t{}{}{}", ranks, threads, gpus > 0 ? fmt::format("-g{}", gpus) : "",
-                       mpi ? "-mpi" : "");
+    return fmt::format("r{}-t{}{}{}{}", ranks, threads, gpus > 0 ? fmt::format("-g{}", gpus) : "",
+                       nodes > 0 ? fmt::format("-n{}", nodes) : "", mpi ? "-mpi" : "");
   }
 };
 
@@ -139,7 +142,12 @@ class SlurmLauncher final : public Launcher {
       s.mpi = q.config.parallel.mode == "mpi";
       s.ranks = q.ranks;
       s.threads = q.threads;
-      s.gpus = q.config.device == "cuda" ? 1 : 0;
+      s.gpus = q.resources.GpusFor(q.config);
+      s.nodes = q.resources.nodes;
+      s.mem = q.resources.mem;
+      s.qos = q.resources.qos;
+      s.constraint = q.resources.constraint;
+      s.sbatch = q.resources.sbatch;
       s.time = !options_.time.empty() ? options_.time
                : q.timeout_s > 0      ? SlurmTime(q.timeout_s)
                                       : "";
@@ -188,13 +196,19 @@ class SlurmLauncher final : public Launcher {
     h += fmt::format("#SBATCH --array=0-{}{}\n", c.runs.size() - 1,
                      options_.throttle > 0 ? fmt::format("%{}", options_.throttle) : "");
     h += fmt::format("#SBATCH --ntasks={}\n#SBATCH --cpus-per-task={}\n", s.ranks, s.threads);
+    if (s.nodes > 0) h += fmt::format("#SBATCH --nodes={}\n", s.nodes);
     if (s.gpus > 0) h += fmt::format("#SBATCH --gpus-per-task={}\n", s.gpus);
+    if (!s.mem.empty()) h += fmt::format("#SBATCH --mem={}\n", s.mem);
     if (!s.time.empty()) h += fmt::format("#SBATCH --time={}\n", s.time);
+    if (!s.qos.empty()) h += fmt::format("#SBATCH --qos={}\n", s.qos);
+    if (!s.constraint.empty()) h += fmt::format("#SBATCH --constraint={}\n", s.constraint);
     if (!options_.partition.empty())
       h += fmt::format("#SBATCH --partition={}\n", options_.partition);
     if (!options_.account.empty()) h += fmt::format("#SBATCH --account={}\n", options_.account);
     h += fmt::format("#SBATCH --chdir=\"{}\"\n#SBATCH --requeue\n", workdir_);
     if (options_.signal_s > 0) h += fmt::format("#SBATCH --signal=B:USR1@{}\n", options_.signal_s);
+    // The spec's own sbatch options (resources.sbatch), verbatim; none is one mavg sets.
+    for (const std::string& o : s.sbatch) h += fmt::format("#SBATCH {}\n", o);
     std::string logs = options_.script_dir + "/logs";
     for (size_t i = logs.find('%'); i != std::string::npos; i = logs.find('%', i + 2)) {
       logs.insert(i, "%");  // a literal % in sbatch's filename pattern

@@ -14,6 +14,7 @@
 #include "engine/core/logging.h"
 #include "engine/core/rng.h"
 #include "engine/core/yaml.h"
+#include "engine/sweep/nearest.h"
 
 namespace mavg {
 namespace {
@@ -21,26 +22,6 @@ namespace {
 const std::vector<std::string> kSpecKeys = {
     "name",    "description", "base",       "set",       "grid",     "zip",
     "exclude", "include",     "replicates", "resources", "max_runs", "replicate_pretraining"};
-const std::vector<std::string> kResourceKeys = {"time", "threads", "gpus_per_worker", "nodes"};
-
-std::string Nearest(const std::string& key, const std::vector<std::string>& valid) {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const std::string& v : valid) {
-    // Levenshtein distance, small strings.
-    std::vector<size_t> prev(v.size() + 1), cur(v.size() + 1);
-    for (size_t j = 0; j <= v.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= key.size(); ++i) {
-      cur[0] = i;
-      for (size_t j = 1; j <= v.size(); ++j) {
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (key[i - 1] != v[j - 1])});
-      }
-      std::swap(prev, cur);
-    }
-    if (prev[v.size()] < best_d) best_d = prev[v.size()], best = v;
-  }
-  return best;
-}
 
 std::string ScalarText(const YAML::Node& n, const std::string& where, const std::string& file) {
   MAVG_CHECK(n.IsScalar() || n.IsNull(), "{}: line {}: {} must be a single value", file,
@@ -102,10 +83,10 @@ Assignment ParseAssignment(const YAML::Node& map, const std::string& what,
   return out;
 }
 
-std::string ResolveBase(const std::string& base, const std::string& spec_path) {
+std::string ResolveBase(const std::string& base, const std::string& dir) {
   namespace fs = std::filesystem;
   if (fs::path(base).is_absolute() || PathExists(base)) return base;
-  const fs::path beside = fs::path(spec_path).parent_path() / base;
+  const fs::path beside = fs::path(dir) / base;
   if (PathExists(beside.string())) return beside.string();
   return base;  // LoadConfigFile reports it as not found
 }
@@ -121,46 +102,6 @@ std::string JsonPointerText(const nlohmann::json& config, const std::string& key
 
 }  // namespace
 
-double SweepResources::TimeSeconds() const {
-  // SLURM's formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
-  if (time.empty()) return 0.0;
-  auto number = [&](const std::string& part) {
-    MAVG_CHECK(!part.empty() && part.find_first_not_of("0123456789") == std::string::npos,
-               "resources.time '{}' is not a time (SLURM formats: MM, MM:SS, HH:MM:SS, "
-               "D-HH[:MM[:SS]])",
-               time);
-    return std::stod(part);
-  };
-  double days = 0;
-  std::string rest = time;
-  const size_t dash = time.find('-');
-  if (dash != std::string::npos) {
-    days = number(time.substr(0, dash));
-    rest = time.substr(dash + 1);
-  }
-  std::vector<double> f;
-  size_t start = 0;
-  while (true) {
-    const size_t colon = rest.find(':', start);
-    f.push_back(number(rest.substr(start, colon - start)));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  MAVG_CHECK(f.size() <= 3, "resources.time '{}' has too many fields", time);
-  double seconds = 0;
-  if (dash != std::string::npos) {  // D-H, D-H:M, D-H:M:S
-    const double unit[3] = {3600, 60, 1};
-    for (size_t k = 0; k < f.size(); ++k) seconds += f[k] * unit[k];
-  } else if (f.size() == 1) {
-    seconds = f[0] * 60;  // minutes
-  } else if (f.size() == 2) {
-    seconds = f[0] * 60 + f[1];
-  } else {
-    seconds = f[0] * 3600 + f[1] * 60 + f[2];
-  }
-  return days * 86400 + seconds;
-}
-
 int64_t ReplicateSeed(int64_t base_seed, int replicate) {
   if (replicate == 0) return base_seed;
   return static_cast<int64_t>(
@@ -169,11 +110,12 @@ int64_t ReplicateSeed(int64_t base_seed, int replicate) {
 }
 
 namespace {
-SweepSpec ReadSweepSpec(const std::string& path) {
-  const YAML::Node root = LoadYamlStrict(ReadFile(path), path);
+SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const std::string& dir) {
+  const YAML::Node root = LoadYamlStrict(text, path);
   MAVG_CHECK(root.IsMap(), "{}: a sweep spec is a mapping (name, base, grid, ...)", path);
   SweepSpec spec;
   spec.path = path;
+  spec.yaml = text;
   for (const auto& item : root) {
     const std::string key = item.first.as<std::string>();
     MAVG_CHECK(std::find(kSpecKeys.begin(), kSpecKeys.end(), key) != kSpecKeys.end(),
@@ -185,7 +127,7 @@ SweepSpec ReadSweepSpec(const std::string& path) {
   MAVG_CHECK(!spec.name.empty() && spec.name.find_first_of("/ \t") == std::string::npos,
              "{}: sweep name '{}' must be non-empty without spaces or slashes", path, spec.name);
   MAVG_CHECK(root["base"], "{}: 'base' (the run config the sweep varies) is required", path);
-  spec.base_path = ResolveBase(root["base"].as<std::string>(), path);
+  spec.base_path = ResolveBase(root["base"].as<std::string>(), dir);
   spec.base = LoadConfigFile(spec.base_path);
   if (const YAML::Node set = root["set"]) {
     for (const auto& [key, value] : ParseAssignment(set, "set", path))
@@ -240,27 +182,7 @@ SweepSpec ReadSweepSpec(const std::string& path) {
     }
     MAVG_CHECK(spec.max_runs >= 1, "{}: max_runs must be positive, got {}", path, spec.max_runs);
   }
-  if (const YAML::Node res = root["resources"]) {
-    MAVG_CHECK(res.IsMap(), "{}: 'resources' must be a mapping", path);
-    for (const auto& item : res) {
-      const std::string key = item.first.as<std::string>();
-      MAVG_CHECK(std::find(kResourceKeys.begin(), kResourceKeys.end(), key) != kResourceKeys.end(),
-                 "{}: line {}: unknown resource '{}' (did you mean '{}'?)", path,
-                 item.first.Mark().line + 1, key, Nearest(key, kResourceKeys));
-    }
-    try {
-      if (res["time"]) spec.resources.time = res["time"].as<std::string>();
-      if (res["threads"]) spec.resources.threads = res["threads"].as<int>();
-      if (res["gpus_per_worker"]) spec.resources.gpus_per_worker = res["gpus_per_worker"].as<int>();
-      if (res["nodes"]) spec.resources.nodes = res["nodes"].as<int>();
-      spec.resources.TimeSeconds();
-    } catch (const std::exception&) {
-      MAVG_FAIL(
-          "{}: bad 'resources' value (time is HH:MM:SS; threads, gpus_per_worker and "
-          "nodes are integers)",
-          path);
-    }
-  }
+  if (const YAML::Node res = root["resources"]) spec.resources = ParseResources(res, path);
   // The axes, in order; exclusions must name one of them.
   std::set<std::string> seen;
   auto add_axis = [&](const std::string& key) {
@@ -295,7 +217,13 @@ SweepSpec ReadSweepSpec(const std::string& path) {
 
 SweepSpec LoadSweepSpec(const std::string& path) {
   MAVG_CHECK(PathExists(path), "{}: sweep spec not found", path);
-  return ReadingYaml(path, [&] { return ReadSweepSpec(path); });
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return ReadingYaml(path, [&] { return ReadSweepSpec(ReadFile(path), path, dir); });
+}
+
+SweepSpec ParseSweepSpec(const std::string& text, const std::string& source,
+                         const std::string& dir) {
+  return ReadingYaml(source, [&] { return ReadSweepSpec(text, source, dir); });
 }
 
 std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
@@ -383,7 +311,9 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
       }
       p.axes = axes;
       p.replicate = r;
-      Validate(p.config, fmt::format("{} point [{}]", spec.path, where));
+      const std::string point = fmt::format("{} point [{}]", spec.path, where);
+      Validate(p.config, point);
+      CheckResourcesFit(spec.resources, p.config, point);
       p.run_id = RunId(p.config);
       if (ids.insert(p.run_id).second) points.push_back(std::move(p));
     }

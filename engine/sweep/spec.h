@@ -9,7 +9,7 @@
 //   include: [{parallel.workers: 32, parallel.average_every: 10}]         # extra points
 //   replicates: 3                             # seeds per point, derived deterministically
 //   replicate_pretraining: true               # replicates also vary pretrain.rbm.seed
-//   resources: {time: "02:00:00", threads: 1, gpus_per_worker: 0}
+//   resources: {time: "02:00:00", threads: 1, mem: 8G}   # see resources.h
 // Every key and value is checked against the config schema when the spec is loaded, and every
 // point is validated as a run config, so a typo fails before anything runs.
 
@@ -18,22 +18,17 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/sweep/resources.h"
 
 namespace mavg {
 
 using AxisValues = std::vector<std::pair<std::string, std::vector<std::string>>>;
 using Assignment = std::vector<std::pair<std::string, std::string>>;
 
-struct SweepResources {
-  std::string time;  // wall-clock limit per run, "HH:MM:SS" or "MM:SS" (empty: none)
-  int threads = 0;   // CPU threads per process (0: the launcher divides the cores)
-  int gpus_per_worker = 0;
-  int nodes = 1;
-  double TimeSeconds() const;  // 0 when unset
-};
-
 struct SweepSpec {
-  std::string path;  // the spec file
+  std::string path;        // the spec file, or what the spec came from ("command line", ...)
+  std::string yaml;        // the spec's text, as the store keeps it (spec_yaml)
+  bool generated = false;  // made or changed by command-line options (cli_spec.h)
   std::string name;
   std::string base_path;  // the base run config file as resolved
   RunConfig base;         // base config with `set` applied
@@ -58,6 +53,10 @@ struct SweepPoint {
 
 // Loads and checks a spec; throws one line naming the file and the problem.
 SweepSpec LoadSweepSpec(const std::string& path);
+// The same from the spec's text: `source` names it in messages and `dir` is where a relative
+// `base` is looked for when it is not found from the working directory.
+SweepSpec ParseSweepSpec(const std::string& text, const std::string& source,
+                         const std::string& dir);
 // All points, in order: grid (first axis slowest) x zip groups, exclusions removed, inclusions
 // appended, each with `replicates` seeds; points with equal run ids are kept once.
 std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A single-node SLURM on this machine, for the `slurm` tests and for trying the launcher:
-# munged, slurmctld and slurmd on localhost with this machine's CPUs, no accounting daemon.
+# munged, slurmctld and slurmd on localhost with this machine's CPUs, no accounting daemon (so
+# no QoS: SLURM takes --qos and keeps none). The node has the feature `mavgtest`, which the
+# tests' resources.constraint asks for.
 #   scripts/slurm/local-cluster.sh start|stop|status
 # Everything lives in $MAVG_SLURM_DIR (default /var/tmp/mavg-slurm): slurm.conf, state, spool,
 # logs. The system's /etc/slurm is not touched: point the SLURM commands at this cluster with
@@ -54,7 +56,7 @@ MinJobAge=300
 SlurmctldTimeout=30
 SlurmdTimeout=60
 InactiveLimit=0
-NodeName=$host NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus RealMemory=$mem Features=mavgtest State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
   mv "$CONF.tmp" "$CONF"

@@ -18,112 +18,17 @@
 #include "engine/report/time_to_target.h"
 #include "engine/store/store.h"
 #include "tests/testing/test_util.h"
+#include "tests/unit/report/fake_sweep.h"
 
 namespace mavg {
 namespace {
 
 using nlohmann::json;
-
-struct Epoch {
-  double cv_loss;
-  double train_s;      // wall_s - cv_s
-  double projected_s;  // < 0: none (one worker, MPI)
-  bool accepted = true;
-};
-
-struct FakeRun {
-  std::vector<std::pair<std::string, std::string>> axes;
-  int replicate = 0;
-  std::string status = "completed";
-  int workers = 1;
-  std::string mode = "single";
-  json parallel = json::object();
-  std::vector<Epoch> epochs;
-  double comm_s = 0.0, averagings = 0.0, num_params = 1000;
-  int64_t frames = 1000, frames_dropped = 0;  // per epoch
-};
-
-using Axes = std::vector<std::pair<std::string, std::string>>;
-
-// Several workers are simulated ones.
-FakeRun Make(const Axes& axes, int replicate = 0, int workers = 1,
-             const std::string& status = "completed") {
-  FakeRun f;
-  f.axes = axes;
-  f.replicate = replicate;
-  f.workers = workers;
-  f.status = status;
-  f.mode = workers > 1 ? "simulated" : "single";
-  return f;
-}
-
-class FakeSweep {
- public:
-  explicit FakeSweep(const std::string& name) : name_(name), store_(dir_.File("mavg.db")) {
-    store_.PutSweep({name, "name: " + name, "hash-" + name, "2024-01-01"}, false);
-  }
-
-  void Add(const FakeRun& f) {
-    const std::string id = fmt::format("run{:04}", runs_.size());
-    const std::string run_dir = dir_.File(id);
-    std::filesystem::create_directories(run_dir);
-    json config = {{"parallel", f.parallel}, {"seed", f.replicate}};
-    config["parallel"]["workers"] = f.workers;
-    RunRecord rec;
-    rec.run_id = id;
-    rec.config_json = config.dump();
-    rec.run_dir = run_dir;
-    json axes = json::array();
-    for (const auto& [k, v] : f.axes) axes.push_back({k, v});
-    SweepMember m;
-    m.run_id = id;
-    m.axes_json = axes.dump();
-    m.replicate = f.replicate;
-    m.position = static_cast<int>(runs_.size());
-    store_.RegisterRuns(name_, {rec}, {m});
-    Write(run_dir + "/state.json", json{{"status", f.status}, {"attempt", 1}}.dump());
-    Write(run_dir + "/result.json", json{{"status", f.status},
-                                         {"world_size", f.workers},
-                                         {"mode", f.mode},
-                                         {"num_params", f.num_params}}
-                                        .dump());
-    std::string lines;
-    int e = 1;
-    for (const Epoch& x : f.epochs) {
-      json row = {{"epoch", e++},
-                  {"accepted", x.accepted},
-                  {"cv_loss", x.cv_loss},
-                  {"wall_s", x.train_s + 1.0},
-                  {"cv_s", 1.0},
-                  {"comm_s", f.comm_s},
-                  {"compute_s", x.train_s},
-                  {"io_s", 0.0},
-                  {"averagings", f.averagings},
-                  {"world_size", f.workers},
-                  {"frames", f.frames},
-                  {"frames_dropped", f.frames_dropped}};
-      if (x.projected_s >= 0) row["projected_wall_s"] = x.projected_s;
-      lines += row.dump() + "\n";
-    }
-    Write(run_dir + "/metrics.jsonl", lines);
-    store_.IngestRun(id, run_dir);
-    runs_.push_back(id);
-  }
-
-  std::vector<ReportRun> Load() { return LoadSweepRuns(store_, name_); }
-
- private:
-  static void Write(const std::string& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-    ASSERT_TRUE(out.good()) << path;
-  }
-
-  testing::TempDir dir_;
-  std::string name_;
-  Store store_;
-  std::vector<std::string> runs_;
-};
+using testing::Epoch;
+using testing::FakeRun;
+using testing::FakeSweep;
+using testing::Make;
+using Axes = testing::Axes;
 
 // CSV rows as maps from the header's names.
 std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text) {

@@ -1,0 +1,202 @@
+#include "engine/report/html_report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/core/build_info.h"
+#include "engine/core/error.h"
+#include "engine/core/run_state.h"
+#include "engine/core/sysinfo.h"
+#include "engine/report/render.h"
+#include "engine/report/runs_table.h"
+#include "engine/report/sweep_data.h"
+#include "engine/report/tables.h"
+
+namespace mavg {
+namespace {
+
+// The metric tables a page shows when none is asked for, in this order, if any run has them.
+const std::vector<std::string> kDefaultMetrics = {"wer",           "test_error", "cv_error",
+                                                  "final_cv_loss", "epoch_s",    "wall_s"};
+
+// The axes that take more than one value, in the sweep's order.
+std::vector<std::string> VaryingAxes(const std::vector<ReportRun>& runs) {
+  std::vector<std::string> out;
+  if (runs.empty()) return out;
+  for (const auto& kv : runs[0].axes) {  // not a structured binding: lambdas capture it
+    if (std::any_of(runs.begin(), runs.end(),
+                    [&](const ReportRun& r) { return *r.Axis(kv.first) != kv.second; })) {
+      out.push_back(kv.first);
+    }
+  }
+  return out;
+}
+
+// Whether one axis's value decides the other's (zipped axes, an include): such a pair across
+// rows and columns would leave most cells empty.
+bool Follows(const std::vector<ReportRun>& runs, const std::string& a, const std::string& b) {
+  std::map<std::string, std::set<std::string>> ab, ba;
+  for (const ReportRun& r : runs) {
+    ab[*r.Axis(a)].insert(*r.Axis(b));
+    ba[*r.Axis(b)].insert(*r.Axis(a));
+  }
+  auto single = [](const auto& m) {
+    return std::all_of(m.begin(), m.end(), [](const auto& kv) { return kv.second.size() == 1; });
+  };
+  return single(ab) || single(ba);
+}
+
+// Rows and columns of the metric tables: the columns are the first varying axis after the
+// first that no other varying axis follows; the rows are the other varying axes.
+std::pair<std::string, std::string> Layout(const std::vector<ReportRun>& runs) {
+  const std::vector<std::string> axes = VaryingAxes(runs);
+  if (axes.empty()) return {runs.empty() || runs[0].axes.empty() ? "" : runs[0].axes[0].first, ""};
+  std::string cols;
+  for (size_t i = 1; i < axes.size() && cols.empty(); ++i) {
+    if (std::none_of(axes.begin(), axes.end(), [&](const std::string& other) {
+          return other != axes[i] && Follows(runs, axes[i], other);
+        })) {
+      cols = axes[i];
+    }
+  }
+  std::string rows;
+  for (const std::string& a : axes) {
+    if (a != cols) rows += (rows.empty() ? "" : ",") + a;
+  }
+  return {rows, cols};
+}
+
+nlohmann::json Status(Store& store, const std::string& sweep, const std::vector<ReportRun>& runs) {
+  std::map<std::string, std::string> code_versions;
+  auto s = store.Db().Prepare(
+      "SELECT r.run_id, r.code_version FROM sweep_runs sr JOIN runs r ON r.run_id = sr.run_id "
+      "WHERE sr.sweep = ?");
+  s.Bind(1, sweep);
+  while (s.Step()) code_versions[s.Text(0)] = s.Text(1);
+  std::map<PlanState, int> counts;
+  nlohmann::json problems = nlohmann::json::array();
+  for (const ReportRun& r : runs) {
+    const std::string& cv = code_versions[r.run_id];
+    ++counts[PlanStateOf(r.status, cv.empty() || cv == build_info::kCodeVersion)];
+    if (HasEnded(r.status) && r.status != RunState::kCompleted) {
+      std::string axes;
+      for (const auto& [k, v] : r.axes) axes += (axes.empty() ? "" : " ") + k + "=" + v;
+      problems.push_back({{"run_id", r.run_id},
+                          {"status", std::string(ToString(r.status))},
+                          {"axes", axes},
+                          {"reason", r.reason.empty() ? "(no reason recorded)" : r.reason}});
+    }
+  }
+  nlohmann::json c = nlohmann::json::array();
+  for (const auto& [state, text] : kPlanStates) {
+    if (counts[state] > 0) c.push_back({std::string(text), counts[state]});
+  }
+  return {{"total", runs.size()}, {"counts", c}, {"problems", problems}};
+}
+
+std::string First(const std::vector<std::string>& candidates, const std::set<std::string>& have) {
+  for (const std::string& c : candidates) {
+    if (have.count(c)) return c;
+  }
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const HtmlReportOptions& o) {
+  const std::vector<ReportRun> runs = LoadSweepRuns(store, sweep);
+  MAVG_CHECK(!runs.empty(), "sweep '{}' has no runs", sweep);
+  for (const auto& [axis, value] : o.figure_where) report::CheckAxis(runs, axis);
+  nlohmann::json doc;
+  doc["sweep"] = sweep;
+  doc["generated"] = UtcNow();
+  doc["db"] = store.Db().Path();
+  doc["build"] = {{"git_commit", build_info::kGitCommit},
+                  {"code_version", build_info::kCodeVersion}};
+  doc["spec_yaml"] = store.GetSweep(sweep)->spec_yaml;
+  doc["status"] = Status(store, sweep, runs);
+
+  nlohmann::json axes = nlohmann::json::array();
+  for (const auto& [axis, v] : runs[0].axes) {
+    std::vector<const ReportRun*> all;
+    for (const ReportRun& r : runs) all.push_back(&r);
+    axes.push_back({{"name", axis}, {"values", report::Ordered(all, axis)}});
+  }
+  doc["axes"] = axes;
+
+  // Metric tables, through `report table`'s own code.
+  const std::vector<std::string> names = MetricNames(runs);
+  const std::set<std::string> have(names.begin(), names.end());
+  std::vector<std::string> metrics = o.metrics;
+  if (metrics.empty()) {
+    for (const std::string& m : kDefaultMetrics) {
+      if (have.count(m)) metrics.push_back(m);
+    }
+  }
+  const auto [rows, cols] =
+      o.rows.empty() ? Layout(runs) : std::pair<std::string, std::string>{o.rows, o.cols};
+  doc["tables"] = nlohmann::json::array();
+  for (const std::string& m : metrics) {
+    TableOptions t;
+    t.rows = rows;
+    t.cols = cols;
+    t.value = m;
+    t.format = "json";
+    t.baseline_axis = o.baseline_axis;
+    t.baseline = o.baseline;
+    nlohmann::json table;
+    try {
+      table = nlohmann::json::parse(MetricTable(sweep, runs, t));
+    } catch (const Error& e) {
+      if (!o.metrics.empty()) throw;  // asked for by name: a mistake to report
+      table = {{"error", e.what()}};
+    }
+    table["metric"] = m;
+    doc["tables"].push_back(table);
+  }
+
+  // The speedup table, through `report speedup`'s own code; a sweep without the baseline's
+  // axis or runs has none, and the page says why.
+  try {
+    SpeedupOptions s;
+    s.axis = o.baseline_axis;
+    s.baseline = o.baseline;
+    s.interconnect = o.interconnect;
+    s.format = "json";
+    doc["speedup"] = nlohmann::json::parse(SpeedupTable(sweep, runs, s));
+  } catch (const Error& e) {
+    doc["speedup"] = {{"error", e.what()}};
+  }
+
+  const RunsTable table = LoadRunsTable(store, sweep);
+  doc["runs"] = {{"columns", table.columns},
+                 {"axes", table.axes},
+                 {"config_keys", table.config_keys},
+                 {"metrics", table.metrics},
+                 {"rows", table.rows}};
+
+  // The figures: the metric and speedup against workers (or the first varying axis), one line
+  // per value of the tables' column axis; the breakdown at one value of it.
+  const std::vector<std::string> varying = VaryingAxes(runs);
+  const bool workers = runs[0].Axis("parallel.workers") != nullptr;
+  const std::string x = workers ? "parallel.workers" : varying.empty() ? "" : varying[0];
+  const std::string series = cols != x ? cols : "";
+  nlohmann::json where = nlohmann::json::object();
+  for (const auto& [k, v] : o.figure_where) where[k] = v;
+  nlohmann::json breakdown_where = where;
+  if (o.figure_where.empty() && !series.empty()) {
+    breakdown_where[series] = *runs[0].Axis(series);
+  }
+  doc["figures"] = {
+      {"x", x},
+      {"series", series},
+      {"metric", First({"wer", "test_error", "cv_error", "final_cv_loss"}, have)},
+      {"speedup", workers && o.baseline_axis == "parallel.workers"},
+      {"curves_where", where},
+      {"breakdown_where", breakdown_where},
+  };
+  return doc;
+}
+
+}  // namespace mavg

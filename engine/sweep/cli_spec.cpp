@@ -1,0 +1,187 @@
+#include "engine/sweep/cli_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/config/schema.h"
+#include "engine/core/error.h"
+#include "engine/core/files.h"
+#include "engine/core/hash.h"
+#include "engine/core/yaml.h"
+
+namespace mavg {
+namespace {
+
+std::string Trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+// A value as `mavg train --set` reads it: YAML quoting is taken off ('a b' -> a b).
+std::string Unquote(const std::string& value) {
+  try {
+    const YAML::Node node = YAML::Load(value);
+    if (node.IsScalar()) return node.Scalar();
+  } catch (const YAML::Exception&) {
+  }
+  return value;
+}
+
+// Checks that `key` is a config key and `value` fits it; `option` names the flag in messages.
+void CheckValue(const std::string& option, const std::string& key, const std::string& value) {
+  MAVG_CHECK(FindKey(key) != nullptr, "{}: unknown config key '{}' (did you mean '{}'?)", option,
+             key, NearestKey(key));
+  RunConfig scratch;
+  try {
+    SetKey(scratch, key, value);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
+std::pair<std::string, std::string> SplitAssignment(const std::string& flag,
+                                                    const std::string& text, const char* expected) {
+  const size_t eq = text.find('=');
+  const std::string key = eq == std::string::npos ? "" : Trim(text.substr(0, eq));
+  MAVG_CHECK(!key.empty(), "{} '{}': expected {}", flag, text, expected);
+  return {key, text.substr(eq + 1)};
+}
+
+struct Parsed {
+  std::vector<std::pair<std::string, std::string>> sets;                // sorted by key
+  std::vector<std::pair<std::string, std::vector<std::string>>> grids;  // as given
+};
+
+Parsed ParseOptions(const SweepOverrides& o) {
+  Parsed p;
+  for (const std::string& s : o.sets) {
+    // Plain variables, not structured bindings: the lambdas below capture them (Clang 14).
+    const auto assignment = SplitAssignment("--set", s, "KEY=VALUE");
+    const std::string key = assignment.first, value = Unquote(assignment.second);
+    CheckValue("--set " + s, key, value);
+    MAVG_CHECK(
+        std::none_of(p.sets.begin(), p.sets.end(), [&](auto& kv) { return kv.first == key; }),
+        "--set {}: '{}' is set twice", s, key);
+    p.sets.emplace_back(key, value);
+  }
+  // --set in any order is the same sweep: one key each, so their order means nothing.
+  std::sort(p.sets.begin(), p.sets.end());
+  for (const std::string& g : o.grids) {
+    const auto assignment = SplitAssignment("--grid", g, "KEY=V1,V2,...");
+    const std::string key = assignment.first, list = assignment.second;
+    std::vector<std::string> values;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = list.find(',', start);
+      const std::string v = Unquote(Trim(list.substr(start, comma - start)));
+      MAVG_CHECK(!v.empty(), "--grid {}: an empty value (values are separated by commas)", g);
+      CheckValue("--grid " + g, key, v);
+      values.push_back(v);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    MAVG_CHECK(
+        std::none_of(p.grids.begin(), p.grids.end(), [&](auto& kv) { return kv.first == key; }),
+        "--grid {}: '{}' is given twice (give every value in one --grid)", g, key);
+    MAVG_CHECK(
+        std::none_of(p.sets.begin(), p.sets.end(), [&](auto& kv) { return kv.first == key; }),
+        "--grid {}: '{}' is also given to --set (a key is fixed or an axis, not both)", g, key);
+    p.grids.emplace_back(key, std::move(values));
+  }
+  MAVG_CHECK(o.replicates >= 0 && o.replicates <= 1000,
+             "--replicates must be between 1 and 1000, got {}", o.replicates);
+  if (!o.name.empty()) {
+    MAVG_CHECK(
+        o.name.find_first_of("/ \t\n") == std::string::npos && o.name != "." && o.name != "..",
+        "--name '{}': a sweep name has no spaces or slashes", o.name);
+  }
+  return p;
+}
+
+std::string Emit(const YAML::Node& node) {
+  YAML::Emitter out;
+  out << node;
+  MAVG_CHECK(out.good(), "writing the sweep spec as YAML failed: {}", out.GetLastError());
+  return std::string(out.c_str()) + "\n";
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+std::string GeneratedSpecPath(const std::string& results, const std::string& name) {
+  return results + "/sweeps/" + name + ".yaml";
+}
+
+SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o) {
+  MAVG_CHECK(spec_path.empty() || o.base.empty(),
+             "give a sweep spec or --base CONFIG, not both (--set and --grid apply to either)");
+  MAVG_CHECK(!spec_path.empty() || !o.base.empty(),
+             "a sweep needs a spec file or --base CONFIG (with --grid KEY=V1,V2 and --set "
+             "KEY=VALUE)");
+  if (!spec_path.empty() && !o.Any()) return LoadSweepSpec(spec_path);
+  const Parsed p = ParseOptions(o);
+
+  // The body of the spec: the file's (checked first, so its own errors name its lines), or
+  // one made from --base. Its `base` is the path the config was found at, relative to the
+  // working directory like a spec's own, so the written spec works from where it was made.
+  YAML::Node root(YAML::NodeType::Map);
+  std::string stem, source;
+  std::vector<std::string> axes, zipped;
+  if (!spec_path.empty()) {
+    const SweepSpec file = LoadSweepSpec(spec_path);
+    root = LoadYamlStrict(ReadFile(spec_path), spec_path);
+    stem = file.name;
+    source = spec_path + " + command line";
+    axes = file.axes;
+    for (const auto& g : file.zips) {
+      for (const auto& [key, values] : g) zipped.push_back(key);
+    }
+    root["base"] = file.base_path;
+  } else {
+    LoadConfigFile(o.base);  // exists and is valid, or one line naming it
+    stem = std::filesystem::path(o.base).stem().string();
+    source = "command line";
+    root["base"] = std::filesystem::path(o.base).lexically_normal().string();
+  }
+  YAML::Node body(YAML::NodeType::Map);
+  body["base"] = root["base"];
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    if (key != "name" && key != "base") body[key] = item.second;
+  }
+  for (const auto& [key, value] : p.sets) {
+    MAVG_CHECK(!Has(axes, key),
+               "--set {}={}: '{}' is an axis of {}; narrow it with --grid {}={} instead", key,
+               value, key, spec_path, key, value);
+    body["set"][key] = value;
+  }
+  for (const auto& [key, values] : p.grids) {
+    MAVG_CHECK(!Has(zipped, key), "--grid {}: '{}' is a zipped axis of {}; change it in the spec",
+               key, key, spec_path);
+    const YAML::Node& read = body;  // a non-const operator[] would add the key
+    if (read["set"] && read["set"][key]) body["set"].remove(key);  // the axis replaces it
+    YAML::Node list(YAML::NodeType::Sequence);
+    list.SetStyle(YAML::EmitterStyle::Flow);
+    for (const std::string& v : values) list.push_back(v);
+    body["grid"][key] = list;  // an axis of the spec keeps its place with the new values
+  }
+  if (o.replicates > 0) body["replicates"] = o.replicates;
+
+  const std::string text = Emit(body);
+  const std::string name =
+      !o.name.empty() ? o.name : fmt::format("{}-{}", stem, Sha256Hex(text).substr(0, 8));
+  YAML::Node named(YAML::NodeType::Map);
+  named["name"] = name;
+  for (const auto& item : body) named[item.first] = item.second;
+  SweepSpec spec = ParseSweepSpec(Emit(named), source, "");
+  spec.generated = true;
+  return spec;
+}
+
+}  // namespace mavg

@@ -1,0 +1,53 @@
+// `mavg run diff`: two run directories of a hand-made sweep side by side, and run ids looked up.
+#include "engine/report/run_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+#include "tests/unit/report/fake_sweep.h"
+#include "tests/unit/report/grid_sweep.h"
+
+namespace mavg {
+namespace {
+
+using nlohmann::json;
+using testing::AddGrid;
+using testing::FakeSweep;
+
+void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(RunDiff, ConfigKeysThatDifferAndMetrics) {
+  FakeSweep s("g");
+  AddGrid(s);
+  WriteText(s.Dir(0) + "/config.yaml",
+            "data:\n  train: tr\nparallel:\n  workers: 1\n  average_every: 1\nseed: 777\n"
+            "device_options:\n  threads: 2\n");
+  WriteText(s.Dir(5) + "/config.yaml",
+            "data:\n  train: tr\nparallel:\n  workers: 2\n  average_every: 5\nseed: 778\n"
+            "device_options:\n  threads: 1\n");
+  const std::string md = RunDiff(s.Dir(0), s.Dir(5), {});
+  EXPECT_NE(md.find("Config: 4 of 5 keys differ."), std::string::npos) << md;
+  EXPECT_NE(md.find("| parallel.workers | 1 | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| device_options.threads (not in the run id) | 2 | 1 |"), std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("| data.train"), std::string::npos) << md;  // the same in both
+  EXPECT_NE(md.find("| test_acc | 0.9000 | 0.8500 | -0.05000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 2.000 | 1.500 |"), std::string::npos) << md;  // CV loss, epoch 1
+  RunDiffOptions all;
+  all.all = true;
+  EXPECT_NE(RunDiff(s.Dir(0), s.Dir(5), all).find("| data.train | tr | tr |"), std::string::npos);
+  all.format = "json";
+  const json j = json::parse(RunDiff(s.Dir(0), s.Dir(5), all));
+  EXPECT_EQ(j["config_differ"], 4);
+  EXPECT_EQ(j["a"]["run_id"], "run0000");
+  // A run id (or a unique prefix) is looked up in the database.
+  EXPECT_EQ(ResolveRunDir("run0005", s.GetStore().Db().Path()), s.Dir(5));
+  EXPECT_THROW(ResolveRunDir("nothing-here", s.GetStore().Db().Path()), Error);
+  EXPECT_THROW(RunDiff(s.Dir(0), s.Dir(1), {}), Error);  // run 1 has no config.yaml
+}
+
+}  // namespace
+}  // namespace mavg
