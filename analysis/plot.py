@@ -135,10 +135,11 @@ def plot_speedup(runs, a):
     fig, ax = plt.subplots(figsize=(6, 4.5))
     xmax = 1
     any_projected = False
+    b = num(str(getattr(a, "baseline", 1)))  # the speedup table's --baseline value
     for s, pts in sorted(g.items(), key=lambda kv: num(kv[0]) if kv[0] != "" else 0):
-        if 1 not in pts and 1.0 not in pts:
+        if b not in pts:
             continue
-        base = statistics.mean(time_per_frame(r) for r in pts.get(1, pts.get(1.0)))
+        base = statistics.mean(time_per_frame(r) for r in pts[b])
         xs = sorted(pts)
         ys = [base / statistics.mean(time_per_frame(r) for r in pts[x]) for x in xs]
         any_projected |= any(is_simulated(r) for x in xs for r in pts[x])

@@ -137,14 +137,15 @@ def figures(doc, db, out, reference):
     x, series, metric = spec["x"], spec["series"] or None, spec["metric"]
     label = plot.LABELS.get
     wanted = []
+    held = spec.get("where", {})  # other varying axes, held at one value (never pooled)
     if x and metric:
         wanted.append(("metric", f"{label(metric, metric)} by {label(x, x)}",
-                       f"{doc['sweep']}-{metric}", {"metric": metric, "where": {}},
+                       f"{doc['sweep']}-{metric}", {"metric": metric, "where": held},
                        "Mean over replicates; error bars: standard deviation."
                        + (f" One line per {series}." if series else "")))
     if spec["speedup"]:
         wanted.append(("speedup", "Speedup per training frame", f"{doc['sweep']}-speedup",
-                       {"where": {}},
+                       {"where": held},
                        "Against one worker, equal work (seconds per training frame); simulated "
                        "workers' speedups are projected, as in the speedup table. Dotted: ideal "
                        "(linear); gray: Su & Chen 2015's measured speedups on K20 GPUs."))
@@ -157,7 +158,8 @@ def figures(doc, db, out, reference):
     for kind, title, name, extra, caption in wanted:
         where = extra["where"]
         a = argparse.Namespace(x=x, series=series, metric=extra.get("metric", metric),
-                               where=where, out=figdir, sweep=doc["sweep"], reference=reference)
+                               where=where, out=figdir, sweep=doc["sweep"], reference=reference,
+                               baseline=spec.get("baseline", "1"))
         fig = {"kind": kind, "title": title, "caption": caption,
                "where": ", ".join(f"{k} = {v}" for k, v in where.items())}
         try:
@@ -165,9 +167,9 @@ def figures(doc, db, out, reference):
                 plot.FIGURES[kind](runs, a)
             fig["png"] = f"figures/{name}.png"
             fig["pdf"] = f"figures/{name}.pdf"
-        except plot.PlotError as e:
-            fig["error"] = str(e)
-            print(f"report_html.py: figure '{title}' not drawn: {e}")
+        except Exception as e:  # noqa: BLE001 -- one figure that fails must not cost the page
+            fig["error"] = str(e) if isinstance(e, plot.PlotError) else f"{type(e).__name__}: {e}"
+            print(f"report_html.py: figure '{title}' not drawn: {fig['error']}")
         made.append(fig)
     return made
 

@@ -1,6 +1,7 @@
 #include "engine/report/html_report.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -31,6 +32,17 @@ std::vector<std::string> VaryingAxes(const std::vector<ReportRun>& runs) {
     }
   }
   return out;
+}
+
+// Numbers in numeric order before other values, in text order.
+bool NumericLess(const std::string& a, const std::string& b) {
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const double x = std::strtod(a.c_str(), &end_a), y = std::strtod(b.c_str(), &end_b);
+  const bool num_a = !a.empty() && *end_a == '\0', num_b = !b.empty() && *end_b == '\0';
+  if (num_a && num_b && x != y) return x < y;
+  if (num_a != num_b) return num_a;
+  return a < b;
 }
 
 // Whether one axis's value decides the other's (zipped axes, an include): such a pair across
@@ -177,22 +189,53 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
                  {"rows", table.rows}};
 
   // The figures: the metric and speedup against workers (or the first varying axis), one line
-  // per value of the tables' column axis; the breakdown at one value of it.
+  // per value of a second varying axis (the tables' column axis when it varies); every other
+  // varying axis is held at one value (stated in the captions), never pooled into a mean --
+  // except axes zipped with those two, which move with them.
   const std::vector<std::string> varying = VaryingAxes(runs);
-  const bool workers = runs[0].Axis("parallel.workers") != nullptr;
-  const std::string x = workers ? "parallel.workers" : varying.empty() ? "" : varying[0];
-  const std::string series = cols != x ? cols : "";
+  auto varies = [&](const std::string& a) {
+    return std::find(varying.begin(), varying.end(), a) != varying.end();
+  };
+  const std::string x = varies("parallel.workers") ? "parallel.workers"
+                        : varying.empty()          ? ""
+                                                   : varying[0];
+  std::string series = !cols.empty() && cols != x && varies(cols) ? cols : "";
+  for (const std::string& a : varying) {
+    if (series.empty() && a != x && !Follows(runs, a, x)) series = a;
+  }
   nlohmann::json where = nlohmann::json::object();
   for (const auto& [k, v] : o.figure_where) where[k] = v;
+  // Held at its smallest value among the runs that match what is held already, so that axes
+  // zipped together are held at a pair that exists.
+  auto matches = [&](const ReportRun& r) {
+    for (const auto& [k, v] : where.items()) {
+      const std::string* value = r.Axis(k);
+      if (value == nullptr || *value != v.get<std::string>()) return false;
+    }
+    return true;
+  };
+  for (const std::string& a : varying) {
+    if (a == x || a == series || where.contains(a)) continue;
+    if (!x.empty() && Follows(runs, a, x)) continue;
+    if (!series.empty() && Follows(runs, a, series)) continue;
+    std::set<std::string, bool (*)(const std::string&, const std::string&)> values(
+        [](const std::string& l, const std::string& r) { return NumericLess(l, r); });
+    for (const ReportRun& r : runs) {
+      if (matches(r)) values.insert(*r.Axis(a));
+    }
+    if (!values.empty()) where[a] = *values.begin();
+  }
   nlohmann::json breakdown_where = where;
-  if (o.figure_where.empty() && !series.empty()) {
+  if (!series.empty() && !breakdown_where.contains(series)) {
     breakdown_where[series] = *runs[0].Axis(series);
   }
   doc["figures"] = {
       {"x", x},
       {"series", series},
       {"metric", First({"wer", "test_error", "cv_error", "final_cv_loss"}, have)},
-      {"speedup", workers && o.baseline_axis == "parallel.workers"},
+      {"speedup", x == "parallel.workers" && o.baseline_axis == "parallel.workers"},
+      {"baseline", o.baseline},
+      {"where", where},
       {"curves_where", where},
       {"breakdown_where", breakdown_where},
   };

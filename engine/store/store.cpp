@@ -112,7 +112,16 @@ std::vector<SweepRecord> Store::Sweeps() {
 void Store::PutSweep(const SweepRecord& sweep, bool force) {
   sql::Transaction tx(db_);
   if (auto old = GetSweep(sweep.name)) {
-    if (old->spec_hash == sweep.spec_hash) return;
+    if (old->spec_hash == sweep.spec_hash) {
+      // The same runs; settings outside the run ids (resources: memory, time, QoS ...) may have
+      // changed, and retries and reports read them from here.
+      if (old->spec_yaml != sweep.spec_yaml) {
+        auto u = db_.Prepare("UPDATE sweeps SET spec_yaml = ? WHERE name = ?");
+        u.Bind(1, sweep.spec_yaml).Bind(2, sweep.name).Run();
+        tx.Commit();
+      }
+      return;
+    }
     MAVG_CHECK(force,
                "sweep '{}' already exists in {} with a different spec (use --force to replace "
                "it, or give this sweep another name)",

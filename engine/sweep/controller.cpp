@@ -436,10 +436,10 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanSta
     const RunRecord& r = runs.at(m.run_id);
     const PlanState state = PlanStateOf(&r);
     if (std::find(states.begin(), states.end(), state) == states.end()) continue;
-    LaunchRequest q =
-        MakeRequest(r.run_id, r.run_dir,
-                    ConfigFromJson(nlohmann::json::parse(r.config_json), store.Db().Path()), state,
-                    options, resources);
+    const RunConfig config =
+        ConfigFromJson(nlohmann::json::parse(r.config_json), store.Db().Path());
+    CheckResourcesFit(resources, config, fmt::format("{} run {}", source, r.run_id));
+    LaunchRequest q = MakeRequest(r.run_id, r.run_dir, config, state, options, resources);
     q.db_status = r.status;
     requests.push_back(std::move(q));
     if (options.max_runs > 0 && static_cast<int>(requests.size()) >= options.max_runs) break;

@@ -37,6 +37,16 @@ constexpr Managed kManaged[] = {
     {"--ntasks", "-n", "tasks are the MPI ranks (parallel.workers with parallel.mode mpi)"},
     {"--cpus-per-task", "-c", "use resources.threads"},
     {"--gpus-per-task", "", "use resources.gpus_per_worker"},
+    // Options that conflict with those mavg writes: sbatch refuses the pair, or one silently
+    // decides.
+    {"--gpus", "-G", "use resources.gpus_per_worker"},
+    {"--gpus-per-node", "", "use resources.gpus_per_worker"},
+    {"--gpus-per-socket", "", "use resources.gpus_per_worker"},
+    {"--cpus-per-gpu", "", "use resources.threads"},
+    {"--mem-per-cpu", "", "use resources.mem (per node)"},
+    {"--mem-per-gpu", "", "use resources.mem (per node)"},
+    {"--ntasks-per-node", "", "tasks are the MPI ranks; spread them with resources.nodes"},
+    {"--ntasks-per-gpu", "", "tasks are the MPI ranks; one GPU each with gpus_per_worker"},
     {"--time", "-t", "use resources.time or the --time flag"},
     {"--mem", "", "use resources.mem"},
     {"--nodes", "-N", "use resources.nodes"},
@@ -173,6 +183,12 @@ SweepResources ParseResources(const YAML::Node& res, const std::string& source) 
       r.threads = integer(0);
     } else if (key == "gpus_per_worker") {
       r.gpus_per_worker = integer(0);
+      // A process trains on one device (device_index + its rank on the node): a second GPU per
+      // worker would be reserved and left idle.
+      MAVG_CHECK(r.gpus_per_worker <= 1,
+                 "{}: line {}: resources.gpus_per_worker is {}, but a worker trains on one GPU "
+                 "(use 0 or 1; more workers, not more GPUs per worker, use more GPUs)",
+                 source, Line(v), r.gpus_per_worker);
     } else if (key == "nodes") {
       r.nodes = integer(1);
     } else if (key == "mem") {
@@ -215,6 +231,17 @@ SweepResources ParseResources(const YAML::Node& res, const std::string& source) 
           MAVG_FAIL("{}: line {}: resources.sbatch entry '{}': mavg sets {} itself ({})", source,
                     Line(o), option, m->long_name, m->instead);
         }
+        // sbatch splits an #SBATCH line at blanks: "--comment=a b" would be two words.
+        MAVG_CHECK(option.find_first_of(" \t") == std::string::npos,
+                   "{}: line {}: resources.sbatch entry '{}' holds a blank, which sbatch would "
+                   "split into two words: give the option and its value as one word "
+                   "(--comment=sweep-full)",
+                   source, Line(o), option);
+        MAVG_CHECK(!(option.starts_with("--gres") && option.find("gpu") != std::string::npos),
+                   "{}: line {}: resources.sbatch entry '{}': mavg requests GPUs itself with "
+                   "--gpus-per-task (use resources.gpus_per_worker; a GPU type goes in "
+                   "resources.constraint)",
+                   source, Line(o), option);
         r.sbatch.push_back(option);
       }
     }

@@ -29,7 +29,10 @@ def browser(profile):
     o.binary_location = "/usr/bin/chromium"
     for flag in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}", "--window-size=1400,1000", "--hide-scrollbars"]:
+                 f"--user-data-dir={profile}", "--window-size=1400,1000", "--hide-scrollbars",
+                 # No network at all: every host name fails to resolve, and anything else goes
+                 # to a proxy nobody listens on. The page must load without either.
+                 "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9"]:
         o.add_argument(flag)
     o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
@@ -61,6 +64,13 @@ def main():
         if errors:
             fail(f"the browser reported errors: {errors}")
         print("ok: no errors in the browser's console")
+        # Everything the page loaded (scripts, styles, images, fonts) came from its own files.
+        loaded = d.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)")
+        remote = [u for u in loaded if not u.startswith("file:")]
+        if remote:
+            fail(f"the page loaded from outside its directory: {remote}")
+        print(f"ok: all {len(loaded)} resources the page loaded are its own files")
 
         metric = rows(d, "table.metric")
         if not metric:

@@ -12,12 +12,12 @@ spec() {  # spec NAME RESOURCES [SET]: a 2-point sweep
     "$1" "${3:-parallel.workers: 1}" "$2" > "$1.yaml"
 }
 R=(--results res)
-spec full '{time: "01:30:00", threads: 2, gpus_per_worker: 2, nodes: 2, mem: 16G, qos: high, constraint: "a100&ib", sbatch: ["--exclusive", "--reservation=paper", "--comment=sweep full"]}' \
+spec full '{time: "01:30:00", threads: 2, gpus_per_worker: 1, nodes: 2, mem: 16G, qos: high, constraint: "a100&ib", sbatch: ["--exclusive", "--reservation=paper", "--comment=sweep-full"]}' \
   'device: cuda, parallel.mode: mpi, parallel.workers: 4'
 "$MAVG" sweep run full.yaml --launcher slurm --partition gpu --account proj "${R[@]}" --dry-run > full.txt
-for line in "--ntasks=4" "--cpus-per-task=2" "--nodes=2" "--gpus-per-task=2" "--mem=16G" \
+for line in "--ntasks=4" "--cpus-per-task=2" "--nodes=2" "--gpus-per-task=1" "--mem=16G" \
             "--time=0-01:30:00" "--qos=high" "--constraint=a100&ib" "--partition=gpu" \
-            "--account=proj" "--exclusive" "--reservation=paper" "--comment=sweep full"; do
+            "--account=proj" "--exclusive" "--reservation=paper" "--comment=sweep-full"; do
   [ "$(grep -cx -- "#SBATCH $line" full.txt)" = 1 ] || fail "the script lacks '#SBATCH $line': $(cat full.txt)"
 done
 grep -q "mpirun -np 4 " full.txt || fail "no mpirun -np 4"

@@ -50,5 +50,35 @@ TEST(HtmlReport, TablesFiguresAndStatus) {
   EXPECT_THROW(HtmlReportData(s.GetStore(), "g", o), Error);
 }
 
+// Figures never pool runs of different settings: an axis zipped with the series moves with it
+// (table 6's optimizer and lr), and any other varying axis is held at its smallest value.
+TEST(HtmlReport, FiguresHoldEveryOtherAxis) {
+  FakeSweep s("z");
+  int i = 0;
+  for (const char* w : {"1", "4"}) {
+    for (const auto& [opt, lr] : {std::pair{"sgd", "0.008"}, std::pair{"ngsgd", "0.32"}}) {
+      for (const char* mb : {"256", "1024"}) {
+        testing::FakeRun f = testing::Make({{"parallel.workers", w},
+                                            {"optimizer.type", opt},
+                                            {"schedule.lr", lr},
+                                            {"optimizer.minibatch", mb}},
+                                           0, std::stoi(w));
+        f.results = {{"test_acc", 0.9 - 0.01 * i++}};
+        f.epochs = {{1.0, 5, std::string(w) == "4" ? 2.0 : -1}};
+        s.Add(f);
+      }
+    }
+  }
+  const json d = HtmlReportData(s.GetStore(), "z", {});
+  EXPECT_EQ(d["figures"]["x"], "parallel.workers");
+  // One line per minibatch (the tables' column axis); optimizer and lr, zipped, are held at a
+  // pair that exists (NG-SGD with its 0.32), not each at its own smallest value.
+  EXPECT_EQ(d["figures"]["series"], "optimizer.minibatch");
+  EXPECT_EQ(d["figures"]["where"],
+            json::parse(R"({"optimizer.type": "ngsgd", "schedule.lr": "0.32"})"));
+  EXPECT_EQ(d["figures"]["breakdown_where"]["optimizer.minibatch"], "256");
+  EXPECT_EQ(d["figures"]["baseline"], "1");
+}
+
 }  // namespace
 }  // namespace mavg

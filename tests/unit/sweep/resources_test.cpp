@@ -31,17 +31,17 @@ std::string ErrorOf(const std::string& yaml) {
 
 TEST(Resources, EveryKeyParsed) {
   const SweepResources r = Parse(
-      "time: '1-02:00:00'\nthreads: 2\ngpus_per_worker: 2\nnodes: 3\nmem: 16G\nqos: high\n"
-      "constraint: 'a100&ib'\nsbatch: ['--exclusive', '--reservation=paper', '-w node7']\n");
+      "time: '1-02:00:00'\nthreads: 2\ngpus_per_worker: 1\nnodes: 3\nmem: 16G\nqos: high\n"
+      "constraint: 'a100&ib'\nsbatch: ['--exclusive', '--reservation=paper', '-wnode7']\n");
   EXPECT_EQ(r.time, "1-02:00:00");
   EXPECT_DOUBLE_EQ(r.TimeSeconds(), 86400 + 7200);
   EXPECT_EQ(r.threads, 2);
-  EXPECT_EQ(r.gpus_per_worker, 2);
+  EXPECT_EQ(r.gpus_per_worker, 1);
   EXPECT_EQ(r.nodes, 3);
   EXPECT_EQ(r.mem, "16G");
   EXPECT_EQ(r.qos, "high");
   EXPECT_EQ(r.constraint, "a100&ib");
-  EXPECT_EQ(r.sbatch, (std::vector<std::string>{"--exclusive", "--reservation=paper", "-w node7"}));
+  EXPECT_EQ(r.sbatch, (std::vector<std::string>{"--exclusive", "--reservation=paper", "-wnode7"}));
   EXPECT_EQ(r.ClusterOnlyKeys(), (std::vector<std::string>{"gpus_per_worker", "nodes", "mem", "qos",
                                                            "constraint", "sbatch"}));
   // Unset: nothing for a cluster, GPUs follow the device.
@@ -51,7 +51,7 @@ TEST(Resources, EveryKeyParsed) {
   cuda.device = "cuda";
   EXPECT_EQ(none.GpusFor(cpu), 0);
   EXPECT_EQ(none.GpusFor(cuda), 1);
-  EXPECT_EQ(r.GpusFor(cuda), 2);
+  EXPECT_EQ(r.GpusFor(cuda), 1);
 }
 
 TEST(Resources, BadValuesNameTheKeyAndLine) {
@@ -97,8 +97,19 @@ TEST(Resources, SbatchRefusesWhatMavgSets) {
             std::string::npos);
   EXPECT_NE(ErrorOf("sbatch: ['--time=1:00:00']\n").find("resources.time or the --time flag"),
             std::string::npos);
-  // Options of the same family that mavg does not set pass.
-  EXPECT_EQ(ErrorOf("sbatch: ['--mem-per-cpu=2G', '--gres=gpu:a100:1', '--exclusive']\n"), "");
+  // Options that conflict with mavg's (sbatch would refuse the pair, or one would silently
+  // win) are refused too; other options of the same families pass.
+  EXPECT_NE(ErrorOf("sbatch: ['--mem-per-cpu=2G']\n").find("use resources.mem"), std::string::npos);
+  EXPECT_NE(ErrorOf("sbatch: ['--gres=gpu:a100:1']\n").find("resources.gpus_per_worker"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("sbatch: ['-G', '2']\n").find("mavg sets --gpus itself"), std::string::npos);
+  EXPECT_NE(ErrorOf("sbatch: ['--gpus=2']\n").find("mavg sets --gpus itself"), std::string::npos);
+  EXPECT_NE(ErrorOf("sbatch: ['--ntasks-per-node=2']\n").find("resources.nodes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("sbatch: ['--comment=two words']\n").find("holds a blank"), std::string::npos);
+  EXPECT_EQ(ErrorOf("sbatch: ['--gres=tmpfs:10G', '--mem-bind=local', '--exclusive']\n"), "");
+  // A worker trains on one GPU: more per worker would sit idle.
+  EXPECT_NE(ErrorOf("gpus_per_worker: 2\n").find("a worker trains on one GPU"), std::string::npos);
 }
 
 TEST(Resources, FitThePoints) {
@@ -161,12 +172,12 @@ TEST(Resources, EveryRequestInTheSbatchScript) {
   config.parallel.mode = "mpi";
   config.parallel.workers = 4;
   const std::string s = Script(
-      Parse("time: '02:00:00'\nthreads: 3\ngpus_per_worker: 2\nnodes: 2\nmem: 16G\nqos: high\n"
+      Parse("time: '02:00:00'\nthreads: 3\ngpus_per_worker: 1\nnodes: 2\nmem: 16G\nqos: high\n"
             "constraint: 'a100&ib'\nsbatch: ['--exclusive', '--reservation=paper']\n"),
       config);
   for (const char* line :
        {"#SBATCH --ntasks=4\n", "#SBATCH --cpus-per-task=3\n", "#SBATCH --nodes=2\n",
-        "#SBATCH --gpus-per-task=2\n", "#SBATCH --mem=16G\n", "#SBATCH --time=0-02:00:00\n",
+        "#SBATCH --gpus-per-task=1\n", "#SBATCH --mem=16G\n", "#SBATCH --time=0-02:00:00\n",
         "#SBATCH --qos=high\n", "#SBATCH --constraint=a100&ib\n", "#SBATCH --exclusive\n",
         "#SBATCH --reservation=paper\n", "#SBATCH --partition=gpu\n",
         "mpirun -np 4 --bind-to none"}) {
