@@ -8,6 +8,7 @@ browser gets no network (the page must not need any).
   report_browser.py PAGE --screenshot PNG --runs N --metric-rows R --speedup-rows S --figures F
 """
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -34,7 +35,7 @@ def browser(profile):
                  # to a proxy nobody listens on. The page must load without either.
                  "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9"]:
         o.add_argument(flag)
-    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
 
 
@@ -55,6 +56,7 @@ def main():
     profile = tempfile.mkdtemp(prefix="mavg-chromium-")
     d = browser(profile)
     try:
+        d.get_log("performance")  # drop what the browser's own start page requested
         d.get("file://" + os.path.abspath(a.page))
         # DataTables wraps the run list once its script ran.
         WebDriverWait(d, 60).until(lambda x: x.find_elements(By.ID, "runs_wrapper"))
@@ -64,13 +66,19 @@ def main():
         if errors:
             fail(f"the browser reported errors: {errors}")
         print("ok: no errors in the browser's console")
-        # Everything the page loaded (scripts, styles, images, fonts) came from its own files.
-        loaded = d.execute_script(
-            "return performance.getEntriesByType('resource').map(e => e.name)")
-        remote = [u for u in loaded if not u.startswith("file:")]
+        # Everything the browser requested (the page, scripts, styles, images, fonts: the
+        # DevTools network log) came from the page's own files.
+        requested = []
+        for entry in d.get_log("performance"):
+            m = json.loads(entry["message"])["message"]
+            if m.get("method") == "Network.requestWillBeSent":
+                requested.append(m["params"]["request"]["url"])
+        if len(requested) < 3:
+            fail(f"the network log shows only {requested}: cannot check what the page loads")
+        remote = [u for u in requested if not u.startswith(("file:", "data:", "chrome:"))]
         if remote:
             fail(f"the page loaded from outside its directory: {remote}")
-        print(f"ok: all {len(loaded)} resources the page loaded are its own files")
+        print(f"ok: all {len(requested)} requests of the page were for its own files")
 
         metric = rows(d, "table.metric")
         if not metric:
