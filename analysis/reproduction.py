@@ -10,7 +10,9 @@ looking at the numbers; then the speedup table and the figures.
 Run by scripts/reproduce.sh. Needs Debian's python3-matplotlib and python3-yaml.
 """
 import argparse
+import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -109,6 +111,78 @@ def speedup_md(mavg, db, results):
     if p.returncode != 0:
         return f"(no speedup table: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else 'failed'})\n"
     return p.stdout
+
+
+def timing_conditions(db, one_worker_runs):
+    """What the runs' timings are worth, from the database: how many paper runs ran at once
+    (their attempts' overlapping intervals), the CPU threads each had, and how far the
+    one-worker replicates of Table 1 -- the same work -- differ in seconds per training frame."""
+    spans = db.execute(
+        "SELECT a.started, a.ended FROM attempts a JOIN sweep_runs s ON s.run_id = a.run_id "
+        "WHERE s.sweep LIKE 'table_' AND a.started IS NOT NULL AND a.ended IS NOT NULL "
+        "GROUP BY a.run_id, a.n").fetchall()
+    events = sorted([(t0, 1) for t0, _ in spans] + [(t1, -1) for _, t1 in spans],
+                    key=lambda e: (e[0], e[1]))
+    at_once = most = 0
+    for _, step in events:
+        at_once += step
+        most = max(most, at_once)
+    threads = sorted({int(m.group(1)) for (v,) in db.execute(
+        "SELECT value FROM env WHERE key = 'build.device' AND run_id IN (SELECT run_id FROM "
+        "sweep_runs WHERE sweep LIKE 'table_')") for m in [re.search(r"(\d+) threads", v)] if m})
+    per_frame = []
+    for r in one_worker_runs:
+        try:
+            per_frame.append(plot.time_per_frame(r))
+        except plot.PlotError:
+            pass
+    text = (f"Timing conditions: up to {most} paper runs ran at once on this machine "
+            f"({os.cpu_count()} cores), with {', '.join(map(str, threads)) or '?'} CPU "
+            "thread(s) each, while other work (builds, tests) shared it at times.")
+    if len(per_frame) >= 2:
+        m = statistics.mean(per_frame)
+        text += (f" The {len(per_frame)} one-worker runs of Table 1, the same work, took "
+                 + ", ".join(f"{1e6 * x:.0f}" for x in sorted(per_frame))
+                 + f" µs per training frame: a spread of {100 * (max(per_frame) - min(per_frame)) / m:.0f} % "
+                 "of their mean. The speedups below divide such times from different runs, so "
+                 "read them to within about that much.")
+    return text + "\n"
+
+
+def within_run_speedup(db, runs, paper):
+    """Per worker count: N x the mean worker's measured seconds (compute and data) per epoch
+    over the run's projected epoch, both from the same epochs of the same run, so a machine
+    slower or faster during that run moves both alike. One worker: 1 by definition."""
+    by_n = {}
+    for r in runs:
+        if r["status"] != "completed":
+            continue
+        ratios = []
+        for (m,) in db.execute("SELECT metrics_json FROM epochs WHERE run_id = ?",
+                               (r["run_id"],)):
+            e = json.loads(m)
+            n, proj = e.get("world_size", 1), e.get("projected_wall_s")
+            work = e.get("compute_s_mean", 0) + e.get("io_s_mean", 0)
+            if n > 1 and proj and work > 0:
+                ratios.append(n * work / proj)
+        if ratios:
+            by_n.setdefault(int(r["axes"].get("parallel.workers", 1)), []).append(
+                statistics.mean(ratios))
+    if not by_n:
+        return ""
+    rows = []
+    for n in sorted(by_n):
+        v = by_n[n]
+        shown = f"{statistics.mean(v):.2f}" + (f" ± {statistics.stdev(v):.2f}" if len(v) > 1 else "")
+        rows.append([n, f"{shown} (n={len(v)})", f"{100 * statistics.mean(v) / n:.0f} %",
+                     paper.get(n, "–")])
+    return ("Projected within each run (simulated workers): N × the mean worker's measured "
+            "seconds per epoch (compute and data) over the run's projected epoch time (the slowest "
+            "worker per averaging interval plus the measured averaging), per epoch and averaged. "
+            "Both sides come from the same epochs, so the machine's load at the time cancels; "
+            "what remains is the imbalance between workers and the averaging.\n\n"
+            + table(["workers", "projected speedup (within runs)", "efficiency",
+                     "paper: measured on K20 GPUs"], rows))
 
 
 class Figures:
@@ -314,7 +388,11 @@ def main():
            "Per training frame, from Table 1's runs (simulated workers: projected times, "
            "labelled so); the paper's measured speedups on K20 GPUs are 1.39, 2.65, 4.99, 9.32 "
            "and 16.7 for 2 to 32 GPUs.", "",
-           speedup_md(a.mavg, a.db, os.path.dirname(os.path.abspath(a.db)))]
+           timing_conditions(db, [r for r in t["table1"].runs if r["status"] == "completed"
+                                  and r["axes"].get(W) == "1"]),
+           speedup_md(a.mavg, a.db, os.path.dirname(os.path.abspath(a.db))),
+           within_run_speedup(db, t["table1"].runs,
+                              dict(zip(ref["timing"]["gpus"], ref["timing"]["speedup"])))]
 
     figs.make(t["table1"], "metric", "parallel.workers", series=None)
     figs.make(t["table1"], "speedup", "parallel.workers", series=None)
