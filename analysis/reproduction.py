@@ -26,11 +26,13 @@ import plot  # noqa: E402  (the figure code, shared)
 # agrees when the averaged run's WER is within 10 % (relative) of the one-worker run's.
 REL_EQUAL = 0.05
 REL_LITTLE = 0.10
+PENDING = ("new", "running", "interrupted", "preempted")
 
 
 class Runs:
     def __init__(self, db, sweep):
         self.sweep = sweep
+        self.cells = {}  # the WER cells the page asked for: (completed, counts by status)
         try:
             self.runs = plot.load_runs(db, sweep)
         except plot.PlotError:
@@ -57,7 +59,15 @@ class Runs:
             states[r["status"]] = states.get(r["status"], 0) + 1
             if r["status"] == "completed" and metric in r["values"]:
                 vals.append(r["values"][metric])
+        if metric == "wer":
+            self.cells[tuple(sorted((k, str(v)) for k, v in axes.items()))] = (len(vals), states)
         return vals, states
+
+    def complete(self):
+        """Whether every planned run of every cell the page shows has ended (completed, or
+        failed or diverged: results too) and each cell has a completed one."""
+        return bool(self.cells) and all(
+            n >= 1 and not any(s in PENDING for s in st) for n, st in self.cells.values())
 
 
 def fmt(vals, states=None, digits=2):
@@ -242,13 +252,22 @@ def main():
     verdicts = []
     builds = db.execute(
         "SELECT r.code_version, COUNT(DISTINCT r.run_id) FROM runs r JOIN sweep_runs s "
-        "ON s.run_id = r.run_id WHERE s.sweep LIKE 'table_' AND r.status != 'new' "
+        "ON s.run_id = r.run_id WHERE s.sweep LIKE 'table_' "
+        "AND r.status NOT IN ('new', 'running', 'interrupted', 'preempted') "
         "GROUP BY r.code_version ORDER BY 2 DESC").fetchall()
+    unfinished = db.execute(
+        "SELECT COUNT(DISTINCT r.run_id) FROM runs r JOIN sweep_runs s ON s.run_id = r.run_id "
+        "WHERE s.sweep LIKE 'table_' AND r.status IN ('running', 'interrupted', 'preempted')"
+    ).fetchone()[0]
     if builds:
-        md += ["Runs by build (the engine sources' hash, `build.code_version` in result.json): " +
-               ", ".join(f"`{v or 'unknown'}` {n}" for v, n in builds) +
-               (" — more than one build: compare with care." if len(builds) > 1 else "."), ""]
+        md += ["Finished runs by build (the engine sources' hash, `build.code_version` in "
+               "result.json): " + ", ".join(f"`{v or 'unknown'}` {n}" for v, n in builds) +
+               (" — more than one build: compare with care." if len(builds) > 1 else ".") +
+               (f" {unfinished} more {'has' if unfinished == 1 else 'have'} started and not finished "
+                "(in no mean below; the cells say so)."
+                if unfinished else ""), ""]
 
+    status_at = len(md)  # whether the page is finished: known once every cell is read
     W, MB, AVG, INIT = "parallel.workers", "optimizer.minibatch", "parallel.average_every", "model.init"
     SCHED, OPT = "schedule.type", "optimizer.type"
 
@@ -362,6 +381,22 @@ def main():
                     t["table6"].cell({W: ws[-1], OPT: "ngsgd"})[0])
     verdicts.append(["6", f"NG-SGD beats SGD under averaging ({ws[-1]} workers)",
                      f"{r6['ngsgd']['swb'][1] - r6['sgd']['swb'][1]:+.1f}", d, ok])
+
+    done = [k[-1] for k, tab in t.items() if tab.complete()]
+    for v in verdicts:
+        if v[0] not in done and not v[-1].startswith(("not run", "too few")):
+            v[-1] += " (provisional: replicates to come)"
+    (reps,) = db.execute("SELECT MAX(replicate) + 1 FROM sweep_runs WHERE sweep LIKE 'table_'"
+                         ).fetchone()
+    reps = f"{reps} replicates" if reps else "replicates"
+    status = (f"**Complete**: every run of the six tables ({reps} a cell) has ended."
+              if len(done) == len(t) else
+              f"**Not finished**: {len(done)} of {len(t)} tables {'has' if len(done) == 1 else 'have'} "
+              f"every run ({reps} a cell) ended ({', '.join('Table ' + d for d in done) or 'none'}); the cells "
+              "that say *not run* or *running* are still to come (`scripts/reproduce.sh` "
+              "resumes), and an effect judged on an unfinished table is marked provisional.")
+    md.insert(status_at, status)
+    md.insert(status_at + 1, "")
 
     md += ["## The effects, side by side", "",
            table(["table", "effect", "paper: Δ WER SWB", "ours: Δ WER ± se", "agrees"], verdicts),

@@ -56,6 +56,22 @@ for f in figs:
     assert p.endswith(".png") and os.path.getsize(p) > 1000, p
 print("ok:", len(cells), "cells,", len(figs), "figures")
 PY
+grep -q '^\*\*Complete\*\*: every run of the six tables (2 replicates a cell) has ended' \
+  doc/reproduction.md || fail "a finished reproduction is not marked complete: $(sed -n 11p doc/reproduction.md)"
+# A page made while a run is still going says so, and judges that table's effects provisionally.
+cp res/mavg.db partial.db
+sqlite3 partial.db "UPDATE runs SET status = 'running' WHERE run_id = (SELECT run_id FROM
+  sweep_runs WHERE sweep = 'table3' AND axes_json LIKE '%average_every\",\"2\"%' LIMIT 1)"
+python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
+  --figures partial/reproduction --mavg "$MAVG" > /dev/null
+grep -q '^\*\*Not finished\*\*: 5 of 6 tables have' partial/reproduction.md ||
+  fail "an unfinished table is not reported: $(grep -m1 finished partial/reproduction.md)"
+grep -Eq '^\| 3 \| .*\| (too few runs|[^|]*provisional)[^|]*\|$' partial/reproduction.md ||
+  fail "table 3's effect is judged as final: $(grep '^| 3 |' partial/reproduction.md)"
+grep -q '^| 16 workers, every 2 | .*1 running' partial/reproduction.md ||
+  grep -q '^| 2 workers, every 2 | .*1 running' partial/reproduction.md ||
+  fail "the running run is not shown: $(grep 'every 2 |' partial/reproduction.md)"
+grep -q '^| 1 | .*provisional' partial/reproduction.md && fail "a finished table is provisional"
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
 scripts/reproduce.sh > run2.txt 2>&1
