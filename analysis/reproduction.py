@@ -402,6 +402,16 @@ def main():
            table(["table", "effect", "paper: Δ WER SWB", "ours: Δ WER ± se", "agrees"], verdicts),
            "Δ is the second condition minus the first as the effect is named (negative: the "
            "named winner has the lower WER).", ""]
+    against = [v for v in verdicts if v[-1].split()[0] == "no"]
+    if against:
+        md += ["Where ours disagrees with the paper (as measured, not tuned away):", ""]
+        md += [f"- Table {v[0]}, {v[1]}: Δ WER {v[2]} in the paper, {v[3]} here — "
+               + ("the opposite direction." if "opposite" in v[-1] else
+                  "no difference beyond twice its standard error." if "not significant" in v[-1]
+                  else "outside the agreement criterion above.")
+               + (" Provisional: replicates to come." if "provisional" in v[-1] else "")
+               for v in against]
+        md += [""]
 
     md += ["## Why ours may differ", "",
            "Written before the runs, for every effect alike:", "",

@@ -48,6 +48,9 @@ rows = [l for l in effects.splitlines() if l.startswith("| ") and "effect" not i
 assert len(rows) == 7, rows
 for r in rows:
     assert re.search(r"\| (yes|no[^|]*|too few runs[^|]*) \|$", r), r
+disagree = [r for r in rows if re.search(r"\| no[ |][^|]*\|$", r)]
+listed = re.findall(r"^- Table (\d), ", md.split("## Why ours may differ")[0], re.M)
+assert sorted(listed) == sorted(r.split("|")[1].strip() for r in disagree), (listed, disagree)
 assert "projected speedup" in md, "no speedup table"
 figs = re.findall(r"!\[[^]]*\]\(([^)]+)\)", md)
 assert len(figs) >= 4, figs
