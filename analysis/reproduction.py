@@ -64,16 +64,16 @@ class Runs:
         return vals, states
 
     def complete(self):
-        """Whether every planned run of every cell the page shows has ended (completed, or
-        failed or diverged: results too) and each cell has a completed one."""
+        """Whether every cell the page shows has runs and all of them have ended (completed,
+        or failed, diverged or collapsed: results too)."""
         return bool(self.cells) and all(
-            n >= 1 and not any(s in PENDING for s in st) for n, st in self.cells.values())
+            st and not any(s in PENDING for s in st) for n, st in self.cells.values())
 
 
 def fmt(vals, states=None, digits=2):
     if not vals:
         extra = ", ".join(f"{n} {s}" for s, n in sorted((states or {}).items()))
-        return f"not run{f' ({extra})' if extra else ''}"
+        return f"none completed ({extra})" if extra else "not run"
     m = statistics.mean(vals)
     s = f"{m:.{digits}f}" if len(vals) == 1 else f"{m:.{digits}f} ± {statistics.stdev(vals):.{digits}f}"
     other = {k: v for k, v in (states or {}).items() if k != "completed"}
@@ -91,11 +91,21 @@ def diff(a, b):
     return d, (statistics.variance(a) / len(a) + statistics.variance(b) / len(b)) ** 0.5
 
 
-def verdict(kind, a, b):
-    """kind: 'beats' (b lower than a), 'equal', 'little' (b not much above a)."""
+def verdict(kind, a, b, names):
+    """kind: 'beats' (b lower than a), 'equal', 'little' (b not much above a); a and b are
+    cells, (WERs of completed runs, counts by status); names label them. Runs that ended
+    without a WER (collapsed, diverged, failed) are named beside Δ, which leaves them out."""
+    (a, sa), (b, sb) = a, b
+    lost = [f"{name} {n} {s}" for name, st in zip(names, (sa, sb))
+            for s, n in sorted(st.items()) if s != "completed" and s not in PENDING]
+    shown, ok = judge(kind, a, b)
+    return shown + (f" (not in Δ: {', '.join(lost)})" if lost else ""), ok
+
+
+def judge(kind, a, b):
     d, se = diff(a, b)
     if d is None:
-        return "–", "not run yet"
+        return "–", "not judged: no completed run on a side"
     ref = statistics.mean(a)
     shown = f"{d:+.2f}" + (f" ± {se:.2f}" if se is not None else "")
     if kind == "beats":
@@ -284,7 +294,8 @@ def main():
         rows.append([n, fmt(v, st), fmt(mc, digits=3) if mc else "–",
                      f"{pp[0]} / {pp[1]}" if pp else "–"])
     many = "16" if "16" in workers else workers[-1]
-    d, ok = verdict("little", t1.cell({W: workers[0]})[0], t1.cell({W: many})[0])
+    d, ok = verdict("little", t1.cell({W: workers[0]}), t1.cell({W: many}),
+                    (f"{workers[0]} worker{'' if workers[0] == '1' else 's'}", f"{many} workers"))
     verdicts.append(["1", f"averaging loses little ({workers[0]} → {many} workers)",
                      "+0.4 / +0.2", d, ok])
     md += ["## Table 1: WER against the number of workers", "",
@@ -320,8 +331,8 @@ def main():
         "includes their initialisation's. The paper: 1 → 32 GPUs.", "init")
     md += part
     for i, n in enumerate((ws[0], ws[-1])):
-        d, ok = verdict("beats", t["table2"].cell({W: n, INIT: "random"})[0],
-                        t["table2"].cell({W: n, INIT: "rbm"})[0])
+        d, ok = verdict("beats", t["table2"].cell({W: n, INIT: "random"}),
+                        t["table2"].cell({W: n, INIT: "rbm"}), ("random", "rbm"))
         paper_d = r2["rbm"]["swb"][i] - r2["random"]["swb"][i]
         verdicts.append(["2", f"RBM beats random ({n} worker{'' if n == '1' else 's'})",
                          f"{paper_d:+.1f}", d, ok])
@@ -336,8 +347,8 @@ def main():
         key = f"every_{k}_minibatches"
         rows.append([f"{ws[-1]} workers, every {k}", fmt(*t3.cell({W: ws[-1], AVG: k})),
                      f"{r3[key]['swb']} / {r3[key]['ch']}" if key in r3 else "–"])
-    d, ok = verdict("beats", t3.cell({W: ws[-1], AVG: ivs[-1]})[0],
-                    t3.cell({W: ws[-1], AVG: ivs[0]})[0])
+    d, ok = verdict("beats", t3.cell({W: ws[-1], AVG: ivs[-1]}), t3.cell({W: ws[-1], AVG: ivs[0]}),
+                    (f"every {ivs[-1]}", f"every {ivs[0]}"))
     verdicts.append(["3", f"every {ivs[0]} beats every {ivs[-1]} ({ws[-1]} workers)",
                      f"{r3['every_10_minibatches']['swb'] - r3['every_20_minibatches']['swb']:+.1f}",
                      d, ok])
@@ -352,8 +363,8 @@ def main():
         "minibatch), so the larger minibatch takes a quarter of the steps. The paper: 1 → 16 GPUs.",
         "minibatch")
     md += part
-    d, ok = verdict("equal", t["table4"].cell({W: ws[-1], MB: lv[0]})[0],
-                    t["table4"].cell({W: ws[-1], MB: lv[-1]})[0])
+    d, ok = verdict("equal", t["table4"].cell({W: ws[-1], MB: lv[0]}),
+                    t["table4"].cell({W: ws[-1], MB: lv[-1]}), (f"mb {lv[0]}", f"mb {lv[-1]}"))
     verdicts.append(["4", f"minibatch {lv[-1]} ≈ {lv[0]} ({ws[-1]} workers)",
                      f"{r4['mb1024']['swb'][1] - r4['mb256']['swb'][1]:+.1f}", d, ok])
 
@@ -365,8 +376,8 @@ def main():
         "At most 12 epochs for both; newbob with the fork's end_halving_impr 1e-4. The paper: "
         "1 → 16 GPUs.", "schedule")
     md += part
-    d, ok = verdict("equal", t["table5"].cell({W: ws[-1], SCHED: "exponential"})[0],
-                    t["table5"].cell({W: ws[-1], SCHED: "newbob"})[0])
+    d, ok = verdict("equal", t["table5"].cell({W: ws[-1], SCHED: "exponential"}),
+                    t["table5"].cell({W: ws[-1], SCHED: "newbob"}), ("exponential", "newbob"))
     verdicts.append(["5", f"exponential ≈ newbob ({ws[-1]} workers)",
                      f"{r5['newbob']['swb'][1] - r5['exponential']['swb'][1]:+.1f}", d, ok])
 
@@ -377,14 +388,14 @@ def main():
         "The sgd runs use no max-change (it is part of NG-SGD). The paper: 1 → 16 GPUs.",
         "optimizer")
     md += part
-    d, ok = verdict("beats", t["table6"].cell({W: ws[-1], OPT: "sgd"})[0],
-                    t["table6"].cell({W: ws[-1], OPT: "ngsgd"})[0])
+    d, ok = verdict("beats", t["table6"].cell({W: ws[-1], OPT: "sgd"}),
+                    t["table6"].cell({W: ws[-1], OPT: "ngsgd"}), ("sgd", "ngsgd"))
     verdicts.append(["6", f"NG-SGD beats SGD under averaging ({ws[-1]} workers)",
                      f"{r6['ngsgd']['swb'][1] - r6['sgd']['swb'][1]:+.1f}", d, ok])
 
     done = [k[-1] for k, tab in t.items() if tab.complete()]
     for v in verdicts:
-        if v[0] not in done and not v[-1].startswith(("not run", "too few")):
+        if v[0] not in done and not v[-1].startswith(("not judged", "too few")):
             v[-1] += " (provisional: replicates to come)"
     (reps,) = db.execute("SELECT MAX(replicate) + 1 FROM sweep_runs WHERE sweep LIKE 'table_'"
                          ).fetchone()

@@ -65,6 +65,9 @@ grep -q '^\*\*Complete\*\*: every run of the six tables (2 replicates a cell) ha
 cp res/mavg.db partial.db
 sqlite3 partial.db "UPDATE runs SET status = 'running' WHERE run_id = (SELECT run_id FROM
   sweep_runs WHERE sweep = 'table3' AND axes_json LIKE '%average_every\",\"2\"%' LIMIT 1)"
+sqlite3 partial.db "UPDATE runs SET status = 'collapsed' WHERE run_id = (SELECT run_id FROM
+  sweep_runs WHERE sweep = 'table6' AND axes_json LIKE '%\"sgd\"%' AND
+  axes_json LIKE '%workers\",\"2\"%' LIMIT 1)"
 python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
   --figures partial/reproduction --mavg "$MAVG" > /dev/null
 grep -q '^\*\*Not finished\*\*: 5 of 6 tables have' partial/reproduction.md ||
@@ -75,6 +78,8 @@ grep -q '^| 16 workers, every 2 | .*1 running' partial/reproduction.md ||
   grep -q '^| 2 workers, every 2 | .*1 running' partial/reproduction.md ||
   fail "the running run is not shown: $(grep 'every 2 |' partial/reproduction.md)"
 grep -q '^| 1 | .*provisional' partial/reproduction.md && fail "a finished table is provisional"
+grep -q '^| 6 | .*(not in Δ: sgd 1 collapsed)' partial/reproduction.md ||
+  fail "a collapsed run is not named beside its effect: $(grep '^| 6 |' partial/reproduction.md)"
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
 scripts/reproduce.sh > run2.txt 2>&1
