@@ -94,7 +94,8 @@ def diff(a, b):
 def verdict(kind, a, b, names):
     """kind: 'beats' (b lower than a), 'equal', 'little' (b not much above a); a and b are
     cells, (WERs of completed runs, counts by status); names label them. Runs that ended
-    without a WER (collapsed, diverged, failed) are named beside Δ, which leaves them out."""
+    without completing (collapsed, diverged, failed) are named beside Δ, which leaves them out
+    (a collapsed run may have been decoded: its WER is still no sample of the cell's)."""
     (a, sa), (b, sb) = a, b
     lost = [f"{name} {n} {s}" for name, st in zip(names, (sa, sb))
             for s, n in sorted(st.items()) if s != "completed" and s not in PENDING]
