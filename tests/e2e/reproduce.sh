@@ -63,12 +63,17 @@ grep -q '^\*\*Complete\*\*: every run of the six tables (2 replicates a cell) ha
   doc/reproduction.md || fail "a finished reproduction is not marked complete: $(sed -n 11p doc/reproduction.md)"
 # A page made while a run is still going says so, and judges that table's effects provisionally.
 cp res/mavg.db partial.db
-sqlite3 partial.db "UPDATE runs SET status = 'running' WHERE run_id = (SELECT run_id FROM
-  sweep_runs WHERE sweep = 'table3' AND axes_json LIKE '%average_every\",\"2\"%' LIMIT 1)"
-sqlite3 partial.db "UPDATE runs SET status = 'collapsed' WHERE run_id = (SELECT run_id FROM
-  sweep_runs WHERE sweep = 'table6' AND axes_json LIKE '%\"sgd\"%' AND
-  axes_json LIKE '%workers\",\"2\"%' LIMIT 1)"
-python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
+/usr/bin/python3 - <<'PY'
+import sqlite3
+db = sqlite3.connect("partial.db")
+for status, sweep, like in (("running", "table3", '%average_every","2"%'),
+                            ("collapsed", "table6", '%workers","2"%"sgd"%')):
+    n = db.execute("UPDATE runs SET status = ? WHERE run_id = (SELECT run_id FROM sweep_runs "
+                   "WHERE sweep = ? AND axes_json LIKE ? LIMIT 1)", (status, sweep, like)).rowcount
+    assert n == 1, (status, sweep, like)
+db.commit()
+PY
+/usr/bin/python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
   --figures partial/reproduction --mavg "$MAVG" > /dev/null
 grep -q '^\*\*Not finished\*\*: 5 of 6 tables have' partial/reproduction.md ||
   fail "an unfinished table is not reported: $(grep -m1 finished partial/reproduction.md)"
