@@ -261,15 +261,15 @@ def main():
           "max-change limit scaled down.",
           ""]
     verdicts = []
+    pending = ", ".join("?" * len(PENDING))
+    table_runs = ("FROM runs r JOIN sweep_runs s ON s.run_id = r.run_id "
+                  "WHERE s.sweep LIKE 'table_' AND r.status")
     builds = db.execute(
-        "SELECT r.code_version, COUNT(DISTINCT r.run_id) FROM runs r JOIN sweep_runs s "
-        "ON s.run_id = r.run_id WHERE s.sweep LIKE 'table_' "
-        "AND r.status NOT IN ('new', 'running', 'interrupted', 'preempted') "
-        "GROUP BY r.code_version ORDER BY 2 DESC").fetchall()
-    unfinished = db.execute(
-        "SELECT COUNT(DISTINCT r.run_id) FROM runs r JOIN sweep_runs s ON s.run_id = r.run_id "
-        "WHERE s.sweep LIKE 'table_' AND r.status IN ('running', 'interrupted', 'preempted')"
-    ).fetchone()[0]
+        f"SELECT r.code_version, COUNT(DISTINCT r.run_id) {table_runs} NOT IN ({pending}) "
+        "GROUP BY r.code_version ORDER BY 2 DESC", PENDING).fetchall()
+    (unfinished,) = db.execute(  # started: the page's cells show 'new' runs as not run
+        f"SELECT COUNT(DISTINCT r.run_id) {table_runs} IN ({pending}) AND r.status != 'new'",
+        PENDING).fetchone()
     if builds:
         md += ["Finished runs by build (the engine sources' hash, `build.code_version` in "
                "result.json): " + ", ".join(f"`{v or 'unknown'}` {n}" for v, n in builds) +

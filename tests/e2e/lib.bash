@@ -34,3 +34,14 @@ json_get() {  # json_get FILE KEY -> value
 make_small_fmnist() {  # make_small_fmnist DIR TRAIN_LIMIT TEST_LIMIT
   "$MAVG" -q data fmnist --out "$1" --train-limit "$2" --test-limit "$3" --force >/dev/null
 }
+
+# small_base FILE HIDDEN_DIM EPOCHS: the sweep tests' base config, one hidden layer at a constant
+# lr on make_small_fmnist's data/.
+small_base() {
+  cat > "$1" <<YAML
+data: {train: data/train, dev: data/dev, test: data/test}
+model: {hidden_layers: 1, hidden_dim: $2}
+optimizer: {minibatch: 32}
+schedule: {type: constant, lr: 0.004, epochs: $3}
+YAML
+}

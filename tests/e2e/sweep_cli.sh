@@ -5,12 +5,7 @@
 # export of the runs (`report runs`, read by pandas) and `run diff`.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 2000 500
-cat > base.yaml <<YAML
-data: {train: data/train, dev: data/dev, test: data/test}
-model: {hidden_layers: 1, hidden_dim: 16}
-optimizer: {minibatch: 32}
-schedule: {type: constant, lr: 0.004, epochs: 1}
-YAML
+small_base base.yaml 16 1
 R=(--results res)
 G=(--base base.yaml --grid parallel.workers=1,2 --grid optimizer.type=sgd,ngsgd
    --set schedule.epochs=2 --set parallel.mode=simulated)

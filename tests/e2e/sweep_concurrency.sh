@@ -3,12 +3,7 @@
 # locked"), nothing is lost, and the result equals one collect alone.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 1000 200
-cat > base.yaml <<YAML
-data: {train: data/train, dev: data/dev, test: data/test}
-model: {hidden_layers: 1, hidden_dim: 16}
-optimizer: {minibatch: 32}
-schedule: {type: constant, lr: 0.004, epochs: 3}
-YAML
+small_base base.yaml 16 3
 for s in a b; do
 cat > $s.yaml <<YAML
 name: conc-$s

@@ -3,12 +3,7 @@
 # sweeps, stale runs, failures that do not stop the sweep, retry, reports and figures.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 2000 500
-cat > base.yaml <<YAML
-data: {train: data/train, dev: data/dev, test: data/test}
-model: {hidden_layers: 1, hidden_dim: 32}
-optimizer: {minibatch: 32}
-schedule: {type: constant, lr: 0.004, epochs: 2}
-YAML
+small_base base.yaml 32 2
 cat > s.yaml <<YAML
 name: small
 base: base.yaml

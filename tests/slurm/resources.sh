@@ -11,12 +11,7 @@ node=$(hostname -s)
 # The node's feature (scripts/slurm/local-cluster.sh; a cluster started by an older script gets it).
 scontrol show node "$node" | grep -q "ActiveFeatures=.*mavgtest" ||
   scontrol update NodeName="$node" AvailableFeatures=mavgtest ActiveFeatures=mavgtest
-cat > base.yaml <<YAML
-data: {train: data/train, dev: data/dev, test: data/test}
-model: {hidden_layers: 1, hidden_dim: 16}
-optimizer: {minibatch: 32}
-schedule: {type: constant, lr: 0.004, epochs: 1}
-YAML
+small_base base.yaml 16 1
 cat > r.yaml <<YAML
 name: slurm-res
 base: base.yaml
