@@ -32,7 +32,6 @@ PENDING = ("new", "running", "interrupted", "preempted")
 class Runs:
     def __init__(self, db, sweep):
         self.sweep = sweep
-        self.cells = {}  # the WER cells the page asked for: (completed, counts by status)
         try:
             self.runs = plot.load_runs(db, sweep)
         except plot.PlotError:
@@ -59,15 +58,12 @@ class Runs:
             states[r["status"]] = states.get(r["status"], 0) + 1
             if r["status"] == "completed" and metric in r["values"]:
                 vals.append(r["values"][metric])
-        if metric == "wer":
-            self.cells[tuple(sorted((k, str(v)) for k, v in axes.items()))] = (len(vals), states)
         return vals, states
 
     def complete(self):
-        """Whether every cell the page shows has runs and all of them have ended (completed,
-        or failed, diverged or collapsed: results too)."""
-        return bool(self.cells) and all(
-            st and not any(s in PENDING for s in st) for n, st in self.cells.values())
+        """Whether the table has run and every run of it has ended (completed, or failed,
+        diverged or collapsed: results too)."""
+        return bool(self.runs) and not any(r["status"] in PENDING for r in self.runs)
 
 
 def fmt(vals, states=None, digits=2):
