@@ -41,6 +41,9 @@ class Backend {
   virtual DeviceKind Kind() const = 0;
   // Human-readable description, e.g. "cpu (OpenBLAS 0.3.21, 2 threads)".
   virtual std::string Describe() const = 0;
+  // The GEMM kernels it runs, short, for comparing runs' timings: "OpenBLAS Zen",
+  // "OpenBLAS Cooperlake", "cuBLAS FP32", "cuBLAS TF32".
+  virtual std::string Kernels() const = 0;
 
   // ---- Memory ------------------------------------------------------------------------------
   virtual void* AllocateBytes(size_t bytes) = 0;
@@ -50,6 +53,9 @@ class Backend {
   virtual void CopyBytesOnDevice(void* dst, const void* src, size_t bytes) = 0;
   // Waits for all queued work.
   virtual void Synchronize() = 0;
+  // Whether device memory is host memory (the CPU): the host may read what an op wrote as soon
+  // as it returns, so code may skip work that a result it can read makes unnecessary.
+  virtual bool HostReadsDeviceMemory() const { return false; }
   // Host memory for staging transfers (page-locked on CUDA: faster copies). A host source may
   // be reused as soon as the copy call returns, whatever memory it is in.
   virtual void* AllocateHostStaging(size_t bytes);

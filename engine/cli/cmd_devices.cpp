@@ -1,8 +1,10 @@
-// mavg devices [--json FILE]: the CUDA devices this build sees (none in a CPU-only build or
-// without a driver), one line each, and optionally as JSON.
+// mavg devices [--json FILE]: the CPU (its vector ISA and the OpenBLAS kernels mavg runs on it)
+// and the CUDA devices this build sees (none in a CPU-only build or without a driver), one line
+// each, and optionally as JSON.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "engine/backend/cpu/blas_kernels.h"
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/cli/commands.h"
 #include "engine/core/build_info.h"
@@ -13,9 +15,28 @@ namespace mavg::cli {
 
 void AddDevicesCommand(CLI::App& app) {
   auto json_path = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("devices", "CUDA devices visible to this build");
+  CLI::App* cmd = app.add_subcommand("devices", "The CPU's ISA and BLAS kernels, and the CUDA devices this build sees");
   cmd->add_option("--json", *json_path, "Also write them to this JSON file");
   cmd->callback([json_path] {
+    const BlasKernels& k = SelectBlasKernels();
+    std::cout << fmt::format("cpu     {}  {}  OpenBLAS {} kernels: {}{}\n",
+                             k.cpu.model_name.empty() ? k.cpu.vendor : k.cpu.model_name,
+                             IsaName(k.cpu.isa), k.family, k.note,
+                             k.error.empty() ? "" : "  [refused: mavg will not train]");
+    const nlohmann::json cpu = {{"model_name", k.cpu.model_name},
+                                {"vendor", k.cpu.vendor},
+                                {"family", k.cpu.family},
+                                {"model", k.cpu.model},
+                                {"isa", IsaName(k.cpu.isa)},
+                                {"avx512_bf16", k.cpu.avx512_bf16},
+                                {"blas_library", k.library},
+                                {"blas_kernels", k.family},
+                                {"blas_kernels_isa", IsaName(FamilyIsa(k.family))},
+                                {"openblas_choice", k.openblas_choice},
+                                {"chosen_by", k.source},
+                                {"below_cpu", k.below_cpu},
+                                {"note", k.note},
+                                {"error", k.error}};
     const std::vector<CudaDeviceInfo> devices = CudaDevices();
     nlohmann::json list = nlohmann::json::array();
     for (const CudaDeviceInfo& d : devices) {
@@ -34,8 +55,10 @@ void AddDevicesCommand(CLI::App& app) {
       std::cout << (build_info::kWithCuda ? "no CUDA device visible\n"
                                           : "no CUDA device: this mavg was built without CUDA\n");
     }
-    const nlohmann::json out = {
-        {"built_with_cuda", build_info::kWithCuda}, {"count", devices.size()}, {"devices", list}};
+    const nlohmann::json out = {{"cpu", cpu},
+                                {"built_with_cuda", build_info::kWithCuda},
+                                {"count", devices.size()},
+                                {"devices", list}};
     if (!json_path->empty()) WriteFileAtomic(*json_path, DumpJson(out, 2) + "\n");
   });
 }

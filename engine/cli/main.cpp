@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "engine/backend/cpu/blas_kernels.h"
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
@@ -81,6 +82,9 @@ int CheckStandardOutput(StdoutBuffer& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenBLAS's kernels are settled while this process has one thread and before any BLAS call
+  // (engine/backend/cpu/blas_kernels.h); a CPU backend logs the choice when it is created.
+  mavg::SelectBlasKernels();
   StdoutBuffer& stdout_buffer = *new StdoutBuffer;  // immortal (see StdoutBuffer)
   std::cout.rdbuf(&stdout_buffer);
   CLI::App app{"mavg: data-parallel DNN training by periodic model averaging (Su & Chen 2015)"};

@@ -9,11 +9,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <thread>
 
+#include "engine/backend/cpu/blas_kernels.h"
+#include "engine/backend/cpu/vector_math.h"
 #include "engine/backend/counter_rng.h"
 #include "engine/backend/shape_checks.h"
 #include "engine/core/error.h"
+#include "engine/core/logging.h"
 
 extern "C" {
 // Declared by OpenBLAS's cblas.h in most versions; repeated here for the ones that do not.
@@ -34,7 +38,9 @@ struct CpuBlock : SerialBlock {
   static constexpr bool kHostEigen = true;
   void HostEigen(double* a, double* v, int r) {
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> am(a, r, r);
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(am);
+    // The solver's workspace is kept per thread and size (a new one would allocate each time).
+    thread_local Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig;
+    eig.compute(am);
     MAVG_CHECK(eig.info() == Eigen::Success, "NG-SGD: eigendecomposition failed");
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> vm(v, r, r);
     vm = eig.eigenvectors();
@@ -45,7 +51,9 @@ struct CpuBlock : SerialBlock {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads) {
+  explicit CpuBackend(int threads) : kernels_(SelectBlasKernels()) {
+    MAVG_CHECK(kernels_.error.empty(), "{}", kernels_.error);
+    LogKernelsOnce(kernels_);
     threads_ = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
     if (threads_ <= 0) threads_ = 1;
     openblas_set_num_threads(threads_);
@@ -53,6 +61,7 @@ class CpuBackend final : public Backend {
 
   DeviceKind Kind() const override { return DeviceKind::kCpu; }
 
+  std::string Kernels() const override { return "OpenBLAS " + kernels_.family; }
   std::string Describe() const override {
     return fmt::format("cpu ({}; {} threads)", openblas_get_config(), threads_);
   }
@@ -75,6 +84,7 @@ class CpuBackend final : public Backend {
     if (bytes > 0) std::memmove(dst, src, bytes);
   }
   void Synchronize() override {}
+  bool HostReadsDeviceMemory() const override { return true; }
 
   void CopyFromHost(const float* src, MatrixView dst) override {
     Copy(ConstMatrixView(src, dst.rows, dst.cols), dst);
@@ -95,12 +105,27 @@ class CpuBackend final : public Backend {
       }
       return;
     }
+    const int lda = static_cast<int>(std::max<int64_t>(a.stride, 1));
+    const int ldb = static_cast<int>(std::max<int64_t>(b.stride, 1));
+    const int ldc = static_cast<int>(std::max<int64_t>(c.stride, 1));
+    // A product with one row or one column is a matrix-vector product: OpenBLAS (before 0.3.27)
+    // would run it through the GEMM path and copy the whole matrix operand into its packed
+    // layout first (NG-SGD's bias update, [1 x N] x [N x D], costs 5 times the GEMV that way).
+    if (n == 1) {  // C[:, 0] = alpha op(A) op(B)[:, 0] + beta C[:, 0]
+      cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(trans_a ? k : m), static_cast<int>(trans_a ? m : k), alpha,
+                  a.data, lda, b.data, trans_b ? 1 : ldb, beta, c.data, ldc);
+      return;
+    }
+    if (m == 1) {  // C[0, :]^T = alpha op(B)^T op(A)[0, :]^T + beta C[0, :]^T
+      cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans,
+                  static_cast<int>(trans_b ? n : k), static_cast<int>(trans_b ? k : n), alpha,
+                  b.data, ldb, a.data, trans_a ? lda : 1, beta, c.data, 1);
+      return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), alpha, a.data,
-                static_cast<int>(std::max<int64_t>(a.stride, 1)), b.data,
-                static_cast<int>(std::max<int64_t>(b.stride, 1)), beta, c.data,
-                static_cast<int>(std::max<int64_t>(c.stride, 1)));
+                static_cast<int>(k), alpha, a.data, lda, b.data, ldb, beta, c.data, ldc);
   }
 
   void Copy(ConstMatrixView src, MatrixView dst) override {
@@ -167,21 +192,14 @@ class CpuBackend final : public Backend {
   }
 
   double SumSquares(ConstMatrixView x) override {
-    return SumInRowOrder(x.Size(), x.rows, [&](int64_t r) {
-      const float* xr = x.Row(r);
-      double s = 0.0;
-      for (int64_t c = 0; c < x.cols; ++c) s += static_cast<double>(xr[c]) * xr[c];
-      return s;
-    });
+    return SumInRowOrder(x.Size(), x.rows,
+                         [&](int64_t r) { return vector_math::SumSquares(x.Row(r), x.cols); });
   }
 
   void RowSumSquares(ConstMatrixView x, MatrixView out) override {
     CheckRowVector("RowSumSquares", "out", out, x.rows);
     ForRows(x.Size(), x.rows, [&](int64_t r) {
-      const float* xr = x.Row(r);
-      double s = 0.0;
-      for (int64_t c = 0; c < x.cols; ++c) s += static_cast<double>(xr[c]) * xr[c];
-      out.data[r] = static_cast<float>(s);
+      out.data[r] = static_cast<float>(vector_math::SumSquares(x.Row(r), x.cols));
     });
   }
 
@@ -238,7 +256,8 @@ class CpuBackend final : public Backend {
   }
 
   void Sigmoid(ConstMatrixView x, MatrixView y) override {
-    Map(x, y, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+    CheckSameShape("Sigmoid", x, y);
+    ForRows(x.Size(), x.rows, [&](int64_t r) { vector_math::Sigmoid(x.Row(r), y.Row(r), x.cols); });
   }
   void Tanh(ConstMatrixView x, MatrixView y) override {
     Map(x, y, [](float v) { return std::tanh(v); });
@@ -368,6 +387,20 @@ class CpuBackend final : public Backend {
     });
   }
 
+  // Once per process, at info level (a warning where the kernels are slower than the CPU
+  // allows and mavg could not fix it).
+  static void LogKernelsOnce(const BlasKernels& k) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+      if (k.below_cpu) {
+        spdlog::warn("[blas] OpenBLAS {} kernels: {}", k.family, k.note);
+      } else {
+        spdlog::info("[blas] OpenBLAS {} kernels: {}", k.family, k.note);
+      }
+    });
+  }
+
+  const BlasKernels& kernels_;  // the process's, settled before this backend's first GEMM
   int threads_ = 1;
 };
 

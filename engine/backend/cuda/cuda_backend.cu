@@ -59,6 +59,7 @@ class CudaBackend final : public Backend {
 
   DeviceKind Kind() const override { return DeviceKind::kCuda; }
 
+  std::string Kernels() const override { return tf32_ ? "cuBLAS TF32" : "cuBLAS FP32"; }
   std::string Describe() const override {
     int cublas_version = 0;
     cublasGetVersion(cublas_.Get(), &cublas_version);

@@ -46,6 +46,54 @@ TEST_P(BackendOps, GemmAllTransposes) {
   }
 }
 
+// Products with one row or one column (the CPU backend runs them as matrix-vector products),
+// every transpose, on strided views, with beta 0 (NaN in C ignored) and not.
+TEST_P(BackendOps, GemmVectorShapesOnStridedViews) {
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape& sh : {Shape{1, 23, 7}, Shape{6, 23, 1}, Shape{1, 23, 1}, Shape{1, 1, 5}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (float beta : {0.0f, 0.5f}) {
+          const int64_t ar = ta ? sh.k : sh.m, ac = ta ? sh.m : sh.k;
+          const int64_t br = tb ? sh.n : sh.k, bc = tb ? sh.k : sh.n;
+          // Each operand a view into a wider matrix (stride > cols), offset by one column.
+          const HostMat abig = RandomHost(ar, ac + 3, 31), bbig = RandomHost(br, bc + 2, 32);
+          HostMat cbig = RandomHost(sh.m, sh.n + 4, 33);
+          if (beta == 0.0f) cbig(0, 1) = std::nanf("");
+          Matrix da = ToDevice(B(), abig), db = ToDevice(B(), bbig), dc = ToDevice(B(), cbig);
+          const ConstMatrixView av = ConstMatrixView(da).ColRange(1, ac);
+          const ConstMatrixView bv = ConstMatrixView(db).ColRange(1, bc);
+          const MatrixView cv = MatrixView(dc).ColRange(1, sh.n);
+          B().Gemm(ta, tb, 0.7f, av, bv, beta, cv);
+          HostMat a(ar, ac), b(br, bc), c(sh.m, sh.n);
+          for (int64_t i = 0; i < ar; ++i)
+            for (int64_t j = 0; j < ac; ++j) a(i, j) = abig(i, j + 1);
+          for (int64_t i = 0; i < br; ++i)
+            for (int64_t j = 0; j < bc; ++j) b(i, j) = bbig(i, j + 1);
+          for (int64_t i = 0; i < sh.m; ++i)
+            for (int64_t j = 0; j < sh.n; ++j) c(i, j) = cbig(i, j + 1);
+          const HostMat got = ToHost(B(), dc);
+          HostMat got_view(sh.m, sh.n);
+          for (int64_t i = 0; i < sh.m; ++i) {
+            for (int64_t j = 0; j < sh.n + 4; ++j) {
+              if (j >= 1 && j <= sh.n) {
+                got_view(i, j - 1) = got(i, j);
+              } else if (!(std::isnan(got(i, j)) && std::isnan(cbig(i, j)))) {
+                EXPECT_EQ(got(i, j), cbig(i, j)) << "outside the view";
+              }
+            }
+          }
+          EXPECT_LT(NormalizedError(got_view, RefGemm(ta, tb, 0.7f, a, b, beta, c)), 1e-5)
+              << sh.m << "x" << sh.k << "x" << sh.n << " ta=" << ta << " tb=" << tb
+              << " beta=" << beta;
+        }
+      }
+    }
+  }
+}
+
 TEST_P(BackendOps, GemmOnStridedViewsAndBetaZeroIgnoresNaN) {
   HostMat big = RandomHost(10, 12, 4);
   HostMat b = RandomHost(5, 3, 5);
@@ -344,10 +392,20 @@ TEST(CpuBackend, ReductionsDoNotDependOnTheThreadCount) {
   const HostMat x = RandomHost(rows, cols, 21, 3.0);
   std::vector<int32_t> labels(rows);
   for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>((r * 37) % cols);
-  double ref = 0.0;  // row by row, in order
+  // Rows in order; within a row (vector_math::SumSquares) 16 interleaved partial sums, added
+  // pairwise, then the last cols % 16 elements in order.
+  double ref = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
-    double s = 0.0;
-    for (int64_t c = 0; c < cols; ++c) s += static_cast<double>(x(r, c)) * x(r, c);
+    double lane[16] = {};
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) {
+      for (int j = 0; j < 16; ++j) lane[j] += static_cast<double>(x(r, c + j)) * x(r, c + j);
+    }
+    for (int width = 8; width >= 1; width /= 2) {
+      for (int j = 0; j < width; ++j) lane[j] = lane[2 * j] + lane[2 * j + 1];
+    }
+    double s = lane[0];
+    for (; c < cols; ++c) s += static_cast<double>(x(r, c)) * x(r, c);
     ref += s;
   }
   std::vector<double> sums, losses;
