@@ -130,6 +130,29 @@ def speedup_md(mavg, db, results):
     return p.stdout
 
 
+def kernels_from_device(device):
+    """The kernel family in a build.device string, as mavg's report reads it (KernelsFromDevice):
+    cuBLAS FP32/TF32, or the OpenBLAS family named before MAX_THREADS=."""
+    if device.startswith("cuda"):
+        return "cuBLAS TF32" if "tf32 on" in device else "cuBLAS FP32"
+    m = re.search(r"\(OpenBLAS .* (\S+) MAX_THREADS=", device)
+    return f"OpenBLAS {m.group(1)}" if m else None
+
+
+def kernel_families(db, runs_where, params):
+    """Runs per GEMM kernel family among the runs `runs_where` selects (a FROM ... WHERE clause
+    over runs r)."""
+    counts = {}
+    for run_id, kernels, device in db.execute(
+            "SELECT r.run_id, (SELECT value FROM results x WHERE x.run_id = r.run_id AND "
+            "x.key = 'blas_kernels'), (SELECT value FROM env e WHERE e.run_id = r.run_id AND "
+            f"e.key = 'build.device') {runs_where} GROUP BY r.run_id", params):
+        k = kernels or (kernels_from_device(device) if device else None)
+        if k:
+            counts[k] = counts.get(k, 0) + 1
+    return counts
+
+
 def timing_conditions(db, one_worker_runs):
     """What the runs' timings are worth, from the database: how many paper runs ran at once
     (their attempts' overlapping intervals), the CPU threads each had, and how far the
@@ -273,6 +296,14 @@ def main():
                (f" {unfinished} more {'has' if unfinished == 1 else 'have'} started and not finished "
                 "(in no mean below; the cells say so)."
                 if unfinished else ""), ""]
+
+    kernels = kernel_families(db, table_runs + f" NOT IN ({pending})", PENDING)
+    if kernels:
+        md += ["Finished runs by GEMM kernels (`blas_kernels` in result.json; for older runs the "
+               "family in `build.device`): " +
+               ", ".join(f"`{k}` {n}" for k, n in sorted(kernels.items(), key=lambda x: -x[1])) +
+               (" — **more than one kernel family: their timings are not comparable**, and the "
+                "speedups below divide times across them." if len(kernels) > 1 else "."), ""]
 
     status_at = len(md)  # whether the page is finished: known once every cell is read
     W, MB, AVG, INIT = "parallel.workers", "optimizer.minibatch", "parallel.average_every", "model.init"

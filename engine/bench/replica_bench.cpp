@@ -69,6 +69,7 @@ nlohmann::json BenchReplicas(const RunConfig& config, const ReplicaBenchOptions&
   const double per_frame_many = Median(many_s) / frames_many;
   const nlohmann::json r = {
       {"device", s.backend->Describe()},
+      {"blas_kernels", s.backend->Kernels()},
       {"num_params", s.net->NumParams()},
       {"minibatch", s.minibatch},
       {"optimizer", config.optimizer.type},
@@ -132,6 +133,7 @@ nlohmann::json BenchAverage(const RunConfig& config, const ReplicaBenchOptions& 
   const double gb = 4.0 * static_cast<double>(p) / 1e9;
   const nlohmann::json r = {
       {"device", b.Describe()},
+      {"blas_kernels", b.Kernels()},
       {"num_params", p},
       {"repeats", o.repeats},
       {"host_staged_s", Median(pinned_s)},

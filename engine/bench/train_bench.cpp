@@ -89,71 +89,119 @@ BenchSetup MakeBenchSetup(const RunConfig& config, int raw_dim) {
 }
 
 nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& options) {
+  MAVG_CHECK(options.repeats >= 1 && options.warmup >= 0,
+             "bench train: --repeats must be positive and --warmup not negative");
   BenchSetup setup = MakeBenchSetup(config, options.raw_dim);
   Backend* backend = setup.backend.get();
-  Network& net = *setup.net;
-  const NetworkSpec& spec = net.Spec();
+  const NetworkSpec& spec = setup.net->Spec();
   const int64_t mb = setup.minibatch;
   Matrix& x = setup.x;
   DeviceBuffer<int32_t>& labels = setup.labels;
   DeviceBuffer<double>& stats = setup.stats;
 
-  std::unique_ptr<Optimizer> optimizer = CreateOptimizer(*backend, config.optimizer);
-  optimizer->Prepare(net);
-  Optimizer& sgd = *optimizer;
+  // One arm per optimizer: its own network (the same initial parameters) and optimizer.
+  struct Arm {
+    std::string type;
+    std::unique_ptr<Network> owned;
+    Network* net = nullptr;
+    std::unique_ptr<Optimizer> optimizer;
+    std::vector<double> step_s;
+  };
+  std::vector<std::string> types = options.optimizers;
+  if (types.empty()) types.push_back(config.optimizer.type);
+  std::vector<Arm> arms(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    Arm& a = arms[i];
+    a.type = types[i];
+    if (i == 0) {
+      a.net = setup.net.get();
+    } else {
+      a.owned = std::make_unique<Network>(*backend, spec);
+      a.owned->CopyParamsFrom(*setup.net);
+      a.net = a.owned.get();
+    }
+    OptimizerConfig oc = config.optimizer;
+    oc.type = a.type;
+    a.optimizer = CreateOptimizer(*backend, oc);
+    a.optimizer->Prepare(*a.net);
+  }
   const float lr = static_cast<float>(1e-4);
-  GemmSequence gemms(*backend, net, mb);
+  GemmSequence gemms(*backend, *setup.net, mb);
 
   spdlog::info("[bench] network {}-{}x{}({})-{}, {} parameters, minibatch {}, {}", spec.input_dim,
                spec.hidden_dims.size(), config.model.hidden_dim, config.model.activation,
-               spec.output_dim, net.NumParams(), mb, backend->Describe());
+               spec.output_dim, setup.net->NumParams(), mb, backend->Describe());
   for (int i = 0; i < options.warmup; ++i) {
-    TrainStep(net, sgd, x, labels.Data(), lr, stats.Data());
+    for (Arm& a : arms) TrainStep(*a.net, *a.optimizer, x, labels.Data(), lr, stats.Data());
     gemms.Run();
   }
   backend->Synchronize();
-  std::vector<double> step_s, gemm_s;
+  std::vector<double> gemm_s;
   for (int i = 0; i < options.repeats; ++i) {
+    for (Arm& a : arms) {
+      Timer t;
+      TrainStep(*a.net, *a.optimizer, x, labels.Data(), lr, stats.Data());
+      backend->Synchronize();
+      a.step_s.push_back(t.Seconds());
+    }
     Timer t;
-    TrainStep(net, sgd, x, labels.Data(), lr, stats.Data());
-    backend->Synchronize();
-    step_s.push_back(t.Seconds());
-    t.Reset();
     gemms.Run();
     gemm_s.push_back(t.Seconds());
   }
-  const double step = Median(step_s);
   const double gemm = Median(gemm_s);
-  const double model_flops = 6.0 * static_cast<double>(net.NumParams()) * mb;
+  const double gemm_mean = std::accumulate(gemm_s.begin(), gemm_s.end(), 0.0) / gemm_s.size();
+  const double model_flops = 6.0 * static_cast<double>(setup.net->NumParams()) * mb;
+  nlohmann::json arm_list = nlohmann::json::array();
+  double first_mean = 0.0;
+  for (size_t i = 0; i < arms.size(); ++i) {
+    const Arm& a = arms[i];
+    const double median = Median(a.step_s);
+    // The mean counts steps with periodic extra work (NG-SGD's Fisher update every
+    // update_period minibatches), which the median hides; use repeats divisible by it.
+    const double mean = std::accumulate(a.step_s.begin(), a.step_s.end(), 0.0) / a.step_s.size();
+    if (i == 0) first_mean = mean;
+    arm_list.push_back({{"optimizer", a.type},
+                        {"step_s_median", median},
+                        {"step_s_mean", mean},
+                        {"step_s", a.step_s},
+                        {"frames_per_s", mb / median},
+                        {"frames_per_s_mean", mb / mean},
+                        {"fraction_of_sgemm", gemm / median},
+                        {"fraction_of_sgemm_mean", gemm_mean / mean},
+                        {"frames_per_s_mean_vs_first", first_mean / mean}});
+    spdlog::info(
+        "[bench] {:6} step {:.4f}s median, {:.4f}s mean of {}: {:.0f} frames/s (mean {:.0f}), "
+        "{:.1f}% of the same GEMMs' SGEMM rate{}",
+        a.type, median, mean, options.repeats, mb / median, mb / mean, 100.0 * gemm / median,
+        i == 0 ? "" : fmt::format("; frames/s (means) {:.3f} x {}'s", first_mean / mean, types[0]));
+  }
+  spdlog::info("[bench] the same GEMMs alone {:.4f}s: SGEMM {:.1f} GFLOP/s", gemm,
+               gemms.Flops() / gemm / 1e9);
+  const nlohmann::json& first = arm_list[0];
+  const double step = first["step_s_median"].get<double>();
   nlohmann::json r = {
       {"device", backend->Describe()},
+      {"blas_kernels", backend->Kernels()},
       {"input_dim", spec.input_dim},
       {"hidden", spec.hidden_dims},
       {"output_dim", spec.output_dim},
-      {"num_params", net.NumParams()},
+      {"num_params", setup.net->NumParams()},
       {"minibatch", mb},
-      {"optimizer", config.optimizer.type},
+      {"optimizer", types[0]},
       {"repeats", options.repeats},
+      {"warmup", options.warmup},
       {"step_s_median", step},
-      // The mean counts steps with periodic extra work (NG-SGD's Fisher update every
-      // update_period minibatches), which the median hides; use repeats divisible by it.
-      {"step_s_mean", std::accumulate(step_s.begin(), step_s.end(), 0.0) / step_s.size()},
-      {"step_s", step_s},
+      {"step_s_mean", first["step_s_mean"]},
+      {"step_s", first["step_s"]},
       {"frames_per_s", mb / step},
       {"model_gflops_per_s", model_flops / step / 1e9},
       {"gemm_flops_per_step", gemms.Flops()},
       {"executed_gemm_gflops_per_s", gemms.Flops() / step / 1e9},
       {"sgemm_gflops_per_s", gemms.Flops() / gemm / 1e9},
+      {"gemm_s_median", gemm},
       {"fraction_of_sgemm", gemm / step},
+      {"arms", arm_list},
   };
-  spdlog::info(
-      "[bench] training step {:.3f}s median of {}: {:.0f} frames/s, {:.1f} GFLOP/s "
-      "(6 x params x frames)",
-      step, options.repeats, mb / step, model_flops / step / 1e9);
-  spdlog::info(
-      "[bench] same GEMMs alone {:.3f}s: SGEMM {:.1f} GFLOP/s; training step runs at "
-      "{:.1f}% of the SGEMM rate",
-      gemm, gemms.Flops() / gemm / 1e9, 100.0 * gemm / step);
   return r;
 }
 

@@ -57,6 +57,12 @@ void AddBenchCommand(CLI::App& app) {
   AddConfigBenchOptions(train, t->common, t->options.raw_dim);
   train->add_option("--warmup", t->options.warmup, "Untimed steps")->capture_default_str();
   train->add_option("--repeats", t->options.repeats, "Timed rounds")->capture_default_str();
+  train
+      ->add_option("--optimizers", t->options.optimizers,
+                   "Optimizers to time side by side in the same rounds, e.g. sgd,ngsgd "
+                   "(default: the config's)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sgd", "ngsgd"}));
   train->callback(
       [t] { Emit(BenchTrainStep(LoadBenchConfig(t->common), t->options), t->common.json); });
 

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
@@ -14,6 +15,8 @@
 
 namespace mavg::cli {
 namespace {
+
+int Cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
@@ -129,7 +132,10 @@ void AddSweepCommand(CLI::App& app) {
   run->add_option("--launcher", a->launcher, "local (subprocesses here) or slurm (job arrays)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
-  run->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
+  CLI::Option* run_jobs = run->add_option(
+      "--jobs,-j", a->run.jobs,
+      "Runs at once (default: cores / --threads, else cores / the spec's resources.threads, "
+      "else 1 with every core)");
   AddSlurmOptions(run, a->slurm);
   run->add_flag("--dry-run", a->run.dry_run, "Print the plan and the commands; launch nothing");
   run->add_option("--max-runs", a->run.max_runs, "Launch at most this many runs");
@@ -140,8 +146,9 @@ void AddSweepCommand(CLI::App& app) {
   run->add_flag("--force", a->run.force, "Replace a sweep of this name with a different spec");
   run->add_flag("--rerun-stale", a->run.rerun_stale, "Also rerun runs made by older code");
   AddPathOptions(run, a->paths);
-  run->callback([a, MakeLauncher] {
+  run->callback([a, MakeLauncher, run_jobs] {
     const SweepSpec spec = ResolveSweepSpec(a->spec, a->overrides);
+    if (run_jobs->count() == 0) a->run.jobs = DefaultJobs(Cores(), a->run.threads, spec.resources);
     auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
     auto launcher = MakeLauncher(*a, spec.name);
     a->run.cache_dir = a->paths.Cache();
@@ -201,7 +208,10 @@ void AddSweepCommand(CLI::App& app) {
       ->add_option("--state", a->states,
                    fmt::format("States to retry, comma-separated (of {})", PlanStateNames()))
       ->capture_default_str();
-  retry->add_option("--jobs,-j", a->run.jobs, "Runs at once")->capture_default_str();
+  CLI::Option* retry_jobs = retry->add_option(
+      "--jobs,-j", a->run.jobs,
+      "Runs at once (default: cores / --threads, else cores / the spec's resources.threads, "
+      "else 1)");
   retry->add_option("--launcher", a->launcher, "local or slurm")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
@@ -212,12 +222,15 @@ void AddSweepCommand(CLI::App& app) {
   retry->add_flag("--oversubscribe", a->local.oversubscribe,
                   "Allow more ranks x threads than cores");
   AddPathOptions(retry, a->paths);
-  retry->callback([a, MakeLauncher] {
+  retry->callback([a, MakeLauncher, retry_jobs] {
     std::vector<PlanState> states;
     for (const std::string& s : SplitComma(a->states)) {
       states.push_back(ParsePlanStateOrThrow(s, "--state"));
     }
     Store store = OpenExisting(a->paths);
+    if (retry_jobs->count() == 0) {
+      a->run.jobs = DefaultJobs(Cores(), a->run.threads, StoredResources(store, a->name));
+    }
     auto launcher = MakeLauncher(*a, a->name);
     a->run.cache_dir = a->paths.Cache();
     ExitCode() = RetrySweep(store, a->name, states, *launcher, a->run);

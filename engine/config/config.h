@@ -132,6 +132,8 @@ struct PretrainConfig {
 
 struct DeviceOptions {
   int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
+  // Simulated workers on a CPU stepping at once, each on one thread (0: min(workers, threads)).
+  int64_t concurrent_workers = 0;
   bool tf32 = false;    // cuda: TF32 tensor cores for FP32 GEMMs
 };
 

@@ -357,6 +357,13 @@ const std::vector<Binding>& Bindings() {
                  "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
           .Min(0)
           .NotIdentity(),
+      KeyBuilder("device_options.concurrent_workers", VT::kInt,
+                 MAVG_FIELD(device_options.concurrent_workers),
+                 "cpu, simulated workers: how many step at once between combines, each on one "
+                 "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
+                 "each with every thread); the model is the same bit for bit; not part of the run id")
+          .Min(0)
+          .NotIdentity(),
       KeyBuilder("device_options.tf32", VT::kBool, MAVG_FIELD(device_options.tf32),
                  "cuda: FP32 GEMMs on TF32 tensor cores (inputs rounded to 10 mantissa bits; "
                  "faster, less exact)"),

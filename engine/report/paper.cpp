@@ -65,6 +65,7 @@ std::string PaperComparisonFrom(const std::string& sweep, const std::vector<Repo
       "NG-SGD, RBM, exponential lr, averaging every 10 minibatches) and the speedup from its "
       "time.dat. Different task and hardware: compare trends, not values.\n\n",
       sweep, o.reference, o.metric);
+  if (const std::string mixed = MixedKernelsWarning(sel); !mixed.empty()) out += mixed + "\n\n";
   out += fmt::format("| workers | ours: {} | ours: speedup | paper: WER SWB | paper: speedup |\n",
                      o.metric);
   out += "|---:|---:|---:|---:|---:|\n";

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/core/error.h"
+#include "engine/core/logging.h"
 #include "engine/report/perf_model.h"
 #include "engine/report/render.h"
 #include "engine/report/tables.h"
@@ -252,6 +253,14 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
     }
   }
 
+  // Timings from different kernels are not comparable: said in every format (md and json in
+  // the text, csv and latex, which have none, on standard error).
+  std::vector<const ReportRun*> timed = sel;
+  for (const ReportRun* b : baselines.All()) {
+    if (std::find(timed.begin(), timed.end(), b) == timed.end()) timed.push_back(b);
+  }
+  const std::string mixed = MixedKernelsWarning(timed);
+  if (!mixed.empty() && (csv || latex)) spdlog::warn("[report] {}", mixed);
   std::string out;
   if (o.format == "md" || o.format == "json") {
     std::string model;
@@ -288,6 +297,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         sweep, o.axis, o.baseline, same,
         group_axes.empty() ? "" : fmt::format("; one row per {} and {}", Join(group_axes), o.axis),
         model, kTimeToTargetClock);
+    if (!mixed.empty()) out += mixed + "\n\n";
   }
   if (o.format == "json") {
     return report::RenderJson(out.substr(0, out.find_last_not_of('\n') + 1), header, rows,

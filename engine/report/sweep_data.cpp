@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include <fmt/format.h>
+
 #include "engine/core/error.h"
 
 namespace mavg {
@@ -54,6 +56,20 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
         r.texts[s.Text(1)] = std::get<std::string>(v);
       } else if (!std::holds_alternative<std::monostate>(v)) {
         r.values[s.Text(1)] = s.Real(2);
+      }
+    }
+  }
+  {
+    // Runs recorded before result.json had blas_kernels: the kernels from the build's device.
+    auto s = db.Prepare(
+        "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
+        "WHERE sr.sweep = ? AND e.key = 'build.device'");
+    s.Bind(1, sweep);
+    while (s.Step()) {
+      ReportRun& r = runs[index.at(s.Text(0))];
+      if (r.texts.count("blas_kernels") == 0) {
+        const std::string k = KernelsFromDevice(s.Text(1));
+        if (!k.empty()) r.texts["blas_kernels"] = k;
       }
     }
   }
@@ -115,6 +131,38 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     if (r.values.count("cv_acc")) r.values["cv_error"] = 100.0 * (1.0 - r.values["cv_acc"]);
   }
   return runs;
+}
+
+std::string KernelsFromDevice(const std::string& device) {
+  if (device.starts_with("cuda")) {
+    return device.find("tf32 on") != std::string::npos ? "cuBLAS TF32" : "cuBLAS FP32";
+  }
+  // "cpu (OpenBLAS 0.3.21 ... USE_OPENMP Prescott MAX_THREADS=64; 2 threads)": the family is
+  // the word before MAX_THREADS=.
+  const size_t open = device.find("(OpenBLAS ");
+  const size_t max = device.find(" MAX_THREADS=");
+  if (open == std::string::npos || max == std::string::npos || max < open) return "";
+  const size_t space = device.rfind(' ', max - 1);
+  if (space == std::string::npos || space < open) return "";
+  return "OpenBLAS " + device.substr(space + 1, max - space - 1);
+}
+
+std::string MixedKernelsWarning(const std::vector<const ReportRun*>& runs) {
+  std::map<std::string, int> counts;
+  for (const ReportRun* r : runs) {
+    if (r->status != RunState::kCompleted) continue;
+    const auto it = r->texts.find("blas_kernels");
+    if (it != r->texts.end()) ++counts[it->second];
+  }
+  if (counts.size() < 2) return "";
+  std::string list;
+  for (const auto& [k, n] : counts) {
+    list += fmt::format("{}{}: {} run{}", list.empty() ? "" : "; ", k, n, n == 1 ? "" : "s");
+  }
+  return fmt::format(
+      "Warning: these runs' timings come from more than one kernel family ({}): compare times "
+      "only between runs on the same kernels.",
+      list);
 }
 
 std::vector<std::string> MetricNames(const std::vector<ReportRun>& runs) {

@@ -28,7 +28,7 @@ struct ReportRun {
   int replicate = 0;
   std::vector<std::pair<std::string, std::string>> axes;  // in the sweep's order
   std::map<std::string, double> values;      // results + derived metrics (see MetricNames)
-  std::map<std::string, std::string> texts;  // text results, e.g. mode
+  std::map<std::string, std::string> texts;  // text results, e.g. mode, blas_kernels
   std::vector<EpochRecord> epochs;           // in epoch order
   nlohmann::json parallel = nlohmann::json::object();  // the run config's `parallel` section
 
@@ -44,6 +44,13 @@ struct ReportRun {
 //   frames_per_epoch, averagings (per epoch), global_averagings (per epoch, when written)
 //   final_cv_loss               CV loss of the last accepted epoch
 std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep);
+// The GEMM kernels a run's timings came from: result.json's blas_kernels ("OpenBLAS Zen",
+// "cuBLAS FP32"); for runs recorded before that key, read off the device its build recorded
+// (LoadSweepRuns puts it in texts["blas_kernels"]). Empty when unknown.
+std::string KernelsFromDevice(const std::string& device);
+// One sentence for a table of timings when its completed runs ran on more than one kernel
+// family, naming them with their counts; empty when they all ran on one (or none is known).
+std::string MixedKernelsWarning(const std::vector<const ReportRun*>& runs);
 // The metrics a sweep's runs have (for error messages).
 std::vector<std::string> MetricNames(const std::vector<ReportRun>& runs);
 

@@ -41,6 +41,8 @@ class Baselines {
   std::optional<double> Target(const ReportRun& run) const;
   // Whether any completed run has axis = value.
   bool Empty() const { return base_.empty(); }
+  // Every baseline run.
+  const std::vector<const ReportRun*>& All() const { return base_; }
   // The axes the baseline runs vary on, in the sweep's order.
   const std::vector<std::string>& Varying() const { return varying_; }
 

@@ -418,18 +418,31 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   return LaunchAndCollect(store, launcher, spec.name, requests);
 }
 
+SweepResources StoredResources(Store& store, const std::string& sweep) {
+  const auto stored = store.GetSweep(sweep);
+  MAVG_CHECK(stored.has_value(), "{}: no sweep named '{}'", store.Db().Path(), sweep);
+  SweepResources resources;
+  const std::string source = fmt::format("{}: the spec of sweep '{}'", store.Db().Path(), sweep);
+  ReadingYaml(source, [&] {
+    const YAML::Node res = LoadYamlStrict(stored->spec_yaml, source)["resources"];
+    if (res) resources = ParseResources(res, source);
+  });
+  return resources;
+}
+
+int DefaultJobs(int cores, int threads_option, const SweepResources& resources) {
+  const int threads = threads_option > 0 ? threads_option : resources.threads;
+  return threads > 0 ? std::max(1, cores / threads) : 1;
+}
+
 int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanState>& states,
                Launcher& launcher, const SweepRunOptions& options) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
   // The spec's resources apply to retries too, read as the spec was.
-  SweepResources resources;
+  const SweepResources resources = StoredResources(store, sweep);
   const std::string source = fmt::format("{}: the spec of sweep '{}'", store.Db().Path(), sweep);
-  ReadingYaml(source, [&] {
-    const YAML::Node res = LoadYamlStrict(store.GetSweep(sweep)->spec_yaml, source)["resources"];
-    if (res) resources = ParseResources(res, source);
-  });
   WarnClusterOnly(resources, launcher);
   std::vector<LaunchRequest> requests;
   for (const SweepMember& m : store.MembersOfSweep(sweep)) {

@@ -57,10 +57,17 @@ struct SweepRunOptions {
   std::string cache_dir;                // shared pretrained stacks (SweepPaths::Cache())
   bool cluster = false;  // a cluster launcher: threads default to the spec's or 1, not cores / jobs
   int threads = 0;       // per process; 0: spec's resources.threads, else cores / jobs
-  int jobs = 1;
+  int jobs = 1;          // local runs at once (DefaultJobs when --jobs is not given)
   // A spec made on the command line (cli_spec.h) is written here once the store has taken it.
   std::string write_spec_to;
 };
+
+// The resources of a stored sweep's spec, read as the spec was.
+SweepResources StoredResources(Store& store, const std::string& sweep);
+// Local runs at once when --jobs is not given: as many as the cores hold at the threads each
+// run gets (--threads, else the spec's resources.threads); 1 when neither is set, and that run
+// gets every core (simulated workers then step on all of them: docs/parallel.md).
+int DefaultJobs(int cores, int threads_option, const SweepResources& resources);
 
 // Registers the sweep and its runs, launches the pending ones, collects each as it ends, and
 // prints a summary. Returns the exit code: 0 if every launched run completed, 1 if any failed,

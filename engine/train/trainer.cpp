@@ -8,10 +8,12 @@
 #include <span>
 #include <thread>
 
+#include "engine/backend/cpu/blas_kernels.h"
 #include "engine/comm/communicator.h"
 #include "engine/config/schema.h"
 #include "engine/core/build_info.h"
 #include "engine/core/files.h"
+#include "engine/core/hash.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/progress.h"
@@ -35,6 +37,7 @@
 #include "engine/train/run_dir.h"
 #include "engine/train/schedule.h"
 #include "engine/train/step.h"
+#include "engine/train/step_lanes.h"
 #include "engine/train/training_run.h"
 #include "engine/train/worker_group.h"
 
@@ -80,7 +83,7 @@ class Trainer {
   // Fresh streams and statistics for `epoch`; with `progress`, fast-forwarded to it.
   void BeginEpoch(int epoch, const nlohmann::json* progress);
   EpochEnd RunEpoch(int epoch, const nlohmann::json* progress);
-  int64_t Step(Worker& w);
+  int64_t Step(Worker& w, StepLane& lane);
   bool AnyLossNonFinite();
   EvalSums EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards);
   // Every worker's parameters = `src`.
@@ -126,10 +129,8 @@ class Trainer {
   int stop_signal_ = 0;                // the signal that stopped training (agreed over ranks)
   int64_t averagings_ = 0;             // combine points done in the current epoch
   int64_t generation_ = 0;             // checkpoint generation
-  Matrix x_;                           // [minibatch x input] device input
-  DeviceBuffer<int32_t> labels_;       // [minibatch] device labels
-  std::vector<float> host_x_;          // host staging of the next minibatch
-  std::vector<int32_t> host_labels_;
+  std::string kernels_;                // the GEMM kernels of every rank (Backend::Kernels)
+  std::unique_ptr<StepLanes> lanes_;   // owned: where this process's workers step (step_lanes.h)
   nlohmann::json diverged_at_;     // where a non-finite loss was seen
   double load_io_s_ = 0.0;         // reading the data
   double compute_total_ = 0.0;     // over the epochs: the slowest worker's compute
@@ -186,6 +187,19 @@ void Trainer::Setup() {
         "parallel.lr_scaling: none");
   }
   spdlog::info("[train] backend {}; {}", backend_->Describe(), group_->Describe());
+  kernels_ = backend_->Kernels();
+  {
+    // Ranks on different machines may run different kernels: their timings are not one
+    // machine's, and their bits differ. The kernels' names, hashed into a double's mantissa.
+    const std::string hex = Sha256Hex(kernels_).substr(0, 12);
+    const double h = static_cast<double>(std::stoull(hex, nullptr, 16));
+    double v[2] = {h, -h};
+    group_->MaxOverProcesses(std::span<double>(v, 2));
+    if (v[0] != -v[1]) {
+      spdlog::warn("[train] the MPI ranks run different BLAS kernels (rank 0: {})", kernels_);
+      kernels_ += " on rank 0; other ranks differ";
+    }
+  }
 
   // Shards: balanced by frames over the whole training set, the same on every rank (LoadRunData).
   const auto& shards = data_.shards;
@@ -221,8 +235,16 @@ void Trainer::Setup() {
   averager_ = std::make_unique<Averager>(*backend_, *group_,
                                          AveragerOptionsFrom(config_.parallel, n_), num_params);
   averager_->Reset();
-  x_ = Matrix(*backend_, mb, spec.input_dim);
-  labels_ = DeviceBuffer<int32_t>(*backend_, static_cast<size_t>(mb));
+  const int threads = config_.device_options.threads > 0
+                          ? static_cast<int>(config_.device_options.threads)
+                          : static_cast<int>(std::thread::hardware_concurrency());
+  const int lanes =
+      StepLaneCount(backend_->Kind() == DeviceKind::kCpu, static_cast<int>(Workers().size()),
+                    threads, static_cast<int>(config_.device_options.concurrent_workers));
+  lanes_ = std::make_unique<StepLanes>(*backend_, *network_, lanes, mb);
+  if (lanes > 1) {
+    spdlog::info("[train] {} workers step at once, each on one thread", lanes);
+  }
 }
 
 void Trainer::KeepAcceptedOptimizerState() {
@@ -296,16 +318,16 @@ void Trainer::SetAllParams(ConstMatrixView src) {
   }
 }
 
-int64_t Trainer::Step(Worker& w) {
-  ParamsBinding bind(*network_, w.params);
+int64_t Trainer::Step(Worker& w, StepLane& lane) {
+  ParamsBinding bind(*lane.net, w.params);
   Timer t;
-  const int64_t n = w.reader->Next(host_x_, host_labels_);
+  const int64_t n = w.reader->Next(lane.host_x, lane.host_labels);
   if (n == 0) return 0;
-  backend_->CopyFromHost(host_x_.data(), x_);
-  labels_.CopyFromHost(host_labels_.data(), static_cast<size_t>(n));
+  backend_->CopyFromHost(lane.host_x.data(), lane.x);
+  lane.labels.CopyFromHost(lane.host_labels.data(), static_cast<size_t>(n));
   const double io = t.Seconds();
   t.Reset();
-  TrainStep(*network_, *w.optimizer, x_, labels_.Data(), lr_, w.loss.Data());
+  TrainStep(*lane.net, *w.optimizer, lane.x, lane.labels.Data(), lr_, w.loss.Data());
   backend_->Synchronize();
   const double compute = t.Seconds();
   w.stats.io_s += io;
@@ -474,6 +496,7 @@ void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
   epoch_ = epoch;
   const uint64_t seed = static_cast<uint64_t>(config_.seed);
   averagings_ = 0;
+  lanes_->SyncFromModel();
   for (Worker& w : Workers()) {
     // Each worker's own streams: utterance order and frame shuffling.
     std::vector<int> utts = w.shard;
@@ -531,12 +554,15 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
   const int64_t total_frames = plan_.minibatches * mb * static_cast<int64_t>(Workers().size());
   Progress bar(fmt::format("[train] epoch {}", epoch), total_frames, options_.progress && IsRoot());
   while (averagings_ < plan_.reduces) {
-    for (Worker& w : Workers()) {
+    // Every worker's steps up to the next combine point, on the lanes (concurrently where
+    // there are several: the workers share nothing until they combine).
+    lanes_->ForEach(static_cast<int>(Workers().size()), [&](int i, StepLane& lane) {
+      Worker& w = Workers()[static_cast<size_t>(i)];
       do {
-        MAVG_CHECK(Step(w) > 0, "worker {} ran out of data before averaging {}", w.rank,
+        MAVG_CHECK(Step(w, lane) > 0, "worker {} ran out of data before averaging {}", w.rank,
                    averagings_ + 1);
       } while (!plan_.AverageAfter(w.minibatches));
-    }
+    });
     averager_->Combine(++averagings_, plan_.reduces);
     // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks.
     double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};
@@ -718,12 +744,19 @@ nlohmann::json Trainer::Run() {
   result["world_size"] = n_;
   if (pretrain_info_.is_object()) result.update(pretrain_info_);
   result["mode"] = n_ == 1 ? "single" : config_.parallel.mode;
+  // Timings are comparable only between runs on the same kernels.
+  result["blas_kernels"] = kernels_;
   result["host"] = HostName();
   result["build"] = {
       {"git_commit", build_info::kGitCommit}, {"code_version", build_info::kCodeVersion},
       {"build_type", build_info::kBuildType}, {"compiler", build_info::kCompiler},
       {"with_cuda", build_info::kWithCuda},   {"device", backend_->Describe()},
       {"communicator", comm_.Name()}};
+  if (backend_->Kind() == DeviceKind::kCpu) {
+    const BlasKernels& k = SelectBlasKernels();
+    result["build"]["blas_kernels_by"] = k.source;  // openblas | mavg | user
+    result["build"]["cpu"] = fmt::format("{} ({})", k.cpu.model_name, IsaName(k.cpu.isa));
+  }
   result["finished"] = UtcNow();
   return result;
 }
