@@ -210,10 +210,18 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
 
   // Z = (eta/N)^2 E^-1/2 K E^-1/2 + (eta/N)(1-eta) [E^-1/2 L E^-1/2 (D+rho I) + transpose]
   //     + (1-eta)^2 (D+rho I)^2, in double (it grows with the fourth power of the data).
+  // The per-index factors once (rot is free until the eigendecomposition): E^-1/2, D + rho I.
+  double* inv_sqrt_e = w.rot;
+  double* d_rho = w.rot + r;
+  b.For(r, [&](int64_t i) {
+    inv_sqrt_e[i] = 1.0 / sqrt(w.e[i]);
+    d_rho[i] = d[i] + rho;
+  });
+  b.Sync();
   b.For(r2, [&](int64_t idx) {
     const int64_t i = idx / r, j = idx % r;
-    const double ie = 1.0 / sqrt(w.e[i]), je = 1.0 / sqrt(w.e[j]);
-    const double dr_i = d[i] + rho, dr_j = d[j] + rho;
+    const double ie = inv_sqrt_e[i], je = inv_sqrt_e[j];
+    const double dr_i = d_rho[i], dr_j = d_rho[j];
     const double lij = 0.5 * (static_cast<double>(t.l[i * r + j]) + t.l[j * r + i]);
     const double kij = 0.5 * (static_cast<double>(t.k[i * r + j]) + t.k[j * r + i]);
     w.z[idx] = eta_n * eta_n * ie * kij * je + eta_n * eta1 * ie * lij * je * dr_j +
@@ -255,12 +263,20 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
 
   // W_{t+1} = A B, B = J + ((1-eta)/(eta/N)) (D_t + rho_t I) W_t (the caller forms B with coef),
   // A = (eta/N) E_{t+1}^{1/2} C^{-1/2} U^T E_t^{-1/2}.
-  b.For(r, [&](int64_t i) { t.coef[i] = static_cast<float>(eta1 / eta_n * (d[i] + rho)); });
+  // Row factors (eta/N) e1_i^1/2 / c_i^1/2 and column factors e_j^1/2 once (rot is free again),
+  // in the order the element expression evaluates them.
+  double* row_factor = w.rot;
+  double* sqrt_e = w.rot + r;
+  b.For(r, [&](int64_t i) {
+    t.coef[i] = static_cast<float>(eta1 / eta_n * (d[i] + rho));
+    const double e1_i = 1.0 / (beta1 / w.e1[i] + 1.0);
+    row_factor[i] = eta_n * sqrt(e1_i) / sqrt(w.c[i]);
+    sqrt_e[i] = sqrt(w.e[i]);
+  });
+  b.Sync();
   b.For(r2, [&](int64_t idx) {
     const int64_t i = idx / r, j = idx % r;
-    const double e1_i = 1.0 / (beta1 / w.e1[i] + 1.0);
-    t.matrix[idx] =
-        static_cast<float>(eta_n * sqrt(e1_i) / sqrt(w.c[i]) * w.u[j * r + i] / sqrt(w.e[j]));
+    t.matrix[idx] = static_cast<float>(row_factor[i] * w.u[j * r + i] / sqrt_e[j]);
   });
   b.Sync();  // the old d is read; now replace the state
   b.For(r, [&](int64_t i) {

@@ -105,7 +105,7 @@ void Network::Backward(const AffineVisitor& visit, bool need_input_grad) {
   // The logits buffer holds d loss / d logits; walk down from the output affine layer.
   const int top = NumLayers() - 2;
   int affine_k = NumAffine() - 1;
-  ConstMatrixView out_grad = Act(top);
+  MatrixView out_grad = Act(top);
   for (int i = top; i >= 0; --i) {
     const Layer& layer = *layers_[i];
     ConstMatrixView in = i > 0 ? ConstMatrixView(Act(i - 1)) : input_;

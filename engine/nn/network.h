@@ -23,9 +23,10 @@ struct NetworkSpec {
 
 // Called for each affine layer during Backward, output layer first, after the layer's input
 // gradient has been computed with the weights of the forward pass (so an update in place is
-// safe). `in` is the layer's input activations, `out_grad` d loss / d layer output.
+// safe). `in` is the layer's input activations, `out_grad` d loss / d layer output, which the
+// visitor may overwrite: Backward does not read it again.
 using AffineVisitor = std::function<void(int affine_index, AffineLayer& layer, ConstMatrixView in,
-                                         ConstMatrixView out_grad)>;
+                                         MatrixView out_grad)>;
 
 class Network {
  public:

@@ -50,22 +50,19 @@ void NgsgdOptimizer::StateLoaded() {
 }
 
 void NgsgdOptimizer::UpdateAffine(int k, AffineLayer& layer, ConstMatrixView in,
-                                  ConstMatrixView out_grad, float lr) {
+                                  MatrixView out_grad, float lr) {
   Ensure(k, layer);
   Backend& b = *backend_;
   const int64_t n = in.rows;
-  const int din = layer.InputDim(), dout = layer.OutputDim();
+  const int din = layer.InputDim();
   if (xa_.Rows() < n || xa_.Cols() < din + 1)
     xa_ = Matrix(b, std::max(n, xa_.Rows()), std::max<int64_t>(din + 1, xa_.Cols()));
-  if (g_.Rows() < n || g_.Cols() < dout)
-    g_ = Matrix(b, std::max(n, g_.Rows()), std::max<int64_t>(dout, g_.Cols()));
   if (prod_in_.Cols() < n) prod_in_ = Matrix(b, 1, n), prod_out_ = Matrix(b, 1, n);
   MatrixView xa = xa_.View().RowRange(0, n).ColRange(0, din + 1);
-  MatrixView g = g_.View().RowRange(0, n).ColRange(0, dout);
+  MatrixView g = out_grad;  // preconditioned in place (UpdateAffine's contract)
   MatrixView pin = prod_in_.View().ColRange(0, n), pout = prod_out_.View().ColRange(0, n);
   b.Copy(in, xa.ColRange(0, din));
   b.Fill(xa.ColRange(din, 1), 1.0f);  // the bias's input
-  b.Copy(out_grad, g);
 
   // gammas_: gamma_in, gamma_out, then -lr s ms; all on the device.
   float* gammas = gammas_.Data();
@@ -85,9 +82,17 @@ void NgsgdOptimizer::UpdateAffine(int k, AffineLayer& layer, ConstMatrixView in,
   t.limited = limited_.Data();
   b.RunNgsgdSmall(t);
   ++stats_.updates;
-  b.AxpbyScaled(gammas + 2, 1.0f, g, 0.0f, g);  // g = -lr s ms Pout
+  const float coef = layer.BiasLearnRateCoef();
+  if (b.HostReadsDeviceMemory()) {
+    // The step's scale read where it lies, into the GEMMs' alpha: no pass over Pout.
+    const float step = gammas[2];
+    b.Gemm(true, false, step, g, xa.ColRange(0, din), 1.0f, layer.Weights());
+    b.Gemm(true, false, coef * step, xa.ColRange(din, 1), g, 1.0f, layer.Bias());
+    return;
+  }
+  b.AxpbyScaled(gammas + 2, 1.0f, g, 0.0f, g);  // g = -lr s ms Pout, on the device
   b.Gemm(true, false, 1.0f, g, xa.ColRange(0, din), 1.0f, layer.Weights());
-  b.Gemm(true, false, layer.BiasLearnRateCoef(), xa.ColRange(din, 1), g, 1.0f, layer.Bias());
+  b.Gemm(true, false, coef, xa.ColRange(din, 1), g, 1.0f, layer.Bias());
 }
 
 Optimizer::UpdateStats NgsgdOptimizer::TakeUpdateStats() {

@@ -40,7 +40,7 @@ class NgsgdOptimizer final : public Optimizer {
   NgsgdOptimizer(Backend& backend, const NgsgdOptions& options);
 
   void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
-                    ConstMatrixView out_grad, float lr) override;
+                    MatrixView out_grad, float lr) override;
   void Reset() override;
   void Prepare(const Network& net) override;
   std::vector<MatrixView> State() override;
@@ -59,7 +59,7 @@ class NgsgdOptimizer final : public Optimizer {
   Backend* backend_;  // [not null], not owned
   NgsgdOptions options_;
   std::vector<std::unique_ptr<OnlinePreconditioner>> in_, out_;  // [affine layer]
-  Matrix xa_, g_, prod_in_, prod_out_;  // workspace: [X 1], G copy, row products
+  Matrix xa_, prod_in_, prod_out_;      // workspace: [X 1], row products
   DeviceBuffer<float> gammas_;          // [3]: gamma_in, gamma_out, -lr s ms of the last update
   DeviceBuffer<double> limited_;        // [1]: max-change scalings since TakeUpdateStats
   UpdateStats stats_;                   // updates (host); limited is read from limited_

@@ -164,7 +164,14 @@ void OnlinePreconditioner::PreconditionInternal(MatrixView x, MatrixView row_pro
   // W_{t+1} = A B, B = J + coef (D_t + rho_t I) W_t rows.
   b.MulRowsAdd(coef_, w_, 1.0f, j_);
   b.Gemm(false, false, 1.0f, small_, j_, 0.0f, w1_);
-  // Reorthogonalise where due: W_{t+1} <- M W_{t+1} (M = I otherwise).
+  // Reorthogonalise where due: W_{t+1} <- M W_{t+1} (M = I otherwise). Where the host can
+  // read the subspace step's verdict at once (the CPU) and it says not due, M = I is known
+  // without O, and W_{t+1} stays as it is (what M W_{t+1} gives then, up to the sign of zeros).
+  if (b.HostReadsDeviceMemory() && ngsgd_small::Work(work_.Data(), r).flags[0] == 0.0) {
+    std::swap(w_, w1_);
+    ++t_;
+    return;
+  }
   b.Gemm(false, true, 1.0f, w1_, w1_, 0.0f, small2_);  // O = W W^T
   NgsgdSmallTask o = Task(NgsgdSmallKind::kReorthogonalize, n);
   o.l = small2_.View().data;

@@ -16,8 +16,10 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
   // Applies one step with learning rate `lr` to `layer` (the affine layer number affine_index).
+  // `out_grad` is the optimizer's to overwrite (nothing reads it afterwards): NG-SGD
+  // preconditions it in place.
   virtual void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
-                            ConstMatrixView out_grad, float lr) = 0;
+                            MatrixView out_grad, float lr) = 0;
   // Forgets all state (momentum buffers, statistics).
   virtual void Reset() = 0;
   // Allocates the state of every affine layer of `net`, so State() is complete from the start.

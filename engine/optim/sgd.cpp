@@ -27,7 +27,7 @@ std::vector<MatrixView> SgdOptimizer::State() {
 }
 
 void SgdOptimizer::UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
-                                ConstMatrixView out_grad, float lr) {
+                                MatrixView out_grad, float lr) {
   const float frames = static_cast<float>(in.rows);
   const float decay = 1.0f - lr * options_.l2 * frames;
   const float lr_bias = lr * layer.BiasLearnRateCoef();

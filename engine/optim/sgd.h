@@ -22,7 +22,7 @@ class SgdOptimizer final : public Optimizer {
       : backend_(&backend), options_(options) {}
 
   void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
-                    ConstMatrixView out_grad, float lr) override;
+                    MatrixView out_grad, float lr) override;
   void Reset() override;
   void Prepare(const Network& net) override;
   std::vector<MatrixView> State() override;

@@ -10,7 +10,7 @@ void TrainStep(Network& net, Optimizer& optimizer, ConstMatrixView input, const 
   net.ForwardLogits(input);
   MatrixView logits = net.LogitsBuffer();
   backend.SoftmaxCrossEntropy(logits, labels, logits, stats);  // gradient in place
-  net.Backward([&](int k, AffineLayer& layer, ConstMatrixView in, ConstMatrixView out_grad) {
+  net.Backward([&](int k, AffineLayer& layer, ConstMatrixView in, MatrixView out_grad) {
     optimizer.UpdateAffine(k, layer, in, out_grad, lr);
   });
 }
