@@ -361,7 +361,8 @@ const std::vector<Binding>& Bindings() {
                  MAVG_FIELD(device_options.concurrent_workers),
                  "cpu, simulated workers: how many step at once between combines, each on one "
                  "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
-                 "each with every thread); the model is the same bit for bit; not part of the run id")
+                 "each with every thread); at once, the model is bit for bit that of threads 1; "
+                 "not part of the run id")
           .Min(0)
           .NotIdentity(),
       KeyBuilder("device_options.tf32", VT::kBool, MAVG_FIELD(device_options.tf32),

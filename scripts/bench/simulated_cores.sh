@@ -11,14 +11,17 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 config="${1:-configs/digits.yaml}"
 workers="${2:-16}"
-rounds="${3:-3}"
+rounds="${3:-5}"
 average_every="${4:-10}"
 cores=$(nproc)
 mavg=build/bin/mavg
 [ -x "$mavg" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-common=(--set schedule.epochs=1 --set parallel.average_every="$average_every" --no-progress)
+# Timing only: the schedule's lr for every worker count (linear scaling can throw 16 workers'
+# first epoch off, and a collapsed run exits non-zero).
+common=(--set schedule.epochs=1 --set parallel.average_every="$average_every"
+        --set parallel.lr_scaling=none --set decode.tune=false --no-progress)
 for r in $(seq "$rounds"); do
   "$mavg" -q train "$config" "${common[@]}" --set parallel.workers=1 \
     --set device_options.threads=1 --out "$out/one-$r" >/dev/null

@@ -310,21 +310,32 @@ class CpuBackend final : public Backend {
         if (xr[c] > xr[arg]) arg = c;
       }
       const float mx = xr[arg];
-      double sum = 0.0;
-      for (int64_t c = 0; c < cols; ++c) sum += std::exp(static_cast<double>(xr[c] - mx));
       if (arg == label) {
 #pragma omp atomic
         ++correct;
       }
-      // Before the gradient is written: grad may be the logits themselves.
-      const double row_loss = std::log(sum) - static_cast<double>(xr[label] - mx);
+      // Read before the gradient is written: grad may be the logits themselves.
+      const double shifted_label = static_cast<double>(xr[label] - mx);
+      // exp(x - max) for the row (vectorised, in float; every value in (0, 1]), into the
+      // gradient's row or a scratch row; their sum in double, in column order.
+      thread_local std::vector<float> scratch;
+      float* e = nullptr;
       if (want_grad) {
-        float* gr = grad.Row(r);
-        const float inv = static_cast<float>(1.0 / sum);
-        for (int64_t c = 0; c < cols; ++c) gr[c] = std::exp(xr[c] - mx) * inv;
-        gr[label] -= 1.0f;
+        e = grad.Row(r);
+      } else {
+        scratch.resize(static_cast<size_t>(cols));
+        e = scratch.data();
       }
-      return row_loss;
+      for (int64_t c = 0; c < cols; ++c) e[c] = xr[c] - mx;
+      vector_math::Exp(e, e, cols);
+      double sum = 0.0;
+      for (int64_t c = 0; c < cols; ++c) sum += e[c];
+      if (want_grad) {
+        const float inv = static_cast<float>(1.0 / sum);
+        for (int64_t c = 0; c < cols; ++c) e[c] *= inv;
+        e[label] -= 1.0f;
+      }
+      return std::log(sum) - shifted_label;
     });
     stats[0] += loss;
     stats[1] += static_cast<double>(correct);

@@ -76,22 +76,36 @@ template <typename F, typename U>
 }
 
 [[gnu::always_inline]] inline V8 ExpEight(V8 x) {
-  x = Select(std::bit_cast<U8>(x < Splat<V8>(kLow)), Splat<V8>(kLow), x);
-  x = Select(std::bit_cast<U8>(x > Splat<V8>(kHigh)), Splat<V8>(kHigh), x);
+  // The scalar clamps, lane by lane (NaN fails both and stays): one max and one min instruction.
+  const V8 low = Splat<V8>(kLow), high = Splat<V8>(kHigh);
+  x = x < low ? low : x;
+  x = x > high ? high : x;
   U8 bits;
   const V8 p = ExpReduced<V8, U8>(x, &bits, Splat<V8>(1.0f));
   return p * std::bit_cast<V8>(bits);
 }
 
+// Four vectors per iteration: the exp is one long chain of dependent operations, and four
+// independent chains keep the vector units busy where one would wait on latencies.
 [[gnu::always_inline]] inline void SigmoidLoop(const float* x, float* y, int64_t n) {
   int64_t i = 0;
   const V8 one = Splat<V8>(1.0f);
+  for (; i + 32 <= n; i += 32) {
+    V8 v[4];
+    for (int j = 0; j < 4; ++j) v[j] = ExpEight(-Load(x + i + 8 * j));
+    for (int j = 0; j < 4; ++j) Store(y + i + 8 * j, one / (one + v[j]));
+  }
   for (; i + 8 <= n; i += 8) Store(y + i, one / (one + ExpEight(-Load(x + i))));
   for (; i < n; ++i) y[i] = 1.0f / (1.0f + ExpOne(-x[i]));
 }
 
 [[gnu::always_inline]] inline void ExpLoop(const float* x, float* y, int64_t n) {
   int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    V8 v[4];
+    for (int j = 0; j < 4; ++j) v[j] = ExpEight(Load(x + i + 8 * j));
+    for (int j = 0; j < 4; ++j) Store(y + i + 8 * j, v[j]);
+  }
   for (; i + 8 <= n; i += 8) Store(y + i, ExpEight(Load(x + i)));
   for (; i < n; ++i) y[i] = ExpOne(x[i]);
 }
