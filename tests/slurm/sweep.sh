@@ -38,6 +38,11 @@ echo "---"
   fail "expected two arrays in the attempts"
 [ "$(db res/mavg.db "select count(*) from results where key='world_size' and value=2")" -eq 3 ] || fail "world sizes"
 "$MAVG" sweep collect slurm-s6 --results res | grep -q "6 ingested" || fail "collect"
+# Each SLURM task settled its own BLAS kernels, the ones mavg chooses on this machine.
+"$MAVG" devices --json devices.json >/dev/null
+kernels="OpenBLAS $(python3 -c 'import json; print(json.load(open("devices.json"))["cpu"]["blas_kernels"])')"
+[ "$(db res/mavg.db "select count(*) from results where key='blas_kernels' and value='$kernels'")" -eq 6 ] ||
+  fail "kernels: $(db res/mavg.db "select run_id, value from results where key='blas_kernels'"), expected $kernels"
 
 # sbatch refuses (no such partition): SLURM's message on every run, non-zero exit, then retry.
 cat > bad.yaml <<YAML

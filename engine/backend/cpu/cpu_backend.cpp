@@ -175,7 +175,8 @@ class CpuBackend final : public Backend {
     const int64_t cols = m.cols;
     constexpr int64_t kBlock = 256;
     const int64_t blocks = (cols + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads_) schedule(static) if (m.Size() > kParallelThreshold)
+    const bool parallel = threads_ > 1 && m.Size() > kParallelThreshold && !omp_in_parallel();
+#pragma omp parallel for num_threads(threads_) schedule(static) if (parallel)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t c0 = b * kBlock;
       const int64_t c1 = std::min(cols, c0 + kBlock);
@@ -360,9 +361,16 @@ class CpuBackend final : public Backend {
     return total;
   }
 
+  // Rows in parallel where there are threads and work enough for them. One thread, small work
+  // or a caller already inside a parallel region (simulated workers at once) runs the plain
+  // loop: an OpenMP region of one thread still costs its set-up on every call.
   template <typename F>
   void ForRows(int64_t size, int64_t rows, F&& f) {
-#pragma omp parallel for num_threads(threads_) schedule(static) if (size > kParallelThreshold)
+    if (threads_ == 1 || size <= kParallelThreshold || omp_in_parallel()) {
+      for (int64_t r = 0; r < rows; ++r) f(r);
+      return;
+    }
+#pragma omp parallel for num_threads(threads_) schedule(static)
     for (int64_t r = 0; r < rows; ++r) f(r);
   }
 

@@ -31,11 +31,6 @@ template <typename T>
   return v;
 }
 [[gnu::always_inline]] inline void Store(float* p, V8 v) { std::memcpy(p, &v, sizeof v); }
-// mask ? a : b, lane by lane (mask lanes all ones or all zeros).
-[[gnu::always_inline]] inline V8 Select(U8 mask, V8 a, V8 b) {
-  const U8 bits = (mask & std::bit_cast<U8>(a)) | (~mask & std::bit_cast<U8>(b));
-  return std::bit_cast<V8>(bits);
-}
 
 // exp(x) = 2^n e^r, n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts, so that n ln 2 is
 // exact), e^r by Cephes' expf polynomial on |r| <= ln 2 / 2, 2^n put into the exponent bits.

@@ -229,6 +229,61 @@ TEST(Speedup, ComparesTimePerTrainingFrame) {
   EXPECT_EQ(rows[1].at("projected efficiency"), fmt::format("{:.2f}", 6.9 / 8));
 }
 
+// The kernels a run's timings came from: result.json's blas_kernels, or for older runs the
+// family named in the build's device string.
+TEST(Kernels, FromTheDeviceString) {
+  EXPECT_EQ(KernelsFromDevice("cpu (OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY "
+                              "USE_OPENMP Prescott MAX_THREADS=64; 2 threads)"),
+            "OpenBLAS Prescott");
+  EXPECT_EQ(KernelsFromDevice("cpu (OpenBLAS 0.3.26 DYNAMIC_ARCH Cooperlake MAX_THREADS=128; 1 "
+                              "threads)"),
+            "OpenBLAS Cooperlake");
+  EXPECT_EQ(KernelsFromDevice("cuda:0 (NVIDIA H200, 139.8 GiB, compute 9.0; cuBLAS 130000; "
+                              "tf32 off)"),
+            "cuBLAS FP32");
+  EXPECT_EQ(KernelsFromDevice("cuda:1 (X; cuBLAS 1; tf32 on)"), "cuBLAS TF32");
+  EXPECT_EQ(KernelsFromDevice("cpu (reference BLAS)"), "");
+  EXPECT_EQ(KernelsFromDevice(""), "");
+}
+
+// Timings from runs on different kernels are not compared unknowingly: report speedup and
+// report paper say so, naming each family with its runs; one family (or an unknown one) says
+// nothing. Older runs are read off their device string.
+TEST(Kernels, MixedKernelsAreNamedInTimingTables) {
+  FakeSweep s("mixed");
+  FakeRun b = Make({{"parallel.workers", "1"}});
+  b.epochs = {{1.0, 10.0, -1}};
+  b.results = {{"blas_kernels", "OpenBLAS Prescott"}};
+  s.Add(b);
+  FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
+  r.epochs = {{1.1, 0, 1.0}};
+  r.results = {{"build", {{"device", "cpu (OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Cooperlake "
+                                     "MAX_THREADS=64; 1 threads)"}}}};
+  s.Add(r);
+  const std::vector<ReportRun> runs = s.Load();
+  EXPECT_EQ(runs[1].texts.at("blas_kernels"), "OpenBLAS Cooperlake");
+  SpeedupOptions o;
+  const std::string md = SpeedupTable("mixed", runs, o);
+  EXPECT_NE(md.find("more than one kernel family (OpenBLAS Cooperlake: 1 run; OpenBLAS "
+                    "Prescott: 1 run)"),
+            std::string::npos)
+      << md;
+  testing::TempDir dir;
+  WriteFileAtomic(dir.File("ref.yaml"), "timing: {gpus: [1, 8], speedup: [1.0, 4.99]}\n");
+  PaperOptions p;
+  p.reference = dir.File("ref.yaml");
+  p.metric = "final_cv_loss";
+  EXPECT_NE(PaperComparison("mixed", runs, p).find("more than one kernel family"),
+            std::string::npos);
+
+  FakeSweep same("same");
+  b.results = {{"blas_kernels", "OpenBLAS Zen"}};
+  r.results = {{"blas_kernels", "OpenBLAS Zen"}};
+  same.Add(b);
+  same.Add(r);
+  EXPECT_EQ(SpeedupTable("same", same.Load(), o).find("kernel family"), std::string::npos);
+}
+
 // report paper shows the same per-frame speedup as report speedup (it showed 10 s / 1 s = 10.00
 // for 8 workers that trained 690 of the 1000 frames).
 TEST(PaperComparison, SpeedupPerTrainingFrame) {
