@@ -10,6 +10,7 @@
 #include "engine/core/files.h"
 #include "engine/core/run_state.h"
 #include "engine/core/timer.h"
+#include "engine/core/words.h"
 #include "engine/sweep/cli_spec.h"
 #include "engine/sweep/controller.h"
 
@@ -103,6 +104,7 @@ void AddSweepCommand(CLI::App& app) {
   auto a = std::make_shared<Args>();
   // The launcher chosen by --launcher, for sweep `name`.
   auto MakeLauncher = [](Args& args, const std::string& name) -> std::unique_ptr<Launcher> {
+    CheckName("sweep name", name);  // part of the paths below
     if (args.launcher == "slurm") {
       args.run.cluster = true;
       args.slurm.sweep = name;
@@ -149,8 +151,9 @@ void AddSweepCommand(CLI::App& app) {
   run->callback([a, MakeLauncher, run_jobs] {
     const SweepSpec spec = ResolveSweepSpec(a->spec, a->overrides);
     if (run_jobs->count() == 0) a->run.jobs = DefaultJobs(Cores(), a->run.threads, spec.resources);
-    auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
+    // The launcher first: what it refuses (a flag a batch script cannot carry) creates nothing.
     auto launcher = MakeLauncher(*a, spec.name);
+    auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);
     a->run.cache_dir = a->paths.Cache();
     if (spec.generated) a->run.write_spec_to = GeneratedSpecPath(a->paths.results, spec.name);
     ExitCode() = RunSweep(spec, *store, *launcher, a->paths, a->run);
@@ -227,6 +230,7 @@ void AddSweepCommand(CLI::App& app) {
     for (const std::string& s : SplitComma(a->states)) {
       states.push_back(ParsePlanStateOrThrow(s, "--state"));
     }
+    CheckName("sweep name", a->name);
     Store store = OpenExisting(a->paths);
     if (retry_jobs->count() == 0) {
       a->run.jobs = DefaultJobs(Cores(), a->run.threads, StoredResources(store, a->name));

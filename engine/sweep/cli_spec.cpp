@@ -7,6 +7,7 @@
 
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
+#include "engine/core/words.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/yaml.h"
@@ -93,11 +94,7 @@ Parsed ParseOptions(const SweepOverrides& o) {
   }
   MAVG_CHECK(o.replicates >= 0 && o.replicates <= 1000,
              "--replicates must be between 1 and 1000, got {}", o.replicates);
-  if (!o.name.empty()) {
-    MAVG_CHECK(
-        o.name.find_first_of("/ \t\n") == std::string::npos && o.name != "." && o.name != "..",
-        "--name '{}': a sweep name has no spaces or slashes", o.name);
-  }
+  if (!o.name.empty()) CheckName("--name", o.name);
   return p;
 }
 
@@ -174,6 +171,13 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
   if (o.replicates > 0) body["replicates"] = o.replicates;
 
   const std::string text = Emit(body);
+  // A generated name follows the name rule whatever the file is called: other characters
+  // become '_', and the stem is cut to leave room for the hash.
+  for (char& c : stem) {
+    if (!NameProblem(std::string(1, c)).empty() && c != '.' && c != '-' && c != '+') c = '_';
+  }
+  if (stem.empty() || !NameProblem(stem.substr(0, 1)).empty()) stem = "sweep" + stem;
+  stem = stem.substr(0, kMaxNameLength - 9);
   const std::string name =
       !o.name.empty() ? o.name : fmt::format("{}-{}", stem, Sha256Hex(text).substr(0, 8));
   YAML::Node named(YAML::NodeType::Map);

@@ -132,18 +132,30 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
                             std::vector<LaunchRequest> requests) {
   // Claim every run in the database first (compare-and-set on its status), so that two
   // controllers never launch the same run; the run directory's lock is the second guard.
+  // What the launcher cannot carry is refused before anything is claimed or written.
+  launcher.Validate(requests);
   std::vector<LaunchRequest> claimed;
+  std::map<std::string, RunState> final_status;
   const std::string claimer = ClaimerText();
   for (LaunchRequest& q : requests) {
     if (!store.ClaimRun(q.run_id, q.db_status, claimer)) {
       spdlog::warn("[sweep] {} is being launched by another controller; skipped", q.run_id);
       continue;
     }
-    MakeDirs(q.run_dir);
-    WriteFileAtomic(q.config_path, ToYaml(q.config));
+    // After the claim, every failure ends the run failed with its reason: a claim is never
+    // left behind as a "running" run that nothing runs.
+    try {
+      MakeDirs(q.run_dir);
+      WriteFileAtomic(q.config_path, ToYaml(q.config));
+    } catch (const std::exception& e) {
+      const std::string why = fmt::format("failed to start: {}", ErrorText(e.what()));
+      spdlog::error("[sweep] {}: {}", q.run_id, why);
+      store.SetRunStatus(q.run_id, RunState::kFailed, why);
+      final_status[q.run_id] = RunState::kFailed;
+      continue;
+    }
     claimed.push_back(std::move(q));
   }
-  std::map<std::string, RunState> final_status;
   int done = 0;
   const std::string host = HostName();
   LaunchCallbacks cb;
@@ -172,7 +184,25 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
     spdlog::info("[sweep] {}/{} {} {} (exit {})", done, claimed.size(), q.run_id, status,
                  o.exit_code);
   };
-  const bool completed = launcher.Launch(claimed, cb);
+  std::set<std::string> ended;
+  const auto ended_cb = cb.ended;
+  cb.ended = [&](const LaunchRequest& q, const LaunchOutcome& o) {
+    ended.insert(q.run_id);
+    ended_cb(q, o);
+  };
+  bool completed = false;
+  try {
+    completed = launcher.Launch(claimed, cb);
+  } catch (const std::exception& e) {
+    // The launcher gave up part way: its unstarted runs end failed with the reason (a started
+    // one is the launcher's, or its job's, to end).
+    const std::string why = fmt::format("failed to start: {}", ErrorText(e.what()));
+    for (const LaunchRequest& q : claimed) {
+      if (started.count(q.run_id) || ended.count(q.run_id)) continue;
+      store.SetRunStatus(q.run_id, RunState::kFailed, why);
+    }
+    throw;
+  }
   // Stopped before every run started: the others go back to what they were.
   int released = 0;
   for (const LaunchRequest& q : claimed) {

@@ -53,6 +53,9 @@ class Launcher {
   virtual bool Launch(const std::vector<LaunchRequest>& runs, const LaunchCallbacks& cb) = 0;
   // The command lines that would be used, for --dry-run.
   virtual std::vector<std::string> Describe(const std::vector<LaunchRequest>& runs) const = 0;
+  // Throws (one line naming the value) if a request holds anything this launcher cannot carry
+  // safely: called before any run is claimed.
+  virtual void Validate(const std::vector<LaunchRequest>& /*runs*/) const {}
 };
 
 struct LocalLauncherOptions {

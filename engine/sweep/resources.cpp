@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "engine/core/error.h"
+#include "engine/core/words.h"
 #include "engine/sweep/nearest.h"
 
 namespace mavg {
@@ -161,6 +162,9 @@ SweepResources ParseResources(const YAML::Node& res, const std::string& source) 
     auto text = [&]() -> std::string {
       MAVG_CHECK(v.IsScalar(), "{}: line {}: resources.{} must be a single value", source, Line(v),
                  key);
+      // Every resource reaches the batch script (core/words.h).
+      CheckNoControlCharacter(fmt::format("{}: line {}: resources.{}", source, Line(v), key),
+                              v.Scalar());
       return v.Scalar();
     };
     auto integer = [&](int min) {
@@ -222,6 +226,10 @@ SweepResources ParseResources(const YAML::Node& res, const std::string& source) 
         MAVG_CHECK(o.IsScalar(), "{}: line {}: each resources.sbatch entry is one option", source,
                    Line(o));
         const std::string option = o.Scalar();
+        // sbatch splits an #SBATCH line at any isspace() character: a vertical tab would make
+        // a second option out of what is checked below as one.
+        CheckNoControlCharacter(fmt::format("{}: line {}: resources.sbatch entry", source, Line(o)),
+                                option);
         MAVG_CHECK(option.starts_with("-") && option.size() > 1 &&
                        option.find_first_of("\r\n") == std::string::npos,
                    "{}: line {}: resources.sbatch entry '{}' is not an sbatch option (it starts "

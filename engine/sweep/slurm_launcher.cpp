@@ -17,6 +17,7 @@
 #include "engine/core/logging.h"
 #include "engine/core/subprocess.h"
 #include "engine/core/sysinfo.h"
+#include "engine/core/words.h"
 #include "engine/sweep/launcher.h"
 
 namespace mavg {
@@ -29,12 +30,6 @@ extern "C" void OnSlurmWaitInterrupt(int) { g_interrupted = 1; }
 std::string SlurmTime(double seconds) {
   const auto s = static_cast<int64_t>(seconds + 59) / 60 * 60;
   return fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
-}
-
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 int MaxArraySize() {
@@ -83,8 +78,24 @@ class SlurmLauncher final : public Launcher {
     options_.script_dir = Absolute(options_.script_dir);
     MAVG_CHECK(options_.signal_s >= 0, "--signal-seconds must be >= 0, got {}", options_.signal_s);
     MAVG_CHECK(options_.throttle >= 0, "--throttle must be >= 0, got {}", options_.throttle);
+    // Everything the batch script is made of, checked before anything is written or claimed.
+    CheckName("sweep name", options_.sweep);
+    CheckNoControlCharacter("--partition", options_.partition);
+    CheckNoControlCharacter("--account", options_.account);
+    CheckNoControlCharacter("--time", options_.time);
+    CheckNoControlCharacter("the working directory", workdir_);
+    CheckNoControlCharacter("the sweep's slurm directory", options_.script_dir);
+    CheckNoControlCharacter("the mavg executable's path", options_.mavg_path);
   }
   std::string Name() const override { return "slurm"; }
+
+  // Builds every script and manifest these runs would need (their checks throw), writing none.
+  void Validate(const std::vector<LaunchRequest>& runs) const override {
+    for (const Chunk& c : Chunks(runs, 1001)) {
+      Manifest(c);
+      Script(c);
+    }
+  }
 
   std::vector<std::string> Describe(const std::vector<LaunchRequest>& runs) const override {
     std::vector<std::string> out;
@@ -178,42 +189,52 @@ class SlurmLauncher final : public Launcher {
   static std::string Manifest(const Chunk& c) {
     std::string m;
     for (const LaunchRequest* q : c.runs) {
-      for (const std::string* f : {&q->run_dir, &q->config_path, &q->cache_dir}) {
-        MAVG_CHECK(f->find_first_of("\t\n") == std::string::npos,
-                   "slurm: the path '{}' holds a tab or newline, which a manifest cannot carry",
-                   *f);
-      }
+      CheckNoControlCharacter("run id", q->run_id);
+      CheckNoControlCharacter(fmt::format("run {}: its directory", q->run_id), q->run_dir);
+      CheckNoControlCharacter(fmt::format("run {}: its config", q->run_id), q->config_path);
+      CheckNoControlCharacter("the cache directory", q->cache_dir);
       m += fmt::format("{}\t{}\t{}\t{}\t{}\n", q->run_id, Absolute(q->run_dir),
                        Absolute(q->config_path), Mode(*q), Absolute(q->cache_dir));
     }
     return m;
   }
 
+  // Every value is checked for control characters and written as one #SBATCH argument
+  // (SbatchWord) or one bash word (ShellWord); numbers are mavg's own.
   std::string Script(const Chunk& c) const {
     const Shape& s = c.shape;
+    auto option = [](const char* name, const std::string& what, const std::string& value) {
+      CheckNoControlCharacter(what, value);
+      return fmt::format("#SBATCH {}={}\n", name, SbatchWord(value));
+    };
     std::string h = "#!/bin/bash\n";
-    h += fmt::format("#SBATCH --job-name=mavg-{}\n", options_.sweep);
+    h += option("--job-name", "sweep name", "mavg-" + options_.sweep);
     h += fmt::format("#SBATCH --array=0-{}{}\n", c.runs.size() - 1,
                      options_.throttle > 0 ? fmt::format("%{}", options_.throttle) : "");
     h += fmt::format("#SBATCH --ntasks={}\n#SBATCH --cpus-per-task={}\n", s.ranks, s.threads);
     if (s.nodes > 0) h += fmt::format("#SBATCH --nodes={}\n", s.nodes);
     if (s.gpus > 0) h += fmt::format("#SBATCH --gpus-per-task={}\n", s.gpus);
-    if (!s.mem.empty()) h += fmt::format("#SBATCH --mem={}\n", s.mem);
-    if (!s.time.empty()) h += fmt::format("#SBATCH --time={}\n", s.time);
-    if (!s.qos.empty()) h += fmt::format("#SBATCH --qos={}\n", s.qos);
-    if (!s.constraint.empty()) h += fmt::format("#SBATCH --constraint={}\n", s.constraint);
-    if (!options_.partition.empty())
-      h += fmt::format("#SBATCH --partition={}\n", options_.partition);
-    if (!options_.account.empty()) h += fmt::format("#SBATCH --account={}\n", options_.account);
-    h += fmt::format("#SBATCH --chdir=\"{}\"\n#SBATCH --requeue\n", workdir_);
+    if (!s.mem.empty()) h += option("--mem", "resources.mem", s.mem);
+    if (!s.time.empty()) h += option("--time", "the time limit", s.time);
+    if (!s.qos.empty()) h += option("--qos", "resources.qos", s.qos);
+    if (!s.constraint.empty()) h += option("--constraint", "resources.constraint", s.constraint);
+    if (!options_.partition.empty()) h += option("--partition", "--partition", options_.partition);
+    if (!options_.account.empty()) h += option("--account", "--account", options_.account);
+    h += option("--chdir", "the working directory", workdir_);
+    h += "#SBATCH --requeue\n";
     if (options_.signal_s > 0) h += fmt::format("#SBATCH --signal=B:USR1@{}\n", options_.signal_s);
-    // The spec's own sbatch options (resources.sbatch), verbatim; none is one mavg sets.
-    for (const std::string& o : s.sbatch) h += fmt::format("#SBATCH {}\n", o);
+    // The spec's own sbatch options (resources.sbatch), one argument each; none is one mavg
+    // sets (resources.h).
+    for (const std::string& o : s.sbatch) {
+      CheckNoControlCharacter("resources.sbatch entry", o);
+      h += fmt::format("#SBATCH {}\n", SbatchWord(o));
+    }
     std::string logs = options_.script_dir + "/logs";
     for (size_t i = logs.find('%'); i != std::string::npos; i = logs.find('%', i + 2)) {
       logs.insert(i, "%");  // a literal % in sbatch's filename pattern
     }
-    h += fmt::format("#SBATCH --output=\"{}/%A_%a.out\"\n#SBATCH --open-mode=append\n", logs);
+    h += option("--output", "the sweep's slurm directory", logs + "/%A_%a.out");
+    h += "#SBATCH --open-mode=append\n";
     const std::string mpirun =
         s.mpi ? fmt::format("mpirun -np {} --bind-to none ", s.ranks) : std::string();
     h += fmt::format(R"SH(
@@ -255,9 +276,9 @@ fi
 exit $rc
 )SH",
                      fmt::arg("sweep", options_.sweep),
-                     fmt::arg("manifest", ShellQuote(ManifestPath(c))),
+                     fmt::arg("manifest", ShellWord(ManifestPath(c))),
                      fmt::arg("threads", s.threads), fmt::arg("mpirun", mpirun),
-                     fmt::arg("mavg", ShellQuote(options_.mavg_path)));
+                     fmt::arg("mavg", ShellWord(options_.mavg_path)));
     return h;
   }
 

@@ -9,6 +9,7 @@
 
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
+#include "engine/core/words.h"
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
@@ -122,10 +123,18 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
                "{}: line {}: unknown sweep key '{}' (did you mean '{}'?)", path,
                item.first.Mark().line + 1, key, Nearest(key, kSpecKeys));
   }
-  spec.name =
-      root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
-  MAVG_CHECK(!spec.name.empty() && spec.name.find_first_of("/ \t") == std::string::npos,
-             "{}: sweep name '{}' must be non-empty without spaces or slashes", path, spec.name);
+  // The name becomes a directory (results/runs/<name>/): the one name rule (core/words.h).
+  if (root["name"]) {
+    MAVG_CHECK(root["name"].IsScalar(), "{}: line {}: 'name' must be a single value", path,
+               root["name"].Mark().line + 1);
+    spec.name = root["name"].Scalar();
+    CheckName(fmt::format("{}: line {}: sweep name", path, root["name"].Mark().line + 1),
+              spec.name);
+  } else {
+    spec.name = std::filesystem::path(path).stem().string();
+    CheckName(fmt::format("{}: the sweep name (the file's name, as the spec has no 'name')", path),
+              spec.name);
+  }
   MAVG_CHECK(root["base"], "{}: 'base' (the run config the sweep varies) is required", path);
   spec.base_path = ResolveBase(root["base"].as<std::string>(), dir);
   spec.base = LoadConfigFile(spec.base_path);

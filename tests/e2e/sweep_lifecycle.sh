@@ -153,7 +153,7 @@ grep -q "exclude entry 1 (parallel.workers: 3) matches no point" e9.err || fail 
 expect_error "e7.yaml:5:3: duplicate key 'grid.parallel.workers' (first at line 4:3)" "$MAVG" sweep plan e7.yaml "${R[@]}"
 # A node of the wrong kind (a list where a name goes) is a clean error with its place.
 printf 'name: [a, b]\nbase: base.yaml\n' > e10.yaml
-expect_error "e10.yaml:1:7: bad conversion" "$MAVG" sweep plan e10.yaml "${R[@]}"
+expect_error "e10.yaml: line 1: 'name' must be a single value" "$MAVG" sweep plan e10.yaml "${R[@]}"
 printf 'name: x\nbase: {a: 1}\n' > e11.yaml
 expect_error "e11.yaml:2:7" "$MAVG" sweep plan e11.yaml "${R[@]}"
 sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
