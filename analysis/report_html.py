@@ -98,8 +98,16 @@ def copy_assets(out):
             shutil.copyfile(src, target)
 
 
+def inside(path, directory):
+    """Whether `path`, links resolved, lies inside `directory` (links resolved too)."""
+    real, base = os.path.realpath(path), os.path.realpath(directory)
+    return os.path.commonpath([real, base]) == base
+
+
 def copy_run_files(row, out):
-    """The run's config and log beside the page: {name: relative path} of those it has."""
+    """The run's config and log beside the page: {name: relative path} of those it has. A file
+    reached through a link that leaves the run directory is not copied into a page made to be
+    shared (a planted link to someone's private file)."""
     run_dir, run_id = row["run_dir"], row["run_id"]
     links = {}
     for name, candidates in (("config", ["config.yaml", "sweep-config.yaml"]),
@@ -107,6 +115,10 @@ def copy_run_files(row, out):
         for c in candidates:
             src = os.path.join(run_dir, c)
             if not os.path.isfile(src):
+                continue
+            if not inside(src, run_dir):
+                print(f"mavg report html: {src} leads outside its run directory: not copied",
+                      file=sys.stderr)
                 continue
             rel = os.path.join("runs", run_id, c)
             os.makedirs(os.path.join(out, "runs", run_id), exist_ok=True)

@@ -1,6 +1,7 @@
 #include "engine/cli/wspecifier.h"
 
 #include "engine/core/error.h"
+#include "engine/core/files.h"
 
 namespace mavg::cli {
 
@@ -28,6 +29,10 @@ Wspecifier ParseWspecifier(const std::string& w, const std::string& option) {
   }
   MAVG_CHECK(!out.ark.empty() && out.ark != "-",
              "{} {}: give a file (writing to a pipe is not supported)", option, w);
+  if (!out.scp.empty()) {
+    MAVG_CHECK(out.scp != "-", "{} {}: give a file for the scp too", option, w);
+    CheckDistinctOutputs({{option + " " + w + ": the archive", out.ark}, {"the scp", out.scp}});
+  }
   return out;
 }
 

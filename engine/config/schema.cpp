@@ -23,6 +23,12 @@ struct Binding {
   std::function<void*(RunConfig&)> field;  // points into the given config
 };
 
+// A range bound as the reference and errors print it: integers in full (1000000, not 1e+06).
+std::string Bound(const KeySpec& s, double v) {
+  if (s.type == ValueType::kInt) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
 struct KeyBuilder {
   Binding b;
   KeyBuilder(std::string path, ValueType type, std::function<void*(RunConfig&)> field,
@@ -91,7 +97,8 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("data.randomizer_size", VT::kInt, MAVG_FIELD(data.randomizer_size),
                  "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
                  "minibatch")
-          .Min(1),
+          .Min(1)
+          .Max(100000000),
       KeyBuilder("data.lang", VT::kString, MAVG_FIELD(data.lang),
                  "lang dir (lexicon, phones, pdfs, transitions) to decode the test set with; "
                  "empty: the train dir's sibling `lang` if it exists, else no decoding"),
@@ -101,7 +108,8 @@ const std::vector<Binding>& Bindings() {
           .Max(64),
       KeyBuilder("model.hidden_dim", VT::kInt, MAVG_FIELD(model.hidden_dim),
                  "units per hidden layer")
-          .Min(1),
+          .Min(1)
+          .Max(65536),
       KeyBuilder("model.activation", VT::kString, MAVG_FIELD(model.activation),
                  "hidden non-linearity")
           .Choices({"sigmoid", "tanh", "relu"}),
@@ -120,49 +128,60 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
                  "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
                  "a label outside the output layer is an error")
-          .Min(0),
+          .Min(0)
+          .Max(1000000),
       KeyBuilder("optimizer.type", VT::kString, MAVG_FIELD(optimizer.type),
                  "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
                  "Kaldi's online natural-gradient SGD with max-change")
           .Choices({"sgd", "ngsgd"}),
       KeyBuilder("optimizer.minibatch", VT::kInt, MAVG_FIELD(optimizer.minibatch),
                  "frames per minibatch (the last partial minibatch of an epoch is dropped)")
-          .Min(1),
+          .Min(1)
+          .Max(1048576),
       KeyBuilder("optimizer.momentum", VT::kFloat, MAVG_FIELD(optimizer.momentum),
                  "momentum (Kaldi nnet1 semantics; not averaged across workers)")
           .Min(0)
           .Max(0.999999),
       KeyBuilder("optimizer.l2", VT::kFloat, MAVG_FIELD(optimizer.l2),
                  "L2 penalty per frame on weights: W *= 1 - lr*l2*minibatch each step")
-          .Min(0),
+          .Min(0)
+          .Max(1),
       KeyBuilder("optimizer.max_change_per_sample", VT::kFloat,
                  MAVG_FIELD(optimizer.max_change_per_sample),
                  "ngsgd: bound on lr x sum_i |x_i| |g_i| per frame; larger steps are scaled "
                  "down (nnet2 max-change-per-sample; 0: no limit)")
-          .Min(0),
+          .Min(0)
+          .Max(1000),
       KeyBuilder("optimizer.ngsgd.rank_in", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_in),
                  "ngsgd: rank of the input-side Fisher model (at most input dim)")
-          .Min(1),
+          .Min(1)
+          .Max(4096),
       KeyBuilder("optimizer.ngsgd.rank_out", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_out),
                  "ngsgd: rank of the output-side Fisher model (at most output dim - 1)")
-          .Min(1),
+          .Min(1)
+          .Max(4096),
       KeyBuilder("optimizer.ngsgd.update_period", VT::kInt,
                  MAVG_FIELD(optimizer.ngsgd.update_period),
                  "ngsgd: update the Fisher models every this many minibatches (after 10)")
-          .Min(1),
+          .Min(1)
+          .Max(1000000),
       KeyBuilder("optimizer.ngsgd.alpha", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.alpha),
                  "ngsgd: smoothing of the Fisher model towards the identity")
-          .Min(0),
+          .Min(0)
+          .Max(1000),
       KeyBuilder("optimizer.ngsgd.num_samples_history", VT::kInt,
                  MAVG_FIELD(optimizer.ngsgd.num_samples_history),
                  "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most eta_max")
-          .Min(1),
+          .Min(1)
+          .Max(1000000000),
       KeyBuilder("optimizer.ngsgd.epsilon", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.epsilon),
                  "ngsgd: absolute floor of the Fisher model's eigenvalues")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1),
       KeyBuilder("optimizer.ngsgd.delta", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.delta),
                  "ngsgd: floor of the eigenvalues relative to the largest")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1),
       KeyBuilder("optimizer.ngsgd.eta_max", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.eta_max),
                  "ngsgd: cap of the forgetting factor eta (nnet2/3: 0.9; 1: none, as the "
                  "authors' fork)")
@@ -188,7 +207,8 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("schedule.lr", VT::kFloat, MAVG_FIELD(schedule.lr),
                  "initial learning rate, for the gradient summed over the minibatch (0: the "
                  "model never moves, a check of the averaging)")
-          .Min(0),
+          .Min(0)
+          .Max(1000),
       KeyBuilder("schedule.final_ratio", VT::kFloat, MAVG_FIELD(schedule.final_ratio),
                  "exponential: lr of the last epoch divided by lr")
           .Min(0, true)
@@ -200,11 +220,13 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("schedule.newbob.start_halving_impr", VT::kFloat,
                  MAVG_FIELD(schedule.newbob.start_halving_impr),
                  "newbob: start halving when the relative CV cross-entropy gain is below this")
-          .Min(0),
+          .Min(0)
+          .Max(1),
       KeyBuilder("schedule.newbob.end_halving_impr", VT::kFloat,
                  MAVG_FIELD(schedule.newbob.end_halving_impr),
                  "newbob: stop when halving and the relative gain is below this")
-          .Min(0),
+          .Min(0)
+          .Max(1),
       KeyBuilder("schedule.newbob.halving_factor", VT::kFloat,
                  MAVG_FIELD(schedule.newbob.halving_factor), "newbob: lr multiplier when halving")
           .Min(0, true)
@@ -212,24 +234,28 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder(
           "schedule.newbob.min_epochs", VT::kInt, MAVG_FIELD(schedule.newbob.min_epochs),
           "newbob: never stop before this many epochs (delays stopping only, as Kaldi nnet1)")
-          .Min(0),
+          .Min(0)
+          .Max(10000),
       KeyBuilder("schedule.newbob.keep_lr_epochs", VT::kInt,
                  MAVG_FIELD(schedule.newbob.keep_lr_epochs),
                  "newbob: keep the initial lr and accept every epoch for this many epochs")
-          .Min(0),
+          .Min(0)
+          .Max(10000),
       KeyBuilder("schedule.collapse.chance_fraction", VT::kFloat,
                  MAVG_FIELD(schedule.collapse.chance_fraction),
                  "a run whose best CV loss is not below this x the input-free loss (CV labels "
                  "scored by the training label frequencies, at most ln(outputs)) ends "
                  "`collapsed`, not `completed` (0: no such check; not part of the run id)")
           .Min(0)
-          .NotIdentity(),
+          .NotIdentity()
+          .Max(1),
       KeyBuilder("schedule.collapse.growth", VT::kFloat, MAVG_FIELD(schedule.collapse.growth),
                  "a run whose final CV loss is at least this x the first epoch's and at least "
                  "half the input-free loss ends `collapsed` (0: no such check; not part of "
                  "the run id)")
           .Min(0)
-          .NotIdentity(),
+          .NotIdentity()
+          .Max(1000000),
       KeyBuilder("parallel.workers", VT::kInt, MAVG_FIELD(parallel.workers),
                  "data-parallel workers N, each training on its own shard (balanced by frames)")
           .Min(1)
@@ -240,11 +266,13 @@ const std::vector<Binding>& Bindings() {
           .Choices({"simulated", "mpi"}),
       KeyBuilder("parallel.average_every", VT::kInt, MAVG_FIELD(parallel.average_every),
                  "average the workers' parameters after every K minibatches")
-          .Min(1),
+          .Min(1)
+          .Max(1000000),
       KeyBuilder("parallel.average_frames", VT::kInt, MAVG_FIELD(parallel.average_frames),
                  "instead average when a worker's frame count crosses a multiple of F (the "
                  "paper's --frames-per-reduce; 0: use average_every)")
-          .Min(0),
+          .Min(0)
+          .Max(1000000000000),
       KeyBuilder("parallel.lr_scaling", VT::kString, MAVG_FIELD(parallel.lr_scaling),
                  "linear: per-worker lr = N x the schedule's lr (the paper); none")
           .Choices({"linear", "none"}),
@@ -258,10 +286,13 @@ const std::vector<Binding>& Bindings() {
           .Choices({"average", "bmuf"}),
       KeyBuilder("parallel.bmuf.block_momentum", VT::kFloat,
                  MAVG_FIELD(parallel.bmuf.block_momentum),
-                 "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N"),
+                 "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N")
+          .Min(-1)
+          .Max(0.999999),
       KeyBuilder("parallel.bmuf.block_lr", VT::kFloat, MAVG_FIELD(parallel.bmuf.block_lr),
                  "bmuf: block learning rate zeta (the step along the block's mean update)")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1000),
       KeyBuilder("parallel.bmuf.nesterov", VT::kBool, MAVG_FIELD(parallel.bmuf.nesterov),
                  "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
                  "from W_g (classical block momentum)"),
@@ -271,12 +302,14 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("parallel.group_size", VT::kInt, MAVG_FIELD(parallel.group_size),
                  "two-level averaging: groups of g consecutive workers average every "
                  "average_every minibatches (0: no groups)")
-          .Min(0),
+          .Min(0)
+          .Max(4096),
       KeyBuilder("parallel.average_every_global", VT::kInt,
                  MAVG_FIELD(parallel.average_every_global),
                  "two-level averaging: all workers combine every K2 minibatches, a multiple of "
                  "average_every (0: at every averaging)")
-          .Min(0),
+          .Min(0)
+          .Max(1000000),
       KeyBuilder("parallel.comm", VT::kString, MAVG_FIELD(parallel.comm),
                  "mpi ranks: mpi sums host-staged copies; nccl sums device memory directly "
                  "(device cuda, one GPU per rank; ranks sharing a GPU fall back to mpi); not "
@@ -285,23 +318,29 @@ const std::vector<Binding>& Bindings() {
           .NotIdentity(),
       KeyBuilder("pretrain.rbm.epochs", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs),
                  "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
-          .Min(1),
+          .Min(1)
+          .Max(10000),
       KeyBuilder("pretrain.rbm.epochs_gaussian", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs_gaussian),
                  "rbm: epochs of CD-1 for the Gaussian-Bernoulli first layer")
-          .Min(1),
+          .Min(1)
+          .Max(10000),
       KeyBuilder("pretrain.rbm.lr", VT::kFloat, MAVG_FIELD(pretrain.rbm.lr),
                  "rbm: learning rate of the Bernoulli-Bernoulli layers (per frame; applied as "
                  "lr x (1 - momentum))")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1000),
       KeyBuilder("pretrain.rbm.lr_gaussian", VT::kFloat, MAVG_FIELD(pretrain.rbm.lr_gaussian),
                  "rbm: learning rate of the Gaussian-Bernoulli first layer")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1000),
       KeyBuilder("pretrain.rbm.minibatch", VT::kInt, MAVG_FIELD(pretrain.rbm.minibatch),
                  "rbm: frames per CD-1 step")
-          .Min(1),
+          .Min(1)
+          .Max(1048576),
       KeyBuilder("pretrain.rbm.l2", VT::kFloat, MAVG_FIELD(pretrain.rbm.l2),
                  "rbm: L2 weight cost on W (not on biases)")
-          .Min(0),
+          .Min(0)
+          .Max(1),
       KeyBuilder("pretrain.rbm.momentum", VT::kFloat, MAVG_FIELD(pretrain.rbm.momentum),
                  "rbm: initial momentum of the schedule")
           .Min(0)
@@ -312,36 +351,45 @@ const std::vector<Binding>& Bindings() {
           .Max(0.999999),
       KeyBuilder("pretrain.rbm.momentum_steps", VT::kInt, MAVG_FIELD(pretrain.rbm.momentum_steps),
                  "rbm: momentum rises in this many equal steps")
-          .Min(1),
+          .Min(1)
+          .Max(1000000),
       KeyBuilder("pretrain.rbm.momentum_step_period", VT::kInt,
                  MAVG_FIELD(pretrain.rbm.momentum_step_period),
                  "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
-          .Min(1),
+          .Min(1)
+          .Max(1000000000000),
       KeyBuilder("pretrain.rbm.momentum_bug", VT::kBool, MAVG_FIELD(pretrain.rbm.momentum_bug),
                  "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
                  "minibatch while the lr follows the schedule; false: both follow it"),
       KeyBuilder("pretrain.rbm.param_stddev", VT::kFloat, MAVG_FIELD(pretrain.rbm.param_stddev),
                  "rbm: initial weights ~ N(0, stddev^2); biases 0")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1000),
       KeyBuilder("pretrain.rbm.vis_bias_utts", VT::kInt, MAVG_FIELD(pretrain.rbm.vis_bias_utts),
                  "rbm: utterances whose mean activations set the visible biases of layers >= 2 "
                  "(logit of the mean, clipped to [1e-4, 0.9999])")
-          .Min(1),
+          .Min(1)
+          .Max(1000000000),
       KeyBuilder("pretrain.rbm.seed", VT::kInt, MAVG_FIELD(pretrain.rbm.seed),
                  "rbm: seed of initialisation, shuffling and sampling; not the run seed, so the "
                  "runs of a sweep share one pretrained stack")
-          .Min(0),
+          .Min(0)
+          .Max(1000000000000000000),
       KeyBuilder("decode.tune", VT::kBool, MAVG_FIELD(decode.tune),
                  "choose the acoustic scale and word penalty with the lowest dev WER on a grid "
                  "(as Kaldi's scoring picks the LM weight), then decode test with them"),
       KeyBuilder("decode.acoustic_scale", VT::kFloat, MAVG_FIELD(decode.acoustic_scale),
                  "acoustic scale when decode.tune is false")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(1000),
       KeyBuilder("decode.word_penalty", VT::kFloat, MAVG_FIELD(decode.word_penalty),
-                 "word insertion penalty (log units) when decode.tune is false"),
+                 "word insertion penalty (log units) when decode.tune is false")
+          .Min(-1000)
+          .Max(1000),
       KeyBuilder("decode.beam", VT::kFloat, MAVG_FIELD(decode.beam),
                  "Viterbi beam (log units, as Kaldi's --beam)")
-          .Min(0, true),
+          .Min(0, true)
+          .Max(100000),
       KeyBuilder("decode.sil_prob", VT::kFloat, MAVG_FIELD(decode.sil_prob),
                  "probability of optional silence between words")
           .Min(0)
@@ -352,11 +400,13 @@ const std::vector<Binding>& Bindings() {
                  "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
                  "(mod the visible devices)")
           .Min(0)
-          .NotIdentity(),
+          .NotIdentity()
+          .Max(1024),
       KeyBuilder("device_options.threads", VT::kInt, MAVG_FIELD(device_options.threads),
                  "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
           .Min(0)
-          .NotIdentity(),
+          .NotIdentity()
+          .Max(4096),
       KeyBuilder("device_options.concurrent_workers", VT::kInt,
                  MAVG_FIELD(device_options.concurrent_workers),
                  "cpu, simulated workers: how many step at once between combines, each on one "
@@ -364,13 +414,15 @@ const std::vector<Binding>& Bindings() {
                  "each with every thread); at once, the model is bit for bit that of threads 1; "
                  "not part of the run id")
           .Min(0)
-          .NotIdentity(),
+          .NotIdentity()
+          .Max(4096),
       KeyBuilder("device_options.tf32", VT::kBool, MAVG_FIELD(device_options.tf32),
                  "cuda: FP32 GEMMs on TF32 tensor cores (inputs rounded to 10 mantissa bits; "
                  "faster, less exact)"),
       KeyBuilder("seed", VT::kInt, MAVG_FIELD(seed),
                  "random seed: initialisation, utterance order, frame shuffling")
-          .Min(0),
+          .Min(0)
+          .Max(1000000000000000000),
   };
   return kBindings;
 }
@@ -618,6 +670,12 @@ RunConfig LoadConfigFile(const std::string& path) {
   return ParseConfigYaml(ReadFile(path), path);
 }
 
+nlohmann::json KeyJson(RunConfig& config, const std::string& path) {
+  const Binding* b = FindBinding(path);
+  MAVG_CHECK(b != nullptr, "{}", UnknownKeyMessage(path));
+  return FieldJson(config, *b);
+}
+
 void SetKey(RunConfig& config, const std::string& path, const std::string& value) {
   const Binding* b = FindBinding(path);
   if (b == nullptr) {
@@ -663,10 +721,11 @@ void Validate(const RunConfig& config_in, const std::string& source) {
       const double x = v.get<double>();
       if (s.has_min && (x < s.min || (s.min_exclusive && x == s.min))) {
         problems.push_back(fmt::format("{}: {} is out of range (must be {} {})", s.path,
-                                       FieldText(v), s.min_exclusive ? ">" : ">=", s.min));
+                                       FieldText(v), s.min_exclusive ? ">" : ">=",
+                                       Bound(s, s.min)));
       } else if (s.has_max && x > s.max) {
-        problems.push_back(
-            fmt::format("{}: {} is out of range (must be <= {})", s.path, FieldText(v), s.max));
+        problems.push_back(fmt::format("{}: {} is out of range (must be <= {})", s.path,
+                                       FieldText(v), Bound(s, s.max)));
       }
     }
   }
@@ -919,8 +978,8 @@ std::string ConfigReferenceMarkdown() {
       type.clear();
       for (size_t i = 0; i < s.choices.size(); ++i) type += (i ? " \\| " : "") + s.choices[i];
     } else if (s.has_min || s.has_max) {
-      if (s.has_min) type += fmt::format(", {} {}", s.min_exclusive ? ">" : ">=", s.min);
-      if (s.has_max) type += fmt::format(", <= {}", s.max);
+      if (s.has_min) type += fmt::format(", {} {}", s.min_exclusive ? ">" : ">=", Bound(s, s.min));
+      if (s.has_max) type += fmt::format(", <= {}", Bound(s, s.max));
     }
     std::string def = FieldText(FieldJson(defaults, b));
     if (def.empty()) def = "(empty)";

@@ -48,6 +48,8 @@ void SetKey(RunConfig& config, const std::string& path, const std::string& value
 // prefixed by `source` (e.g. the config file).
 void Validate(const RunConfig& config, const std::string& source);
 
+// One key's value as ToJson writes it.
+nlohmann::json KeyJson(RunConfig& config, const std::string& path);
 // The resolved config as nested JSON (every key) / YAML text.
 nlohmann::json ToJson(const RunConfig& config);
 std::string ToYaml(const RunConfig& config);

@@ -50,10 +50,10 @@ class Cursor {
   size_t pos_ = 0;
 };
 
-uint32_t Crc(const float* data, size_t n) {
+uint32_t CrcBytes(const void* data, size_t size) {
   uLong crc = crc32(0L, Z_NULL, 0);
   const auto* bytes = reinterpret_cast<const Bytef*>(data);
-  size_t left = n * sizeof(float);
+  size_t left = size;
   while (left > 0) {
     const uInt chunk = static_cast<uInt>(std::min<size_t>(left, 1u << 30));
     crc = crc32(crc, bytes, chunk);
@@ -62,6 +62,8 @@ uint32_t Crc(const float* data, size_t n) {
   }
   return static_cast<uint32_t>(crc);
 }
+
+uint32_t Crc(const float* data, size_t n) { return CrcBytes(data, n * sizeof(float)); }
 
 }  // namespace
 
@@ -74,9 +76,11 @@ void WriteBlobFile(const std::string& path, const char* magic, uint32_t version,
   Put<uint32_t>(out, version);
   Put<uint64_t>(out, header_text.size());
   out += header_text;
+  const uint32_t header_crc = CrcBytes(out.data(), out.size());
   Put<uint64_t>(out, data.size());
   out.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
   Put<uint32_t>(out, Crc(data.data(), data.size()));
+  Put<uint32_t>(out, header_crc);
   WriteFileAtomic(path, out);
 }
 
@@ -94,6 +98,7 @@ BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t versi
                                     : fmt::format("{} to {}", min_version, version));
   const auto header_len = cur.Get<uint64_t>("header length");
   const char* header_text = cur.Take(header_len, "header");
+  const size_t header_end = static_cast<size_t>(header_text + header_len - bytes.data());
   BlobFile blob;
   blob.version = v;
   try {
@@ -110,6 +115,12 @@ BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t versi
   const auto crc = cur.Get<uint32_t>("checksum");
   MAVG_CHECK(crc == Crc(blob.data.data(), blob.data.size()), "{}: parameter checksum mismatch",
              path);
+  if (!cur.AtEnd()) {  // a file without it predates the header checksum
+    const auto header_crc = cur.Get<uint32_t>("header checksum");
+    MAVG_CHECK(header_crc == CrcBytes(bytes.data(), header_end),
+               "{}: header checksum mismatch (the {}'s header was changed or damaged)", path,
+               what);
+  }
   MAVG_CHECK(cur.AtEnd(), "{}: trailing bytes after the {}", path, what);
   return blob;
 }

@@ -5,6 +5,9 @@
 //   u64      header length H, then H bytes of JSON
 //   u64      number of floats P, then P float32
 //   u32      CRC-32 (zlib) of the P floats
+//   u32      CRC-32 of everything before P (magic, version, header length, header): a flipped
+//            digit in the header (a feature transform, a prior) is caught too. Files written
+//            before this field end after the first checksum and are read without it.
 // Written atomically (tmp + fsync + rename). Used by model files and pretrained stacks.
 
 #include <cstdint>

@@ -40,10 +40,15 @@ void FsyncDirectoryOf(const std::string& path) {
 namespace {
 
 // `path` exists and is not a regular file (a device such as /dev/null or /dev/full, a FIFO):
-// it must be written in place, never replaced by a renamed temporary file.
+// it must be written in place, never replaced by a renamed temporary file. Through a symbolic
+// link only where the path names /dev or /proc itself (/dev/stdout): a link planted elsewhere
+// (a run directory's result.json -> a disk) is replaced by the rename, not written through.
 bool IsSpecialFile(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return false;
+  struct stat link {};
+  const bool is_link = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
+  return !is_link || path.starts_with("/dev/") || path.starts_with("/proc/");
 }
 
 }  // namespace
@@ -63,7 +68,7 @@ void WriteFileAtomic(const std::string& path, const std::string& content) {
     return;
   }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   MAVG_CHECK(fd >= 0, "{}: cannot create: {}", tmp, std::strerror(errno));
   try {
     WriteAll(fd, content.data(), content.size(), tmp);
@@ -86,9 +91,21 @@ void WriteFileAtomic(const std::string& path, const std::string& content) {
   FsyncDirectoryOf(path);
 }
 
+int OpenNoFollow(const std::string& path, bool lock) {
+  const int flags = (lock ? O_RDWR : O_WRONLY | O_APPEND) | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    MAVG_FAIL("{}: is a symbolic link; mavg does not write through links in its directories "
+              "(remove it)",
+              path);
+  }
+  MAVG_CHECK(fd >= 0, "{}: cannot open for {}: {}", path, lock ? "locking" : "append",
+             std::strerror(errno));
+  return fd;
+}
+
 void AppendLine(const std::string& path, const std::string& line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  MAVG_CHECK(fd >= 0, "{}: cannot open for append: {}", path, std::strerror(errno));
+  const int fd = OpenNoFollow(path);
   std::string data = line + "\n";
   try {
     WriteAll(fd, data.data(), data.size(), path);
@@ -98,6 +115,27 @@ void AppendLine(const std::string& path, const std::string& line) {
     throw;
   }
   ::close(fd);
+}
+
+bool IsSymlink(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::string> resolved;
+  for (const auto& [what, path] : outputs) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    resolved.push_back(ec ? std::filesystem::absolute(path).lexically_normal().string()
+                          : p.string());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      MAVG_CHECK(resolved[i] != resolved[j], "{} and {} are the same file ({}): give each its own",
+                 outputs[j].first, outputs[i].first, resolved[i]);
+    }
+  }
 }
 
 std::string ReadFile(const std::string& path) {

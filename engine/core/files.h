@@ -4,13 +4,20 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mavg {
 
 void WriteFileAtomic(const std::string& path, const std::string& content);
-// Appends one line (a '\n' is added) and fsyncs; for JSON-lines logs.
+// Appends one line (a '\n' is added) and fsyncs; for JSON-lines logs. Like every append-mode
+// writer and lock file of mavg, refuses to write through a symbolic link (a link planted in a
+// run or results directory must not make mavg write into the file it points to).
 void AppendLine(const std::string& path, const std::string& line);
+// open(2) of `path` for appending (created 0644 if absent) or, with `lock`, for a lock file
+// (read-write, not truncated), never through a symbolic link: throws naming the path. The
+// descriptor is close-on-exec.
+int OpenNoFollow(const std::string& path, bool lock = false);
 // Whole file as a string; throws naming the path when it cannot be read.
 std::string ReadFile(const std::string& path);
 bool PathExists(const std::string& path);
@@ -18,6 +25,12 @@ bool PathExists(const std::string& path);
 // killed writer) are skipped.
 std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 bool IsDirectory(const std::string& path);
+// Whether `path` itself is a symbolic link (not followed).
+bool IsSymlink(const std::string& path);
+// The outputs of one command, (what, path) each: throws "<what> and <what> are the same file
+// (<path>)" when two resolve to one file (through '.', '..' and links), before anything is
+// written.
+void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 void MakeDirs(const std::string& path);
 
 }  // namespace mavg

@@ -1,9 +1,13 @@
 #include "engine/core/logging.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <unistd.h>
 
 #include <memory>
+#include <mutex>
+
+#include "engine/core/files.h"
 
 namespace mavg {
 namespace {
@@ -12,6 +16,34 @@ std::string Pattern(int rank, int world_size) {
   if (world_size > 1) return fmt::format("%Y-%m-%d %H:%M:%S.%e %^%l%$ r{} %v", rank);
   return "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v";
 }
+
+// Appends to a descriptor opened without following links (files.h OpenNoFollow): spdlog's own
+// file sink opens its path with fopen, which would write through a planted link.
+class NoFollowFileSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit NoFollowFileSink(const std::string& path) : fd_(OpenNoFollow(path)) {}
+  ~NoFollowFileSink() override { ::close(fd_); }
+  NoFollowFileSink(const NoFollowFileSink&) = delete;
+  NoFollowFileSink& operator=(const NoFollowFileSink&) = delete;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t buf;
+    formatter_->format(msg, buf);
+    const char* p = buf.data();
+    size_t left = buf.size();
+    while (left > 0) {  // a log line that cannot be written is dropped, never an error
+      const ssize_t n = ::write(fd_, p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  int fd_;  // owned
+};
 
 int g_rank = 0;
 int g_world_size = 1;
@@ -38,7 +70,7 @@ void InitLogging(int verbosity, int rank, int world_size) {
 }
 
 void AddLogFile(const std::string& path) {
-  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
+  auto sink = std::make_shared<NoFollowFileSink>(path);
   sink->set_pattern(Pattern(g_rank, g_world_size));
   spdlog::default_logger()->sinks().push_back(sink);
 }

@@ -78,7 +78,7 @@ DataDirIndex::DataDirIndex(const std::string& dir, const LoadOptions& options)
           std::make_shared<kaldi::TableSource>(options.alignments, options.alignments_setting);
       src.ali_name = options.alignments_setting;
     } else if (fs::exists(ali_ark, ec)) {
-      src.ali = std::make_shared<kaldi::TableSource>(ali_ark, ali_ark);
+      src.ali = kaldi::TableSource::ArchiveFile(ali_ark);
       src.ali_name = ali_ark;
     } else {
       MAVG_CHECK(!options.require_labels,

@@ -1,11 +1,15 @@
 #include "engine/data/kaldi_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "engine/core/error.h"
 
@@ -91,8 +95,16 @@ size_t InputFile::Read(void* dst, size_t n) {
   return done;
 }
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)), tmp_path_(path_ + ".tmp") {
-  file_ = std::fopen(tmp_path_.c_str(), "wb");
+OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+  // A temporary of its own (pid and a counter: two outputs of one process, or two processes,
+  // never share one), created new, never through a link.
+  static std::atomic<int> counter{0};
+  tmp_path_ = fmt::format("{}.tmp.{}.{}", path_, ::getpid(), counter++);
+  const int fd =
+      ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  MAVG_CHECK(fd >= 0, "{}: cannot create ({})", tmp_path_, ErrnoText());
+  file_ = ::fdopen(fd, "wb");
+  if (file_ == nullptr) ::close(fd);
   MAVG_CHECK(file_ != nullptr, "{}: cannot create ({})", tmp_path_, ErrnoText());
   std::setvbuf(file_, nullptr, _IOFBF, kBufferSize);
 }

@@ -214,6 +214,21 @@ TableSource::TableSource(const std::string& rspecifier, const std::string& what)
   }
 }
 
+std::shared_ptr<TableSource> TableSource::ArchiveFile(const std::string& path) {
+  std::shared_ptr<TableSource> t(new TableSource());
+  t->rspecifier_ = path;
+  t->what_ = path;
+  try {
+    WarnIfTransitionIds(path, path);
+    t->AddArchive(path);
+  } catch (...) {
+    for (int fd : t->descriptors_) close(fd);
+    t->descriptors_.clear();
+    throw;
+  }
+  return t;
+}
+
 TableSource::~TableSource() {
   for (int fd : descriptors_) close(fd);
 }

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ class TableSource {
   // Parses `rspecifier`, runs its pipe or decompresses its gzip'd archives. `what` names the
   // setting in messages (e.g. "data.ali").
   TableSource(const std::string& rspecifier, const std::string& what);
+  // One archive file named by its path, taken as it is: no rspecifier syntax, no globbing, no
+  // splitting at blanks (a data dir's own ali.ark, whose path may hold any character).
+  static std::shared_ptr<TableSource> ArchiveFile(const std::string& path);
   ~TableSource();
   TableSource(const TableSource&) = delete;
   TableSource& operator=(const TableSource&) = delete;
@@ -44,6 +48,7 @@ class TableSource {
   const std::string& What() const { return what_; }
 
  private:
+  TableSource() = default;
   void AddArchive(const std::string& path);
   void RunPipe(const std::string& command);
   int TemporaryFile(const std::string& name);  // an unlinked temporary file's descriptor

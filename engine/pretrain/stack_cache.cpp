@@ -30,8 +30,7 @@ constexpr int kStackKeyVersion = 1;
 class FileLock {
  public:
   explicit FileLock(const std::string& path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    MAVG_CHECK(fd_ >= 0, "{}: cannot open the lock file: {}", path, std::strerror(errno));
+    fd_ = OpenNoFollow(path, /*lock=*/true);
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       spdlog::info("[pretrain] another run is pretraining this stack; waiting for it ({})", path);
       while (flock(fd_, LOCK_EX) != 0) {

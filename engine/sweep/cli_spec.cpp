@@ -21,8 +21,10 @@ std::string Trim(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t") - a + 1);
 }
 
-// A value as `mavg train --set` reads it: YAML quoting is taken off ('a b' -> a b).
+// A value as `mavg train --set` reads it: YAML quoting is taken off ('a b' -> a b). Only a
+// quoted value goes through the YAML parser (a long --grid list would spend seconds there).
 std::string Unquote(const std::string& value) {
+  if (value.empty() || (value[0] != '\'' && value[0] != '"')) return value;
   try {
     const YAML::Node node = YAML::Load(value);
     if (node.IsScalar()) return node.Scalar();
@@ -31,15 +33,21 @@ std::string Unquote(const std::string& value) {
   return value;
 }
 
-// Checks that `key` is a config key and `value` fits it; `option` names the flag in messages.
-void CheckValue(const std::string& option, const std::string& key, const std::string& value) {
+// Checks that `key` is a config key; `option` names the flag in messages.
+void CheckKey(const std::string& option, const std::string& key) {
   MAVG_CHECK(FindKey(key) != nullptr, "{}: unknown config key '{}' (did you mean '{}'?)", option,
              key, NearestKey(key));
-  RunConfig scratch;
+}
+
+// Checks that `value` fits `key`; `option()` names the flag in messages (made only on an
+// error: with a long --grid list, building it per value made the checks quadratic).
+template <typename Option>
+void CheckValue(const Option& option, const std::string& key, const std::string& value) {
+  thread_local RunConfig scratch;  // one for every check
   try {
     SetKey(scratch, key, value);
   } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", option, e.what()));
+    throw Error(fmt::format("{}: {}", option(), e.what()));
   }
 }
 
@@ -62,7 +70,8 @@ Parsed ParseOptions(const SweepOverrides& o) {
     // Plain variables, not structured bindings: the lambdas below capture them (Clang 14).
     const auto assignment = SplitAssignment("--set", s, "KEY=VALUE");
     const std::string key = assignment.first, value = Unquote(assignment.second);
-    CheckValue("--set " + s, key, value);
+    CheckKey("--set " + s, key);
+    CheckValue([&] { return "--set " + s; }, key, value);
     MAVG_CHECK(
         std::none_of(p.sets.begin(), p.sets.end(), [&](auto& kv) { return kv.first == key; }),
         "--set {}: '{}' is set twice", s, key);
@@ -73,13 +82,13 @@ Parsed ParseOptions(const SweepOverrides& o) {
   for (const std::string& g : o.grids) {
     const auto assignment = SplitAssignment("--grid", g, "KEY=V1,V2,...");
     const std::string key = assignment.first, list = assignment.second;
+    CheckKey("--grid " + key, key);
     std::vector<std::string> values;
     size_t start = 0;
     while (true) {
       const size_t comma = list.find(',', start);
       const std::string v = Unquote(Trim(list.substr(start, comma - start)));
-      MAVG_CHECK(!v.empty(), "--grid {}: an empty value (values are separated by commas)", g);
-      CheckValue("--grid " + g, key, v);
+      MAVG_CHECK(!v.empty(), "--grid {}: an empty value (values are separated by commas)", key);
       values.push_back(v);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -146,6 +155,28 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     source = "command line";
     root["base"] = std::filesystem::path(o.base).lexically_normal().string();
   }
+  // The size of the sweep from the lengths alone (the spec's axes, which --grid replaces, and
+  // the command line's), before a value of a long list is checked.
+  {
+    SweepSpec sizes;  // the defaults: max_runs, 1 replicate
+    if (!spec_path.empty()) sizes = LoadSweepSpec(spec_path);
+    std::vector<size_t> dims;
+    for (const auto& [key, values] : sizes.grid) {
+      if (std::none_of(p.grids.begin(), p.grids.end(), [&](auto& g) { return g.first == key; })) {
+        dims.push_back(values.size());
+      }
+    }
+    for (const auto& [key, values] : p.grids) dims.push_back(values.size());
+    for (const auto& g : sizes.zips) dims.push_back(g[0].second.size());
+    CheckRunCount(source, dims, o.replicates > 0 ? o.replicates : sizes.replicates,
+                  sizes.includes.size(), sizes.max_runs);
+  }
+  for (const auto& [key, values] : p.grids) {
+    for (const std::string& v : values) {
+      CheckValue([&] { return fmt::format("--grid {}={}", key, v); }, key, v);
+    }
+  }
+
   YAML::Node body(YAML::NodeType::Map);
   body["base"] = root["base"];
   for (const auto& item : root) {

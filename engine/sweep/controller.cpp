@@ -132,8 +132,18 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
                             std::vector<LaunchRequest> requests) {
   // Claim every run in the database first (compare-and-set on its status), so that two
   // controllers never launch the same run; the run directory's lock is the second guard.
-  // What the launcher cannot carry is refused before anything is claimed or written.
+  // What the launcher cannot carry is refused before anything is claimed or written, and so
+  // is a run directory (or the sweep's runs/ folders above it) planted as a link: the runs
+  // would land wherever it points.
   launcher.Validate(requests);
+  for (const LaunchRequest& q : requests) {
+    const std::filesystem::path dir(q.run_dir);
+    for (const std::filesystem::path& p : {dir, dir.parent_path(), dir.parent_path().parent_path()}) {
+      MAVG_CHECK(p.empty() || !IsSymlink(p.string()),
+                 "{}: is a symbolic link; mavg makes its run directories itself (remove it)",
+                 p.string());
+    }
+  }
   std::vector<LaunchRequest> claimed;
   std::map<std::string, RunState> final_status;
   const std::string claimer = ClaimerText();

@@ -195,7 +195,9 @@ class LocalLauncher final : public Launcher {
     // Child: own process group (Ctrl-C reaches only the controller, which forwards SIGTERM),
     // output to the run's launcher.log.
     setpgid(0, 0);
-    const int fd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+    // Never through a link planted in the run directory (files.h OpenNoFollow; the child cannot
+    // throw, and the launcher checked the path before the fork).
+    const int fd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
       dup2(fd, STDERR_FILENO);

@@ -1,19 +1,22 @@
 #include "engine/sweep/spec.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <unordered_set>
 
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
-#include "engine/core/words.h"
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/rng.h"
+#include "engine/core/words.h"
 #include "engine/core/yaml.h"
 #include "engine/sweep/nearest.h"
 
@@ -36,15 +39,15 @@ std::string CheckAxisValue(const std::string& file, int line, const std::string&
                            const std::string& value) {
   MAVG_CHECK(FindKey(key) != nullptr, "{}: line {}: unknown axis '{}' (did you mean '{}'?)", file,
              line, key, NearestKey(key));
-  RunConfig scratch;
+  // One config for every check (a fresh one, and a whole config written out, per value made a
+  // long axis cost seconds).
+  thread_local RunConfig scratch;
   try {
     SetKey(scratch, key, value);
   } catch (const Error& e) {
     throw Error(fmt::format("{}: line {}: {}", file, line, e.what()));
   }
-  std::string pointer = "/" + key;
-  std::replace(pointer.begin(), pointer.end(), '.', '/');
-  return DumpJson(ToJson(scratch)[nlohmann::json::json_pointer(pointer)]);
+  return DumpJson(KeyJson(scratch, key));
 }
 
 AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::string& file) {
@@ -111,7 +114,121 @@ int64_t ReplicateSeed(int64_t base_seed, int replicate) {
 }
 
 namespace {
+// The size of a spec (its dimensions' lengths, includes, replicates, max_runs) read from
+// yaml-cpp's parse events without building a node tree: a spec with an axis of a million values
+// takes seconds and most of a gigabyte to load as nodes, and is refused from this pass alone.
+class SizeScanner final : public YAML::EventHandler {
+ public:
+  std::vector<size_t> dims;
+  size_t includes = 0;
+  int replicates = 1;
+  int64_t max_runs = SweepSpec{}.max_runs;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override { Node(); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Node(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string& value) override {
+    Frame* parent = Parent();
+    if (parent != nullptr && parent->map && parent->expect_key) {
+      parent->key = value;
+      parent->expect_key = false;
+      return;
+    }
+    if (parent != nullptr && parent->role == Role::kRoot) {
+      if (parent->key == "replicates") Number(value, &replicates);
+      if (parent->key == "max_runs") Number(value, &max_runs);
+    }
+    Node();
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    const Role role = ChildRole();
+    Node();
+    stack_.push_back(Frame{false, false, "", 0, role});
+  }
+  void OnSequenceEnd() override {
+    const Frame f = stack_.back();
+    stack_.pop_back();
+    if (f.role == Role::kAxis) dims.push_back(f.items);
+    if (f.role == Role::kInclude) includes = f.items;
+  }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    const Role role = stack_.empty() ? Role::kRoot : ChildRole();
+    Node();
+    stack_.push_back(Frame{true, true, "", 0, role});
+  }
+  void OnMapEnd() override { stack_.pop_back(); }
+
+ private:
+  enum class Role { kOther, kRoot, kGrid, kZip, kZipGroup, kAxis, kInclude };
+  struct Frame {
+    bool map = false;
+    bool expect_key = true;  // maps: the next node is a key
+    std::string key;         // maps: the key of the value being read
+    size_t items = 0;        // sequences: nodes so far; maps: values so far
+    Role role = Role::kOther;
+  };
+  Frame* Parent() { return stack_.empty() ? nullptr : &stack_.back(); }
+  // The role of a container starting as the next node of its parent.
+  Role ChildRole() {
+    const Frame* p = Parent();
+    if (p == nullptr) return Role::kOther;
+    if (p->role == Role::kRoot && p->map && !p->expect_key) {
+      if (p->key == "grid") return Role::kGrid;
+      if (p->key == "zip") return Role::kZip;
+      if (p->key == "include") return Role::kInclude;
+    }
+    if (p->role == Role::kGrid && !p->expect_key) return Role::kAxis;
+    if (p->role == Role::kZip) return Role::kZipGroup;
+    // A zip group's lengths are equal (checked later): its first axis stands for it.
+    if (p->role == Role::kZipGroup && !p->expect_key && p->items == 0) return Role::kAxis;
+    return Role::kOther;
+  }
+  // A node (scalar, container, null, alias) read as the parent's next item or value.
+  void Node() {
+    Frame* p = Parent();
+    if (p == nullptr) return;
+    if (p->map) {
+      if (p->expect_key) {  // a non-scalar key: not a spec this pass can size
+        p->expect_key = false;
+        return;
+      }
+      p->expect_key = true;
+      ++p->items;
+    } else {
+      ++p->items;
+    }
+  }
+  template <typename T>
+  static void Number(const std::string& text, T* out) {
+    T v{};
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && end == text.data() + text.size()) *out = v;
+  }
+
+  std::vector<Frame> stack_;
+};
+
 SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const std::string& dir) {
+  {
+    // Refuse an oversized sweep before the spec becomes a tree (a malformed spec is left to the
+    // full parse below, which names its line).
+    SizeScanner size;
+    bool scanned = false;
+    try {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      scanned = parser.HandleNextDocument(size);
+    } catch (const YAML::Exception&) {
+      scanned = false;
+    }
+    if (scanned && size.replicates >= 1 && size.max_runs >= 1) {
+      CheckRunCount(path, size.dims, size.replicates, size.includes, size.max_runs);
+    }
+  }
   const YAML::Node root = LoadYamlStrict(text, path);
   MAVG_CHECK(root.IsMap(), "{}: a sweep spec is a mapping (name, base, grid, ...)", path);
   SweepSpec spec;
@@ -142,6 +259,41 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
     for (const auto& [key, value] : ParseAssignment(set, "set", path))
       SetKey(spec.base, key, value);
   }
+  if (const YAML::Node r = root["replicates"]) {
+    try {
+      spec.replicates = r.as<int>();
+    } catch (const YAML::Exception&) {
+      MAVG_FAIL("{}: line {}: replicates must be an integer", path, r.Mark().line + 1);
+    }
+    MAVG_CHECK(spec.replicates >= 1 && spec.replicates <= 1000,
+               "{}: replicates must be between 1 and 1000, got {}", path, spec.replicates);
+  }
+  if (const YAML::Node m = root["max_runs"]) {
+    try {
+      spec.max_runs = m.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      MAVG_FAIL("{}: line {}: max_runs must be an integer", path, m.Mark().line + 1);
+    }
+    MAVG_CHECK(spec.max_runs >= 1, "{}: max_runs must be positive, got {}", path, spec.max_runs);
+  }
+  // The number of runs from the lists' lengths alone, before any value is checked: an axis of a
+  // million values is refused at once, not after a million checks.
+  {
+    std::vector<size_t> dims;
+    if (const YAML::Node grid = root["grid"]; grid && grid.IsMap()) {
+      for (const auto& item : grid) dims.push_back(item.second.IsSequence() ? item.second.size() : 1);
+    }
+    if (const YAML::Node zip = root["zip"]; zip && zip.IsSequence()) {
+      for (const auto& group : zip) {
+        if (group.IsMap() && group.size() > 0 && group.begin()->second.IsSequence()) {
+          dims.push_back(group.begin()->second.size());
+        }
+      }
+    }
+    const YAML::Node include = root["include"];
+    CheckRunCount(path, dims, spec.replicates,
+                  include && include.IsSequence() ? include.size() : 0, spec.max_runs);
+  }
   if (const YAML::Node grid = root["grid"]) spec.grid = ParseAxes(grid, "grid", path);
   if (const YAML::Node zip = root["zip"]) {
     MAVG_CHECK(zip.IsSequence(), "{}: line {}: 'zip' is a list of groups of paired axes", path,
@@ -167,29 +319,12 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
       }
     }
   }
-  if (const YAML::Node r = root["replicates"]) {
-    try {
-      spec.replicates = r.as<int>();
-    } catch (const YAML::Exception&) {
-      MAVG_FAIL("{}: line {}: replicates must be an integer", path, r.Mark().line + 1);
-    }
-    MAVG_CHECK(spec.replicates >= 1 && spec.replicates <= 1000,
-               "{}: replicates must be between 1 and 1000, got {}", path, spec.replicates);
-  }
   if (const YAML::Node p = root["replicate_pretraining"]) {
     const std::string v = p.IsScalar() ? p.Scalar() : "";
     MAVG_CHECK(v == "true" || v == "false",
                "{}: line {}: replicate_pretraining must be true or false, got '{}'", path,
                p.Mark().line + 1, v);
     spec.replicate_pretraining = v == "true";
-  }
-  if (const YAML::Node m = root["max_runs"]) {
-    try {
-      spec.max_runs = m.as<int64_t>();
-    } catch (const YAML::Exception&) {
-      MAVG_FAIL("{}: line {}: max_runs must be an integer", path, m.Mark().line + 1);
-    }
-    MAVG_CHECK(spec.max_runs >= 1, "{}: max_runs must be positive, got {}", path, spec.max_runs);
   }
   if (const YAML::Node res = root["resources"]) spec.resources = ParseResources(res, path);
   // The axes, in order; exclusions must name one of them.
@@ -235,6 +370,25 @@ SweepSpec ParseSweepSpec(const std::string& text, const std::string& source,
   return ReadingYaml(source, [&] { return ReadSweepSpec(text, source, dir); });
 }
 
+void CheckRunCount(const std::string& source, const std::vector<size_t>& dims, int replicates,
+                   size_t includes, int64_t max_runs) {
+  const auto limit = static_cast<uint64_t>(max_runs);
+  uint64_t runs = static_cast<uint64_t>(replicates);
+  std::string shape;
+  for (const size_t d : dims) {
+    runs = d > 0 && runs > UINT64_MAX / d ? UINT64_MAX : runs * d;
+    shape += fmt::format("{}{}", shape.empty() ? "" : " x ", d);
+  }
+  runs = std::min<uint64_t>(UINT64_MAX - includes, runs) +
+         includes * static_cast<uint64_t>(replicates);
+  MAVG_CHECK(runs <= limit,
+             "{}: the sweep has {} runs ({} x {} replicate(s){}), more than max_runs {}; raise "
+             "max_runs in the spec if that is meant",
+             source, runs == UINT64_MAX ? std::string("over 1.8e19") : std::to_string(runs),
+             shape.empty() ? "1" : shape, replicates,
+             includes == 0 ? "" : fmt::format(", + {} included", includes), max_runs);
+}
+
 std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
   // The varied dimensions: every grid axis alone, every zip group as one dimension.
   std::vector<std::vector<Assignment>> dims;
@@ -251,22 +405,9 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
     dims.push_back(std::move(d));
   }
   // The size first, without overflow, before anything is allocated for the points.
-  const auto limit = static_cast<uint64_t>(spec.max_runs);
-  uint64_t runs = static_cast<uint64_t>(spec.replicates);
-  std::string shape;
-  for (const auto& d : dims) {
-    runs = d.size() > 0 && runs > UINT64_MAX / d.size() ? UINT64_MAX : runs * d.size();
-    shape += fmt::format("{}{}", shape.empty() ? "" : " x ", d.size());
-  }
-  runs = std::min<uint64_t>(UINT64_MAX - spec.includes.size(), runs) +
-         spec.includes.size() * static_cast<uint64_t>(spec.replicates);
-  MAVG_CHECK(runs <= limit,
-             "{}: the sweep has {} runs ({} x {} replicate(s){}), more than max_runs {}; raise "
-             "max_runs in the spec if that is meant",
-             spec.path, runs == UINT64_MAX ? std::string("over 1.8e19") : std::to_string(runs),
-             shape.empty() ? "1" : shape, spec.replicates,
-             spec.includes.empty() ? "" : fmt::format(", + {} included", spec.includes.size()),
-             spec.max_runs);
+  std::vector<size_t> sizes;
+  for (const auto& d : dims) sizes.push_back(d.size());
+  CheckRunCount(spec.path, sizes, spec.replicates, spec.includes.size(), spec.max_runs);
   std::vector<Assignment> assignments;
   size_t total = 1;
   for (const auto& d : dims) total *= d.size();

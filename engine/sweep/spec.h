@@ -60,6 +60,12 @@ SweepSpec ParseSweepSpec(const std::string& text, const std::string& source,
 // All points, in order: grid (first axis slowest) x zip groups, exclusions removed, inclusions
 // appended, each with `replicates` seeds; points with equal run ids are kept once.
 std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec);
+// Refuses a sweep of more than `max_runs` runs: the product of the varied dimensions' sizes
+// (each grid axis, each zip group) times the replicates, plus the included points' replicates.
+// Called as soon as the sizes are known, before any value is looked at, so that an enormous
+// axis is refused in time linear in nothing but its length.
+void CheckRunCount(const std::string& source, const std::vector<size_t>& dims, int replicates,
+                   size_t includes, int64_t max_runs);
 
 // Seed of replicate r: replicate 0 keeps the base seed (so a sweep point is the same run as the
 // plain config), others get a seed derived from (base seed, r).

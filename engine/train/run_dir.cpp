@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/core/error.h"
@@ -44,8 +45,7 @@ void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
 // descriptor stays open (and the lock held) until the process exits.
 int LockRunDir(const std::string& path) {
   const std::string lock = path + "/.lock";
-  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  MAVG_CHECK(fd >= 0, "{}: cannot create: {}", lock, std::strerror(errno));
+  const int fd = OpenNoFollow(lock, /*lock=*/true);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
     MAVG_FAIL("{}: another process is working in this run directory", path);
@@ -88,6 +88,24 @@ void RunDir::TruncateMetrics(int epochs) const {
 }
 
 RunDir RunDir::Prepare(const std::string& path, bool force) {
+  // A directory that is not a run's is never written into: mavg train --out on the wrong
+  // directory would replace its config.yaml and model.bin. Besides a run directory (state.json)
+  // an empty one is taken, and one that holds only what a sweep writes before the run starts.
+  if (IsDirectory(path) && !PathExists(path + "/state.json")) {
+    std::vector<std::string> foreign;
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      const std::string name = entry.path().filename().string();
+      if (name != "sweep-config.yaml" && name != "launcher.log" && name != ".lock") {
+        foreign.push_back(name);
+      }
+    }
+    std::sort(foreign.begin(), foreign.end());
+    MAVG_CHECK(foreign.empty(),
+               "{}: exists and is not a mavg run directory (it holds {}{}); give --out a new or "
+               "empty directory",
+               path, foreign[0], foreign.size() > 1 ? fmt::format(" and {} more", foreign.size() - 1)
+                                                    : "");
+  }
   MakeDirs(path);
   const int lock = LockRunDir(path);
   int attempt = 1;

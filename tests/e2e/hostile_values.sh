@@ -129,6 +129,15 @@ cp base.yaml 'my base.yaml'
 grep -q "my_base-" gen.txt || fail "generated name: $(head -3 gen.txt)"
 echo "ok: names"
 
+# 3b. The size of a sweep is refused before its values are looked at (linear and fast: a
+# million-value axis took a minute and gigabytes when every value was checked first): the
+# last value is bad, yet the answer is the size.
+python3 -c 'print("name: huge\nbase: base.yaml\ngrid: {seed: [" + ",".join(map(str, range(1000000))) + ",x]}")' > huge.yaml
+expect_error "the sweep has 1000001 runs" "$MAVG" sweep plan huge.yaml --results res
+vals=$(python3 -c 'print(",".join(map(str, range(15000))) + ",x")')
+expect_error "the sweep has 15001 runs" "$MAVG" sweep plan --base base.yaml --grid "seed=$vals" --results res
+echo "ok: sizes first"
+
 # 4. A failure after a run is claimed ends it failed with the reason: here the sweep's runs
 # directory cannot be created (a file is in the way).
 spec claim.yaml claim '{time: "10:00"}'

@@ -57,9 +57,9 @@ grep -q "totals: new 0 done 4" plan3.txt || fail "composed sweep does not reuse 
 # Bad options: one line naming the option; the database is not touched.
 dump() { python3 -c 'import sqlite3,sys; print("\n".join(sqlite3.connect(sys.argv[1]).iterdump()))' res/mavg.db; }
 dump > before.sql
-expect_error "--grid parallel.wrkers=1,2: unknown config key 'parallel.wrkers' (did you mean 'parallel.workers'?)" \
+expect_error "--grid parallel.wrkers: unknown config key 'parallel.wrkers' (did you mean 'parallel.workers'?)" \
   "$MAVG" sweep run --base base.yaml --grid parallel.wrkers=1,2 "${R[@]}"
-expect_error "--grid parallel.workers=1,x: " "$MAVG" sweep run --base base.yaml --grid parallel.workers=1,x "${R[@]}"
+expect_error "--grid parallel.workers=x: " "$MAVG" sweep run --base base.yaml --grid parallel.workers=1,x "${R[@]}"
 expect_error "command line point [parallel.workers=1]: schedule.lr: -1 is out of range" \
   "$MAVG" sweep run --base base.yaml --set schedule.lr=-1 --grid parallel.workers=1 "${R[@]}"
 expect_error "'parallel.workers' is an axis of s.yaml; narrow it with --grid parallel.workers=4" \

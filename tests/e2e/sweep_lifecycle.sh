@@ -55,7 +55,7 @@ done
 "$MAVG" sweep collect small "${R[@]}" > /dev/null
 "$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value wer_eval2000 --format csv > ext.csv
 grep -q "^2,5,16,1.41421" ext.csv || fail "the external metric's cell: $(cat ext.csv)"
-expect_error "a result mavg measured itself" "$MAVG" run metric "${cell%% *}" --set test_acc=1 "${R[@]}"
+expect_error "the name of a result mavg measures itself" "$MAVG" run metric "${cell%% *}" --set test_acc=1 "${R[@]}"
 expect_error "not a finite number" "$MAVG" run metric "${cell%% *}" --set wer_eval2000=nan "${R[@]}"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/extra_metrics.json"))["metrics"]; assert m=={"wer_eval2000":15.0,"rt_factor":0.5}, m' "${cell%% *}" || fail "a refused --set changed the file"
 
@@ -160,19 +160,24 @@ sed 's/\[1, 2\]/[1, 2, 4]/' s.yaml > s2.yaml
 expect_error "already exists in res/mavg.db with a different spec" "$MAVG" sweep run s2.yaml "${R[@]}" --max-runs 1
 # An archived database (a folder and file this user cannot write) is read as it is.
 # (The last connection to close checkpoints the WAL into the file, so the file alone is whole.)
-mkdir -p archive && cp res/mavg.db archive/
-chmod 0555 archive && chmod 0444 archive/mavg.db
-as_nobody() { runuser -u nobody -- "$@"; }
-if command -v runuser > /dev/null && as_nobody true 2> /dev/null; then
-  as_nobody "$MAVG" -q report table small --db "$PWD/archive/mavg.db" --rows parallel.workers --cols parallel.average_every > ro-table.txt 2> ro.err || fail "report on a read-only database: $(cat ro.err)"
+# Run as nobody, who may not reach this checkout (a clone in a private directory, /root): the
+# binary and the archive go to a directory of their own under /tmp that nobody can read.
+as_nobody() { (cd "$ro" && runuser -u nobody -- "$@"); }
+if command -v runuser > /dev/null && runuser -u nobody -- true 2> /dev/null; then
+  ro=$(mktemp -d /tmp/mavg-readonly.XXXXXX)
+  chmod 0755 "$ro"
+  cp "$MAVG" "$ro/mavg" && chmod 0755 "$ro/mavg"
+  mkdir "$ro/archive" && cp res/mavg.db "$ro/archive/"
+  chmod 0555 "$ro/archive" && chmod 0444 "$ro/archive/mavg.db"
+  as_nobody "$ro/mavg" -q report table small --db "$ro/archive/mavg.db" --rows parallel.workers --cols parallel.average_every > ro-table.txt 2> ro.err || fail "report on a read-only database: $(cat ro.err)"
   [ -s ro-table.txt ] || fail "report on a read-only database printed nothing"
-  as_nobody "$MAVG" -q sweep status small --db "$PWD/archive/mavg.db" > ro-status.txt 2> ro.err || fail "status on a read-only database: $(cat ro.err)"
+  as_nobody "$ro/mavg" -q sweep status small --db "$ro/archive/mavg.db" > ro-status.txt 2> ro.err || fail "status on a read-only database: $(cat ro.err)"
   grep -q "read-only database" ro-status.txt || fail "status: $(cat ro-status.txt)"
+  chmod -R u+w "$ro" && rm -rf "$ro"
   echo "ok: read-only database"
 else
-  echo "skip: read-only database check (no runuser/nobody here)"
+  echo "skip: read-only database check (runuser cannot run a command as nobody here)"
 fi
-chmod 0755 archive && chmod 0644 archive/mavg.db
 echo garbage > notadb.db
 expect_error "notadb.db" "$MAVG" sweep status small --db notadb.db
 # A corrupt result.json: that run is reported failed with the reason, the rest are ingested.

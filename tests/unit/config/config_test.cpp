@@ -277,13 +277,51 @@ TEST(Config, ReferenceListsEveryKeyWithDefault) {
     EXPECT_NE(ref.find("`" + k.path + "`"), std::string::npos) << k.path;
     EXPECT_FALSE(k.doc.empty()) << k.path;
   }
-  EXPECT_NE(ref.find("| `optimizer.minibatch` | integer, >= 1 | `256` |"), std::string::npos);
+  EXPECT_NE(ref.find("| `optimizer.minibatch` | integer, >= 1, <= 1048576 | `256` |"), std::string::npos);
 }
 
 TEST(Config, MissingOrDirectoryConfigFile) {
   testing::TempDir tmp;
   EXPECT_ERROR_HAS(LoadConfigFile(tmp.File("none.yaml")), "none.yaml", "not found");
   EXPECT_ERROR_HAS(LoadConfigFile(tmp.Path()), "is a directory");
+}
+
+}  // namespace
+}  // namespace mavg
+
+namespace mavg {
+namespace {
+
+// Validation decides, not the run: every numeric key has a documented range (both ends), so a
+// value a run cannot use is refused naming its key before anything starts. The example:
+// an NG-SGD epsilon of 1e308 made the eigendecomposition fail deep in a run.
+TEST(ConfigRanges, EveryNumericKeyHasBothEnds) {
+  for (const KeySpec& k : ConfigKeys()) {
+    if (k.type != ValueType::kInt && k.type != ValueType::kFloat) continue;
+    EXPECT_TRUE(k.has_min && k.has_max) << k.path << " has no complete range";
+    if (k.has_min && k.has_max) EXPECT_LE(k.min, k.max) << k.path;
+  }
+  const std::string reference = ConfigReferenceMarkdown();
+  EXPECT_NE(reference.find("| `optimizer.ngsgd.epsilon` | number, > 0, <= 1 |"),
+            std::string::npos);
+}
+
+TEST(ConfigRanges, OutOfRangeValuesNameTheirKey) {
+  for (const char* set : {"optimizer.ngsgd.epsilon=1e308", "optimizer.ngsgd.delta=5",
+                          "model.hidden_dim=100000000", "schedule.lr=1e30",
+                          "pretrain.rbm.seed=1e19"}) {
+    RunConfig c;
+    c.data.train = "x";
+    c.data.dev = "y";
+    const std::string key = std::string(set).substr(0, std::string(set).find('='));
+    try {
+      ApplyOverride(c, set);
+      Validate(c, "test");
+      ADD_FAILURE() << set << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -189,6 +189,18 @@ TEST(ModelFile, CorruptFilesAreClearErrors) {
 
   ExpectLoadError(tmp.File("missing.bin"), *backend, "cannot open");
 
+  // A flipped digit in the header (here in the label counts: the priors) is caught by the
+  // header checksum; a file written before it (no header checksum) still loads.
+  const size_t counts = good.find("\"label_counts\":[");
+  ASSERT_NE(counts, std::string::npos);
+  std::string header_flip = good;
+  const size_t digit = good.find_first_of("0123456789", counts);
+  header_flip[digit] = header_flip[digit] == '1' ? '2' : '1';
+  WriteFileAtomic(tmp.File("header.bin"), header_flip);
+  ExpectLoadError(tmp.File("header.bin"), *backend, "header checksum mismatch");
+  WriteFileAtomic(tmp.File("legacy.bin"), good.substr(0, good.size() - 4));
+  EXPECT_NO_THROW(LoadModel(tmp.File("legacy.bin"), *backend));
+
   // A valid checksum over a header whose architecture does not match the stored parameters
   // (absurd dimensions): refused before anything is allocated for it.
   BlobFile blob = ReadBlobFile(tmp.File("m.bin"), "MAVGNNET", kModelFormatVersion, "model file", 1);

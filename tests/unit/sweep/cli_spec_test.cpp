@@ -108,10 +108,12 @@ TEST_F(CliSpec, BadOptionsNameTheOption) {
   SweepOverrides o = Base();
   o.grids = {"parallel.wrkers=1,2"};
   EXPECT_EQ(ErrorOf("", o),
-            "--grid parallel.wrkers=1,2: unknown config key 'parallel.wrkers' (did you mean "
+            "--grid parallel.wrkers: unknown config key 'parallel.wrkers' (did you mean "
             "'parallel.workers'?)");
+  // The value named, not the whole list (a long list made every message, and every check that
+  // built one, as long as the list).
   o.grids = {"parallel.workers=1,two"};
-  EXPECT_NE(ErrorOf("", o).find("--grid parallel.workers=1,two: "), std::string::npos);
+  EXPECT_NE(ErrorOf("", o).find("--grid parallel.workers=two: "), std::string::npos);
   o.grids = {"parallel.workers=1,,2"};
   EXPECT_NE(ErrorOf("", o).find("an empty value"), std::string::npos);
   o.grids = {"parallel.workers"};
