@@ -161,9 +161,10 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     SweepSpec sizes;  // the defaults: max_runs, 1 replicate
     if (!spec_path.empty()) sizes = LoadSweepSpec(spec_path);
     std::vector<size_t> dims;
-    for (const auto& [key, values] : sizes.grid) {
-      if (std::none_of(p.grids.begin(), p.grids.end(), [&](auto& g) { return g.first == key; })) {
-        dims.push_back(values.size());
+    for (const auto& axis : sizes.grid) {  // (no structured bindings in lambdas: Clang 14)
+      if (std::none_of(p.grids.begin(), p.grids.end(),
+                       [&](auto& g) { return g.first == axis.first; })) {
+        dims.push_back(axis.second.size());
       }
     }
     for (const auto& [key, values] : p.grids) dims.push_back(values.size());
@@ -171,9 +172,9 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     CheckRunCount(source, dims, o.replicates > 0 ? o.replicates : sizes.replicates,
                   sizes.includes.size(), sizes.max_runs);
   }
-  for (const auto& [key, values] : p.grids) {
-    for (const std::string& v : values) {
-      CheckValue([&] { return fmt::format("--grid {}={}", key, v); }, key, v);
+  for (const auto& axis : p.grids) {
+    for (const std::string& v : axis.second) {
+      CheckValue([&] { return fmt::format("--grid {}={}", axis.first, v); }, axis.first, v);
     }
   }
 
