@@ -26,19 +26,38 @@ namespace {
 struct Family {
   const char* name;  // as openblas_get_corename() spells it
   Isa isa;
+  bool fma4 = false;      // its kernels use AMD's FMA4
+  bool amd3dnow = false;  // its kernels use AMD's 3DNow!
 };
 
 // Every x86-64 family OpenBLAS's DYNAMIC_ARCH builds know, with the ISA its kernels target.
 constexpr Family kFamilies[] = {
-    {"Katmai", Isa::kSse2},      {"Coppermine", Isa::kSse2},   {"Northwood", Isa::kSse2},
-    {"Banias", Isa::kSse2},      {"Athlon", Isa::kSse2},       {"Opteron", Isa::kSse2},
-    {"Prescott", Isa::kSse3},    {"Opteron_SSE3", Isa::kSse3}, {"Barcelona", Isa::kSse3},
-    {"Nano", Isa::kSse3},        {"Core2", Isa::kSsse3},       {"Penryn", Isa::kSsse3},
-    {"Dunnington", Isa::kSsse3}, {"Atom", Isa::kSsse3},        {"Bobcat", Isa::kSsse3},
-    {"Nehalem", Isa::kSse42},    {"Sandybridge", Isa::kAvx},   {"Bulldozer", Isa::kAvx},
-    {"Piledriver", Isa::kAvx},   {"Steamroller", Isa::kAvx},   {"Haswell", Isa::kAvx2},
-    {"Zen", Isa::kAvx2},         {"Excavator", Isa::kAvx2},    {"SkylakeX", Isa::kAvx512},
-    {"Cooperlake", Isa::kAvx512}, {"SapphireRapids", Isa::kAvx512},
+    {"Katmai", Isa::kSse2},
+    {"Coppermine", Isa::kSse2},
+    {"Northwood", Isa::kSse2},
+    {"Banias", Isa::kSse2},
+    {"Athlon", Isa::kSse2, false, true},
+    {"Opteron", Isa::kSse2, false, true},
+    {"Prescott", Isa::kSse3},
+    {"Opteron_SSE3", Isa::kSse3, false, true},
+    {"Barcelona", Isa::kSse3},
+    {"Nano", Isa::kSse3},
+    {"Core2", Isa::kSsse3},
+    {"Penryn", Isa::kSsse3},
+    {"Dunnington", Isa::kSsse3},
+    {"Atom", Isa::kSsse3},
+    {"Bobcat", Isa::kSsse3},
+    {"Nehalem", Isa::kSse42},
+    {"Sandybridge", Isa::kAvx},
+    {"Bulldozer", Isa::kAvx, true},
+    {"Piledriver", Isa::kAvx, true},
+    {"Steamroller", Isa::kAvx, true},
+    {"Haswell", Isa::kAvx2},
+    {"Zen", Isa::kAvx2},
+    {"Excavator", Isa::kAvx2, true},
+    {"SkylakeX", Isa::kAvx512},
+    {"Cooperlake", Isa::kAvx512},
+    {"SapphireRapids", Isa::kAvx512},
 };
 
 bool SameName(std::string_view a, std::string_view b) {
@@ -93,6 +112,14 @@ Isa FamilyIsa(std::string_view family) {
     if (SameName(f.name, family)) return f.isa;
   }
   return Isa::kUnknown;
+}
+
+bool CpuRuns(const CpuInfo& cpu, std::string_view family) {
+  for (const Family& f : kFamilies) {
+    if (!SameName(f.name, family)) continue;
+    return f.isa <= cpu.isa && (!f.fma4 || cpu.fma4) && (!f.amd3dnow || cpu.amd3dnow);
+  }
+  return true;
 }
 
 CpuInfo DetectCpu() {
@@ -151,7 +178,13 @@ CpuInfo DetectCpu() {
     cpu.isa = Isa::kSse2;
   }
   __get_cpuid(0x80000000, &a, &b, &c, &d);
-  if (a >= 0x80000004) {
+  const unsigned max_extended = a;
+  if (max_extended >= 0x80000001) {
+    __get_cpuid(0x80000001, &a, &b, &c, &d);
+    cpu.fma4 = (c & (1u << 16)) && os_avx;
+    cpu.amd3dnow = d & (1u << 31);
+  }
+  if (max_extended >= 0x80000004) {
     unsigned brand[12];
     for (unsigned i = 0; i < 3; ++i) {
       __get_cpuid(0x80000002 + i, &brand[4 * i], &brand[4 * i + 1], &brand[4 * i + 2],
@@ -186,13 +219,15 @@ KernelDecision DecideKernels(const CpuInfo& cpu, std::string_view chosen,
     return d;
   }
   if (user_coretype) {
-    if (have > cpu.isa) {
+    if (!CpuRuns(cpu, chosen)) {
       d.action = KernelDecision::Action::kRefuse;
       d.note = fmt::format(
-          "OPENBLAS_CORETYPE={} makes OpenBLAS run its {} kernels, which need {}, but {}: "
+          "OPENBLAS_CORETYPE={} makes OpenBLAS run its {} kernels, which need {}{}, but {}{}: "
           "they would stop at the first GEMM with an illegal instruction (unset "
-          "OPENBLAS_CORETYPE, or name a family up to {})",
-          *user_coretype, chosen, IsaName(have), cpu_text, IsaName(cpu.isa));
+          "OPENBLAS_CORETYPE, or name a family this CPU runs, up to {})",
+          *user_coretype, chosen, IsaName(have),
+          FamilyIsa(chosen) <= cpu.isa ? " and an AMD extension (FMA4 or 3DNow!)" : "",
+          cpu_text, FamilyIsa(chosen) <= cpu.isa ? " without it" : "", IsaName(cpu.isa));
       return d;
     }
     d.below_cpu = have < cpu.isa;
@@ -298,7 +333,7 @@ BlasKernels Select() {
   const std::optional<std::string> user = Env("OPENBLAS_CORETYPE");
   if (const auto start = Env("MAVG_TEST_OPENBLAS_START"); start && arch.Usable() && !user) {
     // Never a family the CPU cannot run: even its set-up code may use its instructions.
-    if (FamilyIsa(*start) != Isa::kUnknown && FamilyIsa(*start) <= k.cpu.isa) {
+    if (FamilyIsa(*start) != Isa::kUnknown && CpuRuns(k.cpu, *start)) {
       Reselect(arch, *start);
     }
   }

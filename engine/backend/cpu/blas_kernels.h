@@ -35,6 +35,8 @@ struct CpuInfo {
   int family = 0, model = 0;
   Isa isa = Isa::kUnknown;   // the best level whose every instruction the CPU and OS support
   bool avx512_bf16 = false;  // AVX512_BF16 as well (OpenBLAS's Cooperlake family)
+  bool fma4 = false;         // AMD's FMA4 (OpenBLAS's Bulldozer ... Excavator kernels use it)
+  bool amd3dnow = false;     // AMD's 3DNow! (its Athlon and Opteron kernels use it)
 };
 // From cpuid and xgetbv (a level counts only where the OS saves its registers).
 CpuInfo DetectCpu();
@@ -42,6 +44,10 @@ CpuInfo DetectCpu();
 // The ISA an OpenBLAS x86-64 kernel family (an OPENBLAS_CORETYPE name, any case) needs;
 // kUnknown for names of other architectures or newer than this table.
 Isa FamilyIsa(std::string_view family);
+// Whether `cpu` can run every instruction of `family`'s kernels: its ISA level, and the AMD
+// extensions some families use beyond it (FMA4 for Bulldozer to Excavator, 3DNow! for Athlon
+// and Opteron), which Intel CPUs and AMD's Zen lack. A family mavg does not know: true.
+bool CpuRuns(const CpuInfo& cpu, std::string_view family);
 
 // What to do about OpenBLAS's choice.
 struct KernelDecision {

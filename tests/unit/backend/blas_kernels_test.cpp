@@ -24,6 +24,11 @@ CpuInfo Cpu(Isa isa, const char* vendor = "GenuineIntel", bool bf16 = false) {
   return c;
 }
 
+CpuInfo WithFma4(CpuInfo c) {
+  c.fma4 = true;
+  return c;
+}
+
 // Debian 12's OpenBLAS 0.3.21 (DYNAMIC_ARCH): every family but SapphireRapids.
 const std::vector<std::string> kDebian = {
     "Prescott", "Core2",     "Penryn",     "Dunnington", "Nehalem",    "Atom",
@@ -83,6 +88,16 @@ TEST(BlasKernels, DecisionTable) {
        kDebian, Action::kKeep, "Haswell", false},
       {"the user's SkylakeX on an AVX2 CPU would die of SIGILL: refused", Cpu(Isa::kAvx2, "AuthenticAMD"),
        "SkylakeX", std::string("SkylakeX"), kDebian, Action::kRefuse, "SkylakeX", false},
+      {"the user's Excavator on an Intel AVX2 CPU (no FMA4): refused", Cpu(Isa::kAvx2),
+       "Excavator", std::string("excavator"), kDebian, Action::kRefuse, "Excavator", false},
+      {"the user's Excavator on a Zen (AVX2, no FMA4): refused", Cpu(Isa::kAvx2, "AuthenticAMD"),
+       "Excavator", std::string("Excavator"), kDebian, Action::kRefuse, "Excavator", false},
+      {"the user's Excavator on an Excavator (FMA4): kept", WithFma4(Cpu(Isa::kAvx2, "AuthenticAMD")),
+       "Excavator", std::string("Excavator"), kDebian, Action::kKeep, "Excavator", false},
+      {"the user's Opteron on an Intel CPU (no 3DNow!): refused", Cpu(Isa::kAvx2), "Opteron",
+       std::string("Opteron"), kDebian, Action::kRefuse, "Opteron", false},
+      {"the user's Prescott on any x86-64 AVX2 CPU: kept, slower", Cpu(Isa::kAvx2), "Prescott",
+       std::string("Prescott"), kDebian, Action::kKeep, "Prescott", true},
       {"a family mavg does not know: kept", Cpu(Isa::kAvx512), "Zen7", std::nullopt, kDebian,
        Action::kKeep, "Zen7", false},
       {"an SSE2-only CPU on Prescott?? (OpenBLAS knows better): kept", Cpu(Isa::kSse2),
@@ -114,6 +129,27 @@ TEST(BlasKernels, RefusalNamesTheVariableAndTheIsa) {
   EXPECT_NE(d.note.find("OPENBLAS_CORETYPE=skylakex"), std::string::npos) << d.note;
   EXPECT_NE(d.note.find("AVX-512"), std::string::npos) << d.note;
   EXPECT_NE(d.note.find("AVX2"), std::string::npos) << d.note;
+}
+
+TEST(BlasKernels, RefusalForAnAmdExtensionSaysSo) {
+  const KernelDecision d = DecideKernels(Cpu(Isa::kAvx512), "Piledriver",
+                                         std::string("PILEDRIVER"), kDebian);
+  ASSERT_EQ(d.action, Action::kRefuse);
+  EXPECT_NE(d.note.find("FMA4"), std::string::npos) << d.note;
+}
+
+TEST(BlasKernels, CpuRunsNeedsTheAmdExtensions) {
+  CpuInfo intel = Cpu(Isa::kAvx512);
+  EXPECT_TRUE(CpuRuns(intel, "Haswell"));
+  EXPECT_TRUE(CpuRuns(intel, "zen"));
+  EXPECT_FALSE(CpuRuns(intel, "Bulldozer"));
+  EXPECT_FALSE(CpuRuns(intel, "Athlon"));
+  EXPECT_FALSE(CpuRuns(Cpu(Isa::kAvx2), "SkylakeX"));
+  CpuInfo old_amd = Cpu(Isa::kSse3, "AuthenticAMD");
+  old_amd.amd3dnow = true;
+  EXPECT_TRUE(CpuRuns(old_amd, "Opteron_SSE3"));
+  EXPECT_TRUE(CpuRuns(old_amd, "Barcelona"));
+  EXPECT_TRUE(CpuRuns(intel, "Zen7"));  // unknown: not mavg's to refuse
 }
 
 TEST(BlasKernels, FamilyIsaIgnoresCase) {
