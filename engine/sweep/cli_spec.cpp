@@ -139,11 +139,39 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
   YAML::Node root(YAML::NodeType::Map);
   std::string stem, source;
   std::vector<std::string> axes, zipped;
+  // The size of the sweep from the lengths alone (the spec's axes, which --grid replaces, and
+  // the command line's), before a value of a long list is checked; the spec's own size does not
+  // count, as --grid and --replicates may narrow it.
+  const auto check_size = [&](const SpecSize& spec) {
+    std::vector<size_t> dims;
+    for (const auto& axis : spec.grid) {  // (no structured bindings in lambdas: Clang 14)
+      if (std::none_of(p.grids.begin(), p.grids.end(),
+                       [&](auto& g) { return g.first == axis.first; })) {
+        dims.push_back(axis.second);
+      }
+    }
+    for (const auto& g : p.grids) dims.push_back(g.second.size());
+    dims.insert(dims.end(), spec.zips.begin(), spec.zips.end());
+    CheckRunCount(source, dims, o.replicates > 0 ? o.replicates : spec.replicates, spec.includes,
+                  spec.max_runs);
+  };
   if (!spec_path.empty()) {
-    const SweepSpec file = LoadSweepSpec(spec_path);
-    root = LoadYamlStrict(ReadFile(spec_path), spec_path);
-    stem = file.name;
     source = spec_path + " + command line";
+    MAVG_CHECK(PathExists(spec_path), "{}: sweep spec not found", spec_path);
+    SpecSize scanned = ScanSpecSize(ReadFile(spec_path));
+    if (scanned.known) check_size(scanned);  // before the spec is read as a tree
+    const SweepSpec file = LoadSweepSpec(spec_path, SizeCheck::kCaller);
+    if (!scanned.known) {  // sized from the spec as read
+      scanned.known = true;
+      for (const auto& axis : file.grid) scanned.grid.emplace_back(axis.first, axis.second.size());
+      for (const auto& g : file.zips) scanned.zips.push_back(g[0].second.size());
+      scanned.includes = file.includes.size();
+      scanned.replicates = file.replicates;
+      scanned.max_runs = file.max_runs;
+      check_size(scanned);
+    }
+    root = LoadYamlStrict(file.yaml, spec_path);
+    stem = file.name;
     axes = file.axes;
     for (const auto& g : file.zips) {
       for (const auto& [key, values] : g) zipped.push_back(key);
@@ -154,23 +182,7 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     stem = std::filesystem::path(o.base).stem().string();
     source = "command line";
     root["base"] = std::filesystem::path(o.base).lexically_normal().string();
-  }
-  // The size of the sweep from the lengths alone (the spec's axes, which --grid replaces, and
-  // the command line's), before a value of a long list is checked.
-  {
-    SweepSpec sizes;  // the defaults: max_runs, 1 replicate
-    if (!spec_path.empty()) sizes = LoadSweepSpec(spec_path);
-    std::vector<size_t> dims;
-    for (const auto& axis : sizes.grid) {  // (no structured bindings in lambdas: Clang 14)
-      if (std::none_of(p.grids.begin(), p.grids.end(),
-                       [&](auto& g) { return g.first == axis.first; })) {
-        dims.push_back(axis.second.size());
-      }
-    }
-    for (const auto& [key, values] : p.grids) dims.push_back(values.size());
-    for (const auto& g : sizes.zips) dims.push_back(g[0].second.size());
-    CheckRunCount(source, dims, o.replicates > 0 ? o.replicates : sizes.replicates,
-                  sizes.includes.size(), sizes.max_runs);
+    check_size(SpecSize{});
   }
   for (const auto& axis : p.grids) {
     for (const std::string& v : axis.second) {

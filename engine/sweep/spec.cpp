@@ -114,15 +114,12 @@ int64_t ReplicateSeed(int64_t base_seed, int replicate) {
 }
 
 namespace {
-// The size of a spec (its dimensions' lengths, includes, replicates, max_runs) read from
-// yaml-cpp's parse events without building a node tree: a spec with an axis of a million values
-// takes seconds and most of a gigabyte to load as nodes, and is refused from this pass alone.
+// The size of a spec read from yaml-cpp's parse events without building a node tree: a spec
+// with an axis of a million values takes seconds and most of a gigabyte to load as nodes, and
+// is refused from this pass alone.
 class SizeScanner final : public YAML::EventHandler {
  public:
-  std::vector<size_t> dims;
-  size_t includes = 0;
-  int replicates = 1;
-  int64_t max_runs = SweepSpec{}.max_runs;
+  SpecSize size;
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
@@ -137,22 +134,25 @@ class SizeScanner final : public YAML::EventHandler {
       return;
     }
     if (parent != nullptr && parent->role == Role::kRoot) {
-      if (parent->key == "replicates") Number(value, &replicates);
-      if (parent->key == "max_runs") Number(value, &max_runs);
+      if (parent->key == "replicates") Number(value, &size.replicates);
+      if (parent->key == "max_runs") Number(value, &size.max_runs);
     }
+    if (parent != nullptr && parent->role == Role::kGrid) size.grid.emplace_back(parent->key, 1);
     Node();
   }
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
                        YAML::EmitterStyle::value) override {
     const Role role = ChildRole();
+    const std::string key = Parent() != nullptr ? Parent()->key : "";
     Node();
-    stack_.push_back(Frame{false, false, "", 0, role});
+    stack_.push_back(Frame{false, false, key, 0, role});
   }
   void OnSequenceEnd() override {
     const Frame f = stack_.back();
     stack_.pop_back();
-    if (f.role == Role::kAxis) dims.push_back(f.items);
-    if (f.role == Role::kInclude) includes = f.items;
+    if (f.role == Role::kGridAxis) size.grid.emplace_back(f.key, f.items);
+    if (f.role == Role::kZipAxis) size.zips.push_back(f.items);
+    if (f.role == Role::kInclude) size.includes = f.items;
   }
   void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
                   YAML::EmitterStyle::value) override {
@@ -163,11 +163,11 @@ class SizeScanner final : public YAML::EventHandler {
   void OnMapEnd() override { stack_.pop_back(); }
 
  private:
-  enum class Role { kOther, kRoot, kGrid, kZip, kZipGroup, kAxis, kInclude };
+  enum class Role { kOther, kRoot, kGrid, kZip, kZipGroup, kGridAxis, kZipAxis, kInclude };
   struct Frame {
     bool map = false;
     bool expect_key = true;  // maps: the next node is a key
-    std::string key;         // maps: the key of the value being read
+    std::string key;         // maps: the key of the value being read; sequences: their own
     size_t items = 0;        // sequences: nodes so far; maps: values so far
     Role role = Role::kOther;
   };
@@ -181,10 +181,10 @@ class SizeScanner final : public YAML::EventHandler {
       if (p->key == "zip") return Role::kZip;
       if (p->key == "include") return Role::kInclude;
     }
-    if (p->role == Role::kGrid && !p->expect_key) return Role::kAxis;
+    if (p->role == Role::kGrid && !p->expect_key) return Role::kGridAxis;
     if (p->role == Role::kZip) return Role::kZipGroup;
     // A zip group's lengths are equal (checked later): its first axis stands for it.
-    if (p->role == Role::kZipGroup && !p->expect_key && p->items == 0) return Role::kAxis;
+    if (p->role == Role::kZipGroup && !p->expect_key && p->items == 0) return Role::kZipAxis;
     return Role::kOther;
   }
   // A node (scalar, container, null, alias) read as the parent's next item or value.
@@ -194,6 +194,7 @@ class SizeScanner final : public YAML::EventHandler {
     if (p->map) {
       if (p->expect_key) {  // a non-scalar key: not a spec this pass can size
         p->expect_key = false;
+        size.known = false;
         return;
       }
       p->expect_key = true;
@@ -202,31 +203,54 @@ class SizeScanner final : public YAML::EventHandler {
       ++p->items;
     }
   }
+  // A count in plain decimal, as the full load reads it; anything else (+20, 0x14, 2e3, a
+  // word) leaves the size unknown, for the full load to read or refuse.
   template <typename T>
-  static void Number(const std::string& text, T* out) {
+  void Number(const std::string& text, T* out) {
     T v{};
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec == std::errc() && end == text.data() + text.size()) *out = v;
+    if (ec == std::errc() && end == text.data() + text.size() && v >= 1) {
+      *out = v;
+    } else {
+      size.known = false;
+    }
   }
 
   std::vector<Frame> stack_;
 };
 
-SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const std::string& dir) {
-  {
-    // Refuse an oversized sweep before the spec becomes a tree (a malformed spec is left to the
-    // full parse below, which names its line).
-    SizeScanner size;
-    bool scanned = false;
-    try {
-      std::istringstream in(text);
-      YAML::Parser parser(in);
-      scanned = parser.HandleNextDocument(size);
-    } catch (const YAML::Exception&) {
-      scanned = false;
-    }
-    if (scanned && size.replicates >= 1 && size.max_runs >= 1) {
-      CheckRunCount(path, size.dims, size.replicates, size.includes, size.max_runs);
+}  // namespace
+
+std::vector<size_t> SpecSize::Dims() const {
+  std::vector<size_t> dims;
+  for (const auto& axis : grid) dims.push_back(axis.second);
+  dims.insert(dims.end(), zips.begin(), zips.end());
+  return dims;
+}
+
+SpecSize ScanSpecSize(const std::string& text) {
+  SizeScanner scanner;
+  scanner.size.known = true;
+  try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    if (!parser.HandleNextDocument(scanner)) scanner.size.known = false;
+  } catch (const YAML::Exception&) {
+    scanner.size.known = false;
+  }
+  if (!scanner.size.known) return SpecSize{};
+  return scanner.size;
+}
+
+namespace {
+
+SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const std::string& dir,
+                        SizeCheck check) {
+  if (check == SizeCheck::kSpec) {
+    // Refuse an oversized sweep before the spec becomes a tree (a spec this pass cannot size is
+    // left to the full parse below, which names its line).
+    if (const SpecSize size = ScanSpecSize(text); size.known) {
+      CheckRunCount(path, size.Dims(), size.replicates, size.includes, size.max_runs);
     }
   }
   const YAML::Node root = LoadYamlStrict(text, path);
@@ -278,7 +302,7 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
   }
   // The number of runs from the lists' lengths alone, before any value is checked: an axis of a
   // million values is refused at once, not after a million checks.
-  {
+  if (check == SizeCheck::kSpec) {
     std::vector<size_t> dims;
     if (const YAML::Node grid = root["grid"]; grid && grid.IsMap()) {
       for (const auto& item : grid) dims.push_back(item.second.IsSequence() ? item.second.size() : 1);
@@ -359,15 +383,15 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
 }
 }  // namespace
 
-SweepSpec LoadSweepSpec(const std::string& path) {
+SweepSpec LoadSweepSpec(const std::string& path, SizeCheck check) {
   MAVG_CHECK(PathExists(path), "{}: sweep spec not found", path);
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return ReadingYaml(path, [&] { return ReadSweepSpec(ReadFile(path), path, dir); });
+  return ReadingYaml(path, [&] { return ReadSweepSpec(ReadFile(path), path, dir, check); });
 }
 
 SweepSpec ParseSweepSpec(const std::string& text, const std::string& source,
                          const std::string& dir) {
-  return ReadingYaml(source, [&] { return ReadSweepSpec(text, source, dir); });
+  return ReadingYaml(source, [&] { return ReadSweepSpec(text, source, dir, SizeCheck::kSpec); });
 }
 
 void CheckRunCount(const std::string& source, const std::vector<size_t>& dims, int replicates,

@@ -25,6 +25,9 @@ namespace mavg {
 using AxisValues = std::vector<std::pair<std::string, std::vector<std::string>>>;
 using Assignment = std::vector<std::pair<std::string, std::string>>;
 
+// A spec without max_runs refuses sweeps of more runs than this.
+inline constexpr int64_t kDefaultMaxRuns = 10000;
+
 struct SweepSpec {
   std::string path;        // the spec file, or what the spec came from ("command line", ...)
   std::string yaml;        // the spec's text, as the store keeps it (spec_yaml)
@@ -39,7 +42,8 @@ struct SweepSpec {
   // Replicate r > 0 also derives pretrain.rbm.seed from the base one (as the run seed), so each
   // replicate pretrains its own stack; false: the replicates share one stack.
   bool replicate_pretraining = false;
-  int64_t max_runs = 10000;  // refuse larger sweeps (points x replicates) before expanding them
+  // Refuse larger sweeps (points x replicates) before expanding them.
+  int64_t max_runs = kDefaultMaxRuns;
   SweepResources resources;
   std::vector<std::string> axes;  // every varied key, in spec order (grid, zip, include)
 };
@@ -51,8 +55,28 @@ struct SweepPoint {
   std::string run_id;
 };
 
+// A spec's size as its text gives it, read from the YAML parser's events without building the
+// spec (an axis of a million values is sized in time linear in the text). `known` is false
+// where this pass cannot size the text (not YAML, a count not in plain decimal, a non-scalar
+// key): the full load then reads or refuses it.
+struct SpecSize {
+  bool known = false;
+  std::vector<std::pair<std::string, size_t>> grid;  // each grid axis: its key, its length
+  std::vector<size_t> zips;                          // each zip group's length
+  size_t includes = 0;
+  int replicates = 1;
+  int64_t max_runs = kDefaultMaxRuns;
+  std::vector<size_t> Dims() const;  // grid axes, then zip groups
+};
+SpecSize ScanSpecSize(const std::string& text);
+
+// Who refuses a sweep of more than max_runs runs while its spec loads: the spec (kSpec, the
+// default, before any value is read), or the caller, which changes the size (the command
+// line's --grid and --replicates) and checks the size it makes (ExpandSweep checks again).
+enum class SizeCheck { kSpec, kCaller };
+
 // Loads and checks a spec; throws one line naming the file and the problem.
-SweepSpec LoadSweepSpec(const std::string& path);
+SweepSpec LoadSweepSpec(const std::string& path, SizeCheck check = SizeCheck::kSpec);
 // The same from the spec's text: `source` names it in messages and `dir` is where a relative
 // `base` is looked for when it is not found from the working directory.
 SweepSpec ParseSweepSpec(const std::string& text, const std::string& source,

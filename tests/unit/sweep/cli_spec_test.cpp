@@ -150,5 +150,57 @@ TEST_F(CliSpec, BadOptionsNameTheOption) {
   EXPECT_NE(ErrorOf("", missing).find("nope.yaml: config file not found"), std::string::npos);
 }
 
+// A spec too large on its own is run when the command line narrows it (--grid replaces an axis,
+// --replicates the count); the size the command line makes is what is refused.
+TEST_F(CliSpec, CommandLineNarrowsAnOversizedSpec) {
+  std::string lrs = "[";
+  for (int i = 0; i < 200; ++i) lrs += (i > 0 ? ", " : "") + std::to_string(i + 1) + "e-4";
+  lrs += "]";
+  Write("big.yaml", "base: base.yaml\nmax_runs: 1000\ngrid: {schedule.lr: " + lrs +
+                        ", parallel.workers: [1, 2, 4, 8, 16, 32]}\n");
+  EXPECT_NE(ErrorOf(F("big.yaml"), {}).find("1200 runs"), std::string::npos)
+      << ErrorOf(F("big.yaml"), {});
+  SweepOverrides narrow;
+  narrow.grids = {"schedule.lr=0.001,0.002"};
+  EXPECT_EQ(Ids(ResolveSweepSpec(F("big.yaml"), narrow)).size(), 12u);
+  // Replicates on the command line count, the spec's own do not.
+  Write("reps.yaml", "base: base.yaml\nmax_runs: 10\nreplicates: 20\n"
+                     "grid: {parallel.workers: [1, 2]}\n");
+  EXPECT_NE(ErrorOf(F("reps.yaml"), {}).find("40 runs"), std::string::npos);
+  SweepOverrides fewer;
+  fewer.replicates = 2;
+  EXPECT_EQ(Ids(ResolveSweepSpec(F("reps.yaml"), fewer)).size(), 4u);
+  SweepOverrides more;
+  more.grids = {"schedule.lr=0.1,0.2,0.3"};
+  EXPECT_NE(ErrorOf(F("reps.yaml"), more).find("120 runs"), std::string::npos)
+      << ErrorOf(F("reps.yaml"), more);
+  // A count the size pass cannot read as plain decimal: sized from the spec as read.
+  Write("hex.yaml", "base: base.yaml\nmax_runs: 10\nreplicates: 0x14\n"
+                    "grid: {parallel.workers: [1, 2]}\n");
+  EXPECT_FALSE(ScanSpecSize("replicates: 0x14\n").known);
+  const std::string hex = ErrorOf(F("hex.yaml"), more);
+  EXPECT_NE(hex.find("hex.yaml"), std::string::npos) << hex;
+  EXPECT_TRUE(hex.find("120 runs") != std::string::npos ||
+              hex.find("replicates must be an integer") != std::string::npos)
+      << hex;
+}
+
+TEST(SpecSize, ReadFromTheText) {
+  const SpecSize s = ScanSpecSize(
+      "name: x\nbase: b.yaml\nreplicates: 3\nmax_runs: 50\n"
+      "grid: {a.b: [1, 2, 3], c: 4, d: [[1, 2], [3]]}\n"
+      "zip: [{e: [1, 2], f: [3, 4]}, {g: [5, 6, 7]}]\ninclude: [{a.b: 9}, {a.b: 10}]\n");
+  ASSERT_TRUE(s.known);
+  EXPECT_EQ(s.grid, (std::vector<std::pair<std::string, size_t>>{{"a.b", 3}, {"c", 1}, {"d", 2}}));
+  EXPECT_EQ(s.zips, (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(s.includes, 2u);
+  EXPECT_EQ(s.replicates, 3);
+  EXPECT_EQ(s.max_runs, 50);
+  EXPECT_FALSE(ScanSpecSize("replicates: +20000\n").known);
+  EXPECT_FALSE(ScanSpecSize("max_runs: 1e9\n").known);
+  EXPECT_FALSE(ScanSpecSize("grid: [unclosed\n").known);
+  EXPECT_TRUE(ScanSpecSize("max_runs: 7\n").known);
+}
+
 }  // namespace
 }  // namespace mavg
