@@ -117,9 +117,12 @@ void AppendLine(const std::string& path, const std::string& line) {
   ::close(fd);
 }
 
-bool IsSymlink(const std::string& path) {
+std::optional<unsigned> ForeignSymlinkOwner(const std::string& path) {
   struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode) || st.st_uid == ::geteuid()) {
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(st.st_uid);
 }
 
 void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {

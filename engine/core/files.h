@@ -3,6 +3,7 @@
 // WriteFileAtomic: write `path.tmp.<pid>`, fsync, rename over `path`, fsync the directory.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,8 +26,10 @@ bool PathExists(const std::string& path);
 // killed writer) are skipped.
 std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 bool IsDirectory(const std::string& path);
-// Whether `path` itself is a symbolic link (not followed).
-bool IsSymlink(const std::string& path);
+// The owner of `path` when it is a symbolic link another user made (not this process's
+// effective user, and not followed): a link of one's own (a folder moved to a scratch disk) is
+// one's choice, someone else's is planted. nullopt otherwise.
+std::optional<unsigned> ForeignSymlinkOwner(const std::string& path);
 // The outputs of one command, (what, path) each: throws "<what> and <what> are the same file
 // (<path>)" when two resolve to one file (through '.', '..' and links), before anything is
 // written.

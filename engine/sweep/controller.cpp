@@ -133,15 +133,18 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   // Claim every run in the database first (compare-and-set on its status), so that two
   // controllers never launch the same run; the run directory's lock is the second guard.
   // What the launcher cannot carry is refused before anything is claimed or written, and so
-  // is a run directory (or the sweep's runs/ folders above it) planted as a link: the runs
-  // would land wherever it points.
+  // is a run directory (or the sweep's runs/ folders above it) planted as a link by another
+  // user: the runs would land wherever it points. The user's own link (runs/ moved to a
+  // scratch disk) is followed.
   launcher.Validate(requests);
   for (const LaunchRequest& q : requests) {
     const std::filesystem::path dir(q.run_dir);
     for (const std::filesystem::path& p : {dir, dir.parent_path(), dir.parent_path().parent_path()}) {
-      MAVG_CHECK(p.empty() || !IsSymlink(p.string()),
-                 "{}: is a symbolic link; mavg makes its run directories itself (remove it)",
-                 p.string());
+      if (p.empty()) continue;
+      const std::optional<unsigned> owner = ForeignSymlinkOwner(p.string());
+      MAVG_CHECK(!owner, "{}: is a symbolic link made by another user (uid {}); mavg follows only "
+                 "its own user's links in a results directory (remove it)",
+                 p.string(), owner.value_or(0));
     }
   }
   std::vector<LaunchRequest> claimed;

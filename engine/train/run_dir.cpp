@@ -41,6 +41,25 @@ void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
   }
 }
 
+// What a run directory may hold before its first state.json: what a sweep writes before the
+// run starts, and the temporary of an atomic write (core/files.h: <name>.tmp.<pid>) of one of
+// those or of the run's first files, left by a process killed mid-write.
+bool IsPreRunFile(const std::string& name) {
+  static const char* const kFiles[] = {"sweep-config.yaml", "launcher.log", ".lock"};
+  static const char* const kWritten[] = {"sweep-config.yaml", "state.json", "config.yaml"};
+  for (const char* file : kFiles) {
+    if (name == file) return true;
+  }
+  for (const char* file : kWritten) {
+    const std::string prefix = std::string(file) + ".tmp.";
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+        name.find_first_not_of("0123456789", prefix.size()) == std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // An exclusive lock on <dir>/.lock: only one process works in a run directory at a time. The
 // descriptor stays open (and the lock held) until the process exits.
 int LockRunDir(const std::string& path) {
@@ -90,14 +109,13 @@ void RunDir::TruncateMetrics(int epochs) const {
 RunDir RunDir::Prepare(const std::string& path, bool force) {
   // A directory that is not a run's is never written into: mavg train --out on the wrong
   // directory would replace its config.yaml and model.bin. Besides a run directory (state.json)
-  // an empty one is taken, and one that holds only what a sweep writes before the run starts.
+  // an empty one is taken, and one that holds only what a sweep writes before the run starts,
+  // or what a process killed before its first state.json can have left (a write's temporary).
   if (IsDirectory(path) && !PathExists(path + "/state.json")) {
     std::vector<std::string> foreign;
     for (const auto& entry : std::filesystem::directory_iterator(path)) {
       const std::string name = entry.path().filename().string();
-      if (name != "sweep-config.yaml" && name != "launcher.log" && name != ".lock") {
-        foreign.push_back(name);
-      }
+      if (!IsPreRunFile(name)) foreign.push_back(name);
     }
     std::sort(foreign.begin(), foreign.end());
     MAVG_CHECK(foreign.empty(),

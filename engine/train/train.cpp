@@ -46,9 +46,10 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
     if (root) {
       run = options.resume ? RunDir::Resume(options.run_dir)
                            : RunDir::Prepare(options.run_dir, options.force);
-      if (!options.resume) WriteFileAtomic(run->File("config.yaml"), ToYaml(config));
+      // state.json first: from then on the directory is a run's, whatever else a crash leaves.
       run->WriteState(RunState::kRunning,
                       {{"world_size", config.parallel.workers}, {"mode", config.parallel.mode}});
+      if (!options.resume) WriteFileAtomic(run->File("config.yaml"), ToYaml(config));
       AddLogFile(run->File("log.txt"));
       spdlog::info("[train] run {} attempt {} in {}", RunId(config), run->Attempt(), run->Path());
     }

@@ -44,11 +44,22 @@ rc=0
 "$MAVG" sweep status planted --results res | grep -q "symbolic link" || fail "no reason: $("$MAVG" sweep status planted --results res)"
 untouched "launcher.log"
 echo "ok: the launcher refuses a planted launcher.log"
-# A sweep's runs folder planted as a link: the runs would land where it points.
-mkdir -p elsewhere res3/runs
+# A sweep's runs folder planted as a link by another user: the runs would land where it points.
+# The user's own link (runs moved to a scratch disk) is followed.
+mkdir -p elsewhere res3/runs scratch res4/runs
 ln -s "$WORK/elsewhere" res3/runs/planted
-expect_error "res3/runs/planted: is a symbolic link" "$MAVG" sweep run planted.yaml --results res3
-[ -z "$(ls elsewhere)" ] || fail "runs were written through a planted link: $(ls elsewhere)"
+if [ "$(id -u)" = 0 ] && chown -h nobody res3/runs/planted 2> /dev/null; then
+  expect_error "res3/runs/planted: is a symbolic link made by another user" \
+    "$MAVG" sweep run planted.yaml --results res3
+  [ -z "$(ls elsewhere)" ] || fail "runs were written through a planted link: $(ls elsewhere)"
+  echo "ok: another user's link in the results directory is refused"
+else
+  echo "skip: another user's link (needs root to plant one)"
+fi
+ln -s "$WORK/scratch" res4/runs/planted
+"$MAVG" -q sweep run planted.yaml --results res4 > own.txt 2>&1 || fail "own link: $(cat own.txt)"
+[ -f "scratch/$run_id/result.json" ] || fail "the run did not land through the user's own link: $(ls -R scratch)"
+echo "ok: the user's own link is followed"
 
 # report html copies a run's config and log beside the page, never through a link leaving the
 # run directory (a page is made to be shared).
@@ -79,6 +90,15 @@ mkdir -p notes && echo "my notes" > notes/config.yaml && echo data > notes/model
 expect_error "notes: exists and is not a mavg run directory (it holds config.yaml and 1 more)" \
   "$MAVG" train base.yaml --out notes --no-progress
 [ "$(cat notes/config.yaml)" = "my notes" ] && [ ! -e notes/log.txt ] || fail "train wrote into notes/"
+# ...but one a killed run left before its first state.json (a sweep's files, a write's
+# temporary) is taken: a retry must not be refused by its own leftovers.
+mkdir -p crashed && echo "x" > crashed/sweep-config.yaml && echo "partial" > crashed/state.json.tmp.4242
+: > crashed/.lock && echo "half" > crashed/config.yaml.tmp.17
+"$MAVG" -q train base.yaml --set schedule.epochs=1 --out crashed --no-progress ||
+  fail "a directory holding only a killed run's leftovers was refused"
+mkdir -p crashed2 && echo "x" > crashed2/state.json.tmp.12ab
+expect_error "crashed2: exists and is not a mavg run directory (it holds state.json.tmp.12ab)" \
+  "$MAVG" train base.yaml --out crashed2 --no-progress
 echo "ok: --out on another directory"
 
 # run metric refuses mavg's own names, whether or not the run has them (this run has no test
