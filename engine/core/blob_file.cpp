@@ -65,22 +65,35 @@ uint32_t CrcBytes(const void* data, size_t size) {
 
 uint32_t Crc(const float* data, size_t n) { return CrcBytes(data, n * sizeof(float)); }
 
+// The header's own checksum: CRC-32 of its canonical text (sorted keys, shortest round-trip
+// numbers) without the checksum key. Kept inside the JSON so that builds which predate it read
+// the file unchanged (they ignore keys they do not use).
+constexpr const char* kHeaderCrcKey = "header_crc";
+
+uint32_t HeaderCrc(const nlohmann::json& header_without_crc) {
+  const std::string text = DumpJson(header_without_crc);
+  return CrcBytes(text.data(), text.size());
+}
+
 }  // namespace
 
 void WriteBlobFile(const std::string& path, const char* magic, uint32_t version,
                    const nlohmann::json& header, const std::vector<float>& data) {
-  const std::string header_text = DumpJson(header);
+  nlohmann::json stamped = header;
+  if (stamped.is_object()) {
+    stamped.erase(kHeaderCrcKey);
+    stamped[kHeaderCrcKey] = HeaderCrc(stamped);
+  }
+  const std::string header_text = DumpJson(stamped);
   std::string out;
   out.reserve(64 + header_text.size() + data.size() * sizeof(float));
   out.append(magic, kMagicSize);
   Put<uint32_t>(out, version);
   Put<uint64_t>(out, header_text.size());
   out += header_text;
-  const uint32_t header_crc = CrcBytes(out.data(), out.size());
   Put<uint64_t>(out, data.size());
   out.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(float));
   Put<uint32_t>(out, Crc(data.data(), data.size()));
-  Put<uint32_t>(out, header_crc);
   WriteFileAtomic(path, out);
 }
 
@@ -115,11 +128,21 @@ BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t versi
   const auto crc = cur.Get<uint32_t>("checksum");
   MAVG_CHECK(crc == Crc(blob.data.data(), blob.data.size()), "{}: parameter checksum mismatch",
              path);
-  if (!cur.AtEnd()) {  // a file without it predates the header checksum
+  const auto header_damaged = [&] {
+    MAVG_FAIL("{}: header checksum mismatch (the {}'s header was changed or damaged)", path,
+              what);
+  };
+  if (blob.header.is_object() && blob.header.contains(kHeaderCrcKey)) {
+    const nlohmann::json& stored = blob.header[kHeaderCrcKey];
+    if (!stored.is_number_unsigned()) header_damaged();
+    const auto expected = stored.get<uint64_t>();
+    blob.header.erase(kHeaderCrcKey);
+    if (expected != HeaderCrc(blob.header)) header_damaged();
+  } else if (!cur.AtEnd()) {
+    // Some builds kept the header's checksum as a u32 after the parameters' (CRC-32 of the
+    // bytes from the magic to the end of the header); their files are read and checked too.
     const auto header_crc = cur.Get<uint32_t>("header checksum");
-    MAVG_CHECK(header_crc == CrcBytes(bytes.data(), header_end),
-               "{}: header checksum mismatch (the {}'s header was changed or damaged)", path,
-               what);
+    if (header_crc != CrcBytes(bytes.data(), header_end)) header_damaged();
   }
   MAVG_CHECK(cur.AtEnd(), "{}: trailing bytes after the {}", path, what);
   return blob;

@@ -5,9 +5,12 @@
 //   u64      header length H, then H bytes of JSON
 //   u64      number of floats P, then P float32
 //   u32      CRC-32 (zlib) of the P floats
-//   u32      CRC-32 of everything before P (magic, version, header length, header): a flipped
-//            digit in the header (a feature transform, a prior) is caught too. Files written
-//            before this field end after the first checksum and are read without it.
+// The header carries its own checksum as the key "header_crc": CRC-32 of the header's canonical
+// JSON text without that key, so a flipped digit in the header (a feature transform, a prior)
+// is caught too. The key is added on write and removed on read (callers never see it); files
+// without it predate the field and are read unchecked, and builds that predate it ignore it.
+// (A few builds wrote that checksum as a trailing u32 over the bytes up to the header's end;
+// such files are read and checked as well.)
 // Written atomically (tmp + fsync + rename). Used by model files and pretrained stacks.
 
 #include <cstdint>

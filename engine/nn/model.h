@@ -5,7 +5,8 @@
 //   8 bytes  magic "MAVGNNET"
 //   u32      format version (kModelFormatVersion)
 //   u64      header length H, then H bytes of JSON: architecture, bias lr coefficients,
-//            feature transform, label counts, number of parameters
+//            feature transform, label counts, number of parameters, and the header's own
+//            CRC-32 ("header_crc", see core/blob_file.h)
 //   u64      number of parameters P, then P float32 (the network's flat buffer)
 //   u32      CRC-32 (zlib) of the P floats
 // Files are written atomically (tmp + fsync + rename).
