@@ -104,7 +104,9 @@ void AddSweepCommand(CLI::App& app) {
   auto a = std::make_shared<Args>();
   // The launcher chosen by --launcher, for sweep `name`.
   auto MakeLauncher = [](Args& args, const std::string& name) -> std::unique_ptr<Launcher> {
-    CheckName("sweep name", name);  // part of the paths below
+    // Part of the paths below; a new sweep's name has passed the name rule already, a stored
+    // one (retry) may predate it.
+    CheckExistingName("sweep name", name);
     if (args.launcher == "slurm") {
       args.run.cluster = true;
       args.slurm.sweep = name;
@@ -230,7 +232,7 @@ void AddSweepCommand(CLI::App& app) {
     for (const std::string& s : SplitComma(a->states)) {
       states.push_back(ParsePlanStateOrThrow(s, "--state"));
     }
-    CheckName("sweep name", a->name);
+    CheckExistingName("sweep name", a->name);
     Store store = OpenExisting(a->paths);
     if (retry_jobs->count() == 0) {
       a->run.jobs = DefaultJobs(Cores(), a->run.threads, StoredResources(store, a->name));

@@ -78,6 +78,28 @@ void CheckName(std::string_view what, std::string_view name) {
              what, Printable(name), why, kMaxNameLength);
 }
 
+void CheckExistingName(std::string_view what, std::string_view name) {
+  std::string why;
+  if (name.empty()) {
+    why = "it is empty";
+  } else if (name.size() > 255) {
+    why = fmt::format("it has {} bytes (a path component has at most 255)", name.size());
+  } else if (name == "." || name == "..") {
+    why = fmt::format("'{}' is not a directory of its own", name);
+  } else if (name.find('/') != std::string_view::npos) {
+    why = "it holds '/'";
+  } else {
+    for (const char ch : name) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (IsControl(c)) {
+        why = fmt::format("it holds {}", CharName(c));
+        break;
+      }
+    }
+  }
+  MAVG_CHECK(why.empty(), "{} '{}' cannot name a directory: {}", what, Printable(name), why);
+}
+
 bool HasControlCharacter(std::string_view s) {
   for (const char c : s) {
     if (IsControl(static_cast<unsigned char>(c))) return true;

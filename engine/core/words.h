@@ -6,6 +6,9 @@
 // - Names (a sweep's name: results/runs/<name>/, results/sweeps/<name>.yaml, the SLURM job
 //   mavg-<name>): 1 to kMaxNameLength characters of letters, digits, '_', '.', '-' and '+', the
 //   first a letter, a digit or '_' (so never '.', '..', a hidden file or an option).
+// - Names of sweeps that already exist (retry, the launcher of a stored sweep): a sweep made by
+//   an earlier build may have a name outside today's rule; it is taken as long as it is one
+//   path component (1 to 255 bytes, no '/', not '.' or '..') without a control character.
 // - Script values: no control character (below 0x20, or 0x7f). A newline would start a new
 //   shell line; any other blank a C `isspace()` splits at (tab, vertical tab, form feed,
 //   carriage return) would make two words where mavg checked one.
@@ -25,6 +28,10 @@ void CheckName(std::string_view what, std::string_view name);
 
 // `s` as one line: control characters as \n, \t, \xNN; at most `max` characters, then "...".
 std::string Printable(std::string_view s, size_t max = 120);
+
+// The weaker rule for a name that already exists: throws "<what> '<name>' cannot name a
+// directory: <why>" unless it is one path component without a control character.
+void CheckExistingName(std::string_view what, std::string_view name);
 
 bool HasControlCharacter(std::string_view s);
 // Throws "<what> '<value>' holds a control character (<which>), which ..." if it does.

@@ -79,7 +79,7 @@ class SlurmLauncher final : public Launcher {
     MAVG_CHECK(options_.signal_s >= 0, "--signal-seconds must be >= 0, got {}", options_.signal_s);
     MAVG_CHECK(options_.throttle >= 0, "--throttle must be >= 0, got {}", options_.throttle);
     // Everything the batch script is made of, checked before anything is written or claimed.
-    CheckName("sweep name", options_.sweep);
+    CheckExistingName("sweep name", options_.sweep);  // a stored sweep's may predate the rule
     CheckNoControlCharacter("--partition", options_.partition);
     CheckNoControlCharacter("--account", options_.account);
     CheckNoControlCharacter("--time", options_.time);
