@@ -206,7 +206,7 @@ void AddReportCommand(CLI::App& app) {
     a->html.python = FromEnv("MAVG_PYTHON", {"/usr/bin/python3", "python3"});
     a->html.analysis_dir = FromEnv("MAVG_ANALYSIS_DIR", {MAVG_SOURCE_DIR "/analysis"});
     if (a->html.reference.empty()) {
-      for (const std::string& r :
+      for (const char* r :
            {"sweeps/paper/reference.yaml", MAVG_SOURCE_DIR "/sweeps/paper/reference.yaml"}) {
         if (a->html.reference.empty() && PathExists(r)) a->html.reference = r;
       }

@@ -6,7 +6,9 @@
 // Every clone computes the same bits: the operations are IEEE adds, multiplies and divides in a
 // fixed order (ISO C++ mode compiles without FMA contraction), and each vector lane does what
 // the scalar loop does. So the results depend neither on the CPU nor on the thread count, like
-// the rest of the backend (backend.h).
+// the rest of the backend (backend.h). The one exception is a NaN's sign and payload: which
+// NaN an operation on NaNs returns is the instruction's choice (the min/max clamps differ
+// between SSE and AVX-512 here); a NaN stays a NaN at every width.
 
 #include <cstdint>
 

@@ -299,7 +299,9 @@ TEST(ConfigRanges, EveryNumericKeyHasBothEnds) {
   for (const KeySpec& k : ConfigKeys()) {
     if (k.type != ValueType::kInt && k.type != ValueType::kFloat) continue;
     EXPECT_TRUE(k.has_min && k.has_max) << k.path << " has no complete range";
-    if (k.has_min && k.has_max) EXPECT_LE(k.min, k.max) << k.path;
+    if (k.has_min && k.has_max) {
+      EXPECT_LE(k.min, k.max) << k.path;
+    }
   }
   const std::string reference = ConfigReferenceMarkdown();
   EXPECT_NE(reference.find("| `optimizer.ngsgd.epsilon` | number, > 0, <= 1 |"),

@@ -82,7 +82,9 @@ TEST(RunData, ShardsAndTheSameNormalisationForEveryLayout) {
     // Rank r holds shard r and nothing else: the same utterances as the simulated shard.
     int64_t frames = 0;
     for (int s = 0; s < kN; ++s) {
-      if (s != r) EXPECT_TRUE(d.shards[s].empty());
+      if (s != r) {
+        EXPECT_TRUE(d.shards[s].empty());
+      }
     }
     ASSERT_EQ(d.shards[r].size(), all.shards[r].size());
     for (size_t i = 0; i < d.shards[r].size(); ++i) {
