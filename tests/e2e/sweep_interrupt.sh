@@ -32,9 +32,10 @@ for _ in $(seq 300); do [ -s "$rc_file" ] && break; sleep 0.1; done
 python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); assert db.execute("PRAGMA integrity_check").fetchone()[0]=="ok"; assert db.execute("SELECT state FROM attempts").fetchone()[0]=="interrupted"'
 epochs_before=$(wc -l < "$run_dir/metrics.jsonl")
 
-# Again: the interrupted run resumes from its checkpoint; a 2 s timeout then stops it.
+# Again: the interrupted run resumes from its checkpoint; a timeout then stops it (6 s: room
+# for a sanitized build's start and at least one more epoch).
 rc=0
-"$MAVG" -q sweep run long.yaml "${R[@]}" --timeout 2 > run2.log 2>&1 || rc=$?
+"$MAVG" -q sweep run long.yaml "${R[@]}" --timeout 6 > run2.log 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "a timed-out run should make the sweep exit 1, got $rc"
 grep -q -- "--resume" "$run_dir/launcher.log" || fail "second attempt did not resume"
 [ "$(wc -l < "$run_dir/metrics.jsonl")" -gt "$epochs_before" ] || fail "no progress after resuming"

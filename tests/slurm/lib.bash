@@ -25,6 +25,21 @@ wait_jobs() {
   done
 }
 
+# wait_starts SWEEP N [SECONDS]: until the sweep's job logs (results dir res) show N task
+# starts, releasing requeued tasks from SLURM's requeue delay meanwhile. A requeued job can be
+# listed nowhere for longer than wait_jobs's 2 s, which would read as its end: wait for its
+# second start first.
+wait_starts() {
+  local name="mavg-$1" n="$2" limit="${3:-120}" t=0
+  while [ "$(cat res/runs/"$1"/slurm/logs/*.out 2>/dev/null | grep -c "mavg: task ")" -lt "$n" ]; do
+    for j in $(squeue -h -r -n "$name" -t PD -o "%i %r" | awk '$2 == "BeginTime" {print $1}'); do
+      scontrol update jobid="$j" StartTime=now 2>/dev/null || true
+    done
+    sleep 0.5; t=$((t + 1))
+    [ "$t" -lt "$((limit * 2))" ] || fail "$1: fewer than $n task starts after ${limit}s: $(squeue -h -n "$name")"
+  done
+}
+
 # wait_file PATH [SECONDS]
 wait_file() {
   local t=0

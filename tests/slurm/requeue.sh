@@ -18,6 +18,7 @@ job=$(db res/mavg.db "select job_id from attempts where launcher='slurm'")
 wait_file "$run/checkpoint/meta.json" 120
 scontrol requeue "$job"
 echo "requeued $job after $(python3 -c "import json; print(json.load(open('$run/checkpoint/meta.json'))['epochs_done'])") epoch(s)"
+wait_starts slurm-rq 2
 wait_jobs slurm-rq
 "$MAVG" sweep status slurm-rq --results res | tee status.txt
 grep -q "done 1" status.txt || fail "run not done"
@@ -34,6 +35,7 @@ run=$(db res/mavg.db "select r.run_dir from runs r join sweep_runs s on s.run_id
 job=$(db res/mavg.db "select a.job_id from attempts a join sweep_runs s on s.run_id = a.run_id where s.sweep='slurm-tl' and a.launcher='slurm'")
 wait_file "$run/checkpoint/meta.json" 120
 scancel --signal=USR1 --batch "$job"
+wait_starts slurm-tl 2
 wait_jobs slurm-tl
 grep -q "checkpointed before the time limit: requeueing" res/runs/slurm-tl/slurm/logs/*.out ||
   fail "the warned job did not requeue itself"
