@@ -183,7 +183,7 @@ void AddSweepCommand(CLI::App& app) {
     Store store =
         OpenExisting(a->paths, writable ? sql::OpenMode::kReadWrite : sql::OpenMode::kReadOnly);
     if (writable) {
-      std::cout << ReconcileSlurm(store, a->name, a->hung_after_s);
+      std::cout << ReconcileJobs(store, a->name, a->hung_after_s);
     } else {
       std::cout << "(read-only database: SLURM job states not reconciled)\n";
     }

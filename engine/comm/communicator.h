@@ -4,9 +4,9 @@
 // this interface and never see MPI. A world of size 1 costs nothing. All buffers are host
 // memory; device data is staged by the caller.
 //
-// Simulated workers are not a communicator: the trainer holds N replicas in one process and
-// averages them itself, in rank order, so that it matches a deterministic communicator bit for
-// bit.
+// Simulated workers are not a communicator: the simulated worker group (train/worker_group.h)
+// holds N replicas in one process and averages them itself, in rank order, so that it matches a
+// deterministic communicator bit for bit.
 
 #include <memory>
 #include <span>

@@ -10,6 +10,7 @@
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
 #include "engine/store/extra_metrics.h"
+#include "engine/store/settle.h"
 
 namespace mavg {
 
@@ -50,14 +51,6 @@ std::optional<nlohmann::json> ReadJson(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: corrupt JSON ({})", path, e.what()));
   }
-}
-
-// The "status" of a run file (state.json, result.json) as a RunState, `absent` without one. A
-// text that is not a RunState throws naming the file and the valid ones.
-RunState FileStatus(const nlohmann::json& file, const std::string& path, RunState absent) {
-  if (!file.contains("status")) return absent;
-  const nlohmann::json& s = file["status"];
-  return ParseRunStateOrThrow(s.is_string() ? s.get<std::string>() : DumpJson(s), path);
 }
 
 // Launcher outcomes that outrank the run's own view of an attempt in attempts.state: the run
@@ -261,58 +254,34 @@ std::map<std::string, AttemptRecord> Store::LatestAttempts(const std::string& sw
 }
 
 RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir) {
-  RunState status = RunState::kNew;
-  std::string reason;
-  std::optional<nlohmann::json> state, result;
-  std::vector<nlohmann::json> epochs;
+  RunFiles files{run_dir, std::nullopt, std::nullopt, "", ""};
   try {
-    state = ReadJson(run_dir + "/state.json");
-    if (state) {
-      reason = state->value("error", "");
-      status = FileStatus(*state, run_dir + "/state.json", RunState::kRunning);
-    }
+    files.state = ReadJson(run_dir + "/state.json");
   } catch (const Error& e) {
-    status = RunState::kFailed, reason = e.what();
+    files.state_error = e.what();
   }
   try {
-    result = ReadJson(run_dir + "/result.json");
-    if (result) {
-      status = FileStatus(*result, run_dir + "/result.json", RunState::kFailed);
-      reason = result->value("error", status == RunState::kCompleted ? "" : reason);
-    }
+    files.result = ReadJson(run_dir + "/result.json");
   } catch (const Error& e) {
-    status = RunState::kFailed, reason = e.what();
-    result.reset();
+    files.result_error = e.what();
   }
-  if (result && status == RunState::kDiverged && result->contains("diverged_at")) {
-    const auto& d = (*result)["diverged_at"];
-    reason = fmt::format("non-finite loss in epoch {} minibatch {} (lr {})", d.value("epoch", 0),
-                         d.value("minibatch", 0), d.value("lr", 0.0));
-  }
-  if (result && status == RunState::kCollapsed && result->contains("collapse")) {
-    reason = (*result)["collapse"].value("reason", reason);
-  }
-  epochs = ReadJsonLines(run_dir + "/metrics.jsonl");
+  const std::optional<nlohmann::json>& state = files.state;
+  const std::vector<nlohmann::json> epochs = ReadJsonLines(run_dir + "/metrics.jsonl");
   const std::vector<nlohmann::json> pretrain = ReadJsonLines(run_dir + "/pretrain.jsonl");
   const int attempt = state ? state->value("attempt", 1) : 0;
 
   sql::Transaction tx(db_);
-  // A run that stopped at a checkpoint because the launcher stopped it: the launcher's reason
-  // decides (time limit: failed, resumable by retry; Ctrl-C: interrupted).
-  if (status == RunState::kPreempted || status == RunState::kRunning) {
-    auto last = db_.Prepare("SELECT state FROM attempts WHERE run_id = ? ORDER BY n DESC LIMIT 1");
-    last.Bind(1, run_id);
-    // A run's own status there (the launcher has not reported) is no launch state: nullopt.
-    const std::optional<LaunchState> launcher_state =
-        last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
-    if (launcher_state == LaunchState::kTimeout) {
-      status = RunState::kFailed;
-      reason = "stopped at the time limit (its checkpoint is kept: retry resumes it)";
-    } else if (launcher_state == LaunchState::kInterrupted) {
-      status = RunState::kInterrupted;
-      reason = "interrupted by the sweep controller (resumable)";
-    }
-  }
+  // The launcher's word on the latest attempt; a run's own status there (the launcher has not
+  // reported) is no launch state: nullopt.
+  auto last = db_.Prepare("SELECT state FROM attempts WHERE run_id = ? ORDER BY n DESC LIMIT 1");
+  last.Bind(1, run_id);
+  const std::optional<LaunchState> launcher_state =
+      last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
+  const SettledRun settled = SettleRunStatus(files, launcher_state);
+  const RunState status = settled.status;
+  const std::string& reason = settled.reason;
+  std::optional<nlohmann::json> result;
+  if (settled.result_usable) result = files.result;
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
   upd.Bind(1, AsValue(status)).Bind(2, reason).Bind(3, run_id).Run();
   if (result && result->contains("build")) {

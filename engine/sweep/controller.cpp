@@ -120,7 +120,7 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
 // Resources only a cluster can grant are said to be unused, never dropped silently.
 static void WarnClusterOnly(const SweepResources& resources, const Launcher& launcher) {
   const std::vector<std::string> keys = resources.ClusterOnlyKeys();
-  if (keys.empty() || launcher.Name() == "slurm") return;
+  if (keys.empty() || launcher.GrantsClusterResources()) return;
   std::string list;
   for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
   spdlog::warn("[sweep] resources {} are requests to SLURM: the {} launcher does not use them",
@@ -301,27 +301,46 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   return out;
 }
 
-// The runs of `pending` whose latest SLURM job has left the queue (or that never ran there):
-// a run still queued, e.g. waiting to be requeued, must not get a second job.
-static std::vector<PlannedRun*> WithoutQueuedOnSlurm(Store& store, const std::string& sweep,
-                                                     const std::vector<PlannedRun*>& pending) {
+// The queue of an attempt's job, when its launcher has one and the attempt has a job id.
+static const JobQueue* QueueOfAttempt(const AttemptRecord& a, const JobQueues& queues) {
+  if (a.job_id.empty()) return nullptr;
+  const auto it = queues.find(a.launcher);
+  return it == queues.end() ? nullptr : it->second;
+}
+
+// The queue's view of the jobs of `attempts`: job id -> state, for the jobs still queued.
+static std::map<std::string, std::string> QueuedJobs(const std::vector<AttemptRecord>& attempts,
+                                                     const JobQueues& queues) {
+  std::map<const JobQueue*, std::vector<std::string>> jobs;
+  for (const AttemptRecord& a : attempts) {
+    if (const JobQueue* q = QueueOfAttempt(a, queues)) jobs[q].push_back(a.job_id);
+  }
+  std::map<std::string, std::string> queued;
+  for (const auto& [queue, ids] : jobs) queued.merge(queue->Queued(ids));
+  return queued;
+}
+
+// The runs of `pending` whose latest job has left its queue (or that never were in one): a run
+// still queued, e.g. waiting to be requeued, must not get a second job.
+static std::vector<PlannedRun*> WithoutQueuedJobs(Store& store, const std::string& sweep,
+                                                  const std::vector<PlannedRun*>& pending,
+                                                  const JobQueues& queues) {
   if (pending.empty() || !store.GetSweep(sweep)) return pending;
   const auto attempts = store.LatestAttempts(sweep);
-  std::vector<std::string> jobs;
+  std::vector<AttemptRecord> in_queues;
   for (PlannedRun* r : pending) {
     const auto it = attempts.find(r->point.run_id);
-    if (it != attempts.end() && it->second.launcher == "slurm" && !it->second.job_id.empty()) {
-      jobs.push_back(it->second.job_id);
-    }
+    if (it != attempts.end() && QueueOfAttempt(it->second, queues)) in_queues.push_back(it->second);
   }
-  if (jobs.empty()) return pending;
-  const auto queued = SlurmQueueState(jobs);
+  if (in_queues.empty()) return pending;
+  const auto queued = QueuedJobs(in_queues, queues);
   std::vector<PlannedRun*> out;
   for (PlannedRun* r : pending) {
     const auto it = attempts.find(r->point.run_id);
-    if (it != attempts.end() && queued.count(it->second.job_id)) {
-      spdlog::info("[sweep] {} still has SLURM job {} ({}): not launched again", r->point.run_id,
-                   it->second.job_id, queued.at(it->second.job_id));
+    const JobQueue* queue = it == attempts.end() ? nullptr : QueueOfAttempt(it->second, queues);
+    if (queue && queued.count(it->second.job_id)) {
+      spdlog::info("[sweep] {} still has {} job {} ({}): not launched again", r->point.run_id,
+                   queue->Title(), it->second.job_id, queued.at(it->second.job_id));
       continue;
     }
     out.push_back(r);
@@ -395,7 +414,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
       pending.push_back(&r);
     }
   }
-  pending = WithoutQueuedOnSlurm(store, spec.name, pending);
+  pending = WithoutQueuedJobs(store, spec.name, pending, KnownJobQueues());
   // Replicate by replicate: a first seed of every point before any second one, so a sweep cut
   // short (or --max-runs) still covers its whole grid.
   std::stable_sort(pending.begin(), pending.end(), [](const PlannedRun* a, const PlannedRun* b) {
@@ -511,19 +530,19 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanSta
 
 namespace {
 
-// A run left on SLURM: running in the database, or preempted (a collect saw the state file of
-// a job waiting to be requeued).
-bool MaybeOnSlurm(const AttemptRecord& a, const RunRecord& r) {
-  return a.launcher == "slurm" && !a.job_id.empty() &&
-         (r.status == RunState::kRunning || r.status == RunState::kPreempted);
-}
-
-// The latest attempt of every run of the sweep that may still have a SLURM job.
-std::vector<AttemptRecord> AttemptsOnSlurm(Store& store, const std::string& sweep,
-                                           const std::map<std::string, RunRecord>& runs) {
+// The latest attempt of every run of the sweep that may still have a job in a queue: the run
+// is running in the database, or preempted (a collect saw the state file of a job waiting to
+// be requeued).
+std::vector<AttemptRecord> AttemptsInQueues(Store& store, const std::string& sweep,
+                                            const std::map<std::string, RunRecord>& runs,
+                                            const JobQueues& queues) {
   std::vector<AttemptRecord> out;
   for (const auto& [id, a] : store.LatestAttempts(sweep)) {
-    if (MaybeOnSlurm(a, runs.at(id))) out.push_back(a);
+    const RunState status = runs.at(id).status;
+    if (QueueOfAttempt(a, queues) &&
+        (status == RunState::kRunning || status == RunState::kPreempted)) {
+      out.push_back(a);
+    }
   }
   return out;
 }
@@ -544,90 +563,106 @@ double SecondsSince(const std::string& iso) {
 
 }  // namespace
 
-std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_after_s) {
+std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_after_s,
+                          const JobQueues& queues) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  const std::vector<AttemptRecord> on_slurm = AttemptsOnSlurm(store, sweep, runs);
-  if (on_slurm.empty()) return "";
-  std::vector<std::string> jobs;
-  for (const auto& a : on_slurm) jobs.push_back(a.job_id);
-  const auto queue = SlurmQueueState(jobs);
-  std::map<std::string, int> counts;
-  std::string details;
-  for (const AttemptRecord& a : on_slurm) {
-    const std::string& id = a.run_id;
-    const auto q = queue.find(a.job_id);
-    if (q != queue.end()) {
-      ++counts[q->second == "RUNNING" ? "running" : "pending"];  // SLURM's view, not RunStates
-      if (q->second != "RUNNING") continue;
-      const std::string state_path = runs.at(id).run_dir + "/state.json";
-      try {
-        const auto state = nlohmann::json::parse(ReadFile(state_path));
-        const double age = SecondsSince(state.value("heartbeat", ""));
-        if (age > hung_after_s) {
-          ++counts["hung"];
-          details += fmt::format("  hung {} (job {}): no heartbeat for {:.0f} s ({})\n", id,
-                                 a.job_id, age, state_path);
+  std::string out;
+  for (const auto& [name, queue] : queues) {
+    std::vector<AttemptRecord> in_queue;
+    for (const AttemptRecord& a : AttemptsInQueues(store, sweep, runs, queues)) {
+      if (a.launcher == name) in_queue.push_back(a);
+    }
+    if (in_queue.empty()) continue;
+    std::vector<std::string> jobs;
+    for (const auto& a : in_queue) jobs.push_back(a.job_id);
+    const auto states = queue->Queued(jobs);
+    std::map<std::string, int> counts;
+    std::string details;
+    for (const AttemptRecord& a : in_queue) {
+      const std::string& id = a.run_id;
+      const auto q = states.find(a.job_id);
+      if (q != states.end()) {
+        const bool running = queue->IsRunning(q->second);
+        ++counts[running ? "running" : "pending"];  // the queue's view, not RunStates
+        if (!running) continue;
+        const std::string state_path = runs.at(id).run_dir + "/state.json";
+        try {
+          const auto state = nlohmann::json::parse(ReadFile(state_path));
+          const double age = SecondsSince(state.value("heartbeat", ""));
+          if (age > hung_after_s) {
+            ++counts["hung"];
+            details += fmt::format("  hung {} (job {}): no heartbeat for {:.0f} s ({})\n", id,
+                                   a.job_id, age, state_path);
+          }
+        } catch (const std::exception&) {  // not started writing yet
         }
-      } catch (const std::exception&) {  // not started writing yet
+        continue;
       }
-      continue;
+      RunState status = CollectEndedJob(store, a, runs.at(id).run_dir, LaunchState::kFinished, 0);
+      if (!HasEnded(status)) {
+        status = RunState::kFailed;
+        store.SetRunStatus(id, status,
+                           fmt::format("lost: {} job {} is gone and the run left no result "
+                                       "(its job log is in the sweep's {}/logs/)",
+                                       queue->Title(), a.job_id, name));
+        ++counts["lost"];
+        details += fmt::format("  lost {} (job {})\n", id, a.job_id);
+      } else {
+        ++counts["collected"];
+      }
     }
-    RunState status = CollectEndedJob(store, a, runs.at(id).run_dir, LaunchState::kFinished, 0);
-    if (!HasEnded(status)) {
-      status = RunState::kFailed;
-      store.SetRunStatus(id, status,
-                         fmt::format("lost: SLURM job {} is gone and the run left no result "
-                                     "(its job log is in the sweep's slurm/logs/)",
-                                     a.job_id));
-      ++counts["lost"];
-      details += fmt::format("  lost {} (job {})\n", id, a.job_id);
-    } else {
-      ++counts["collected"];
-    }
+    out += fmt::format("{}: {} run(s) were on the cluster:", name, in_queue.size());
+    for (const auto& [k, n] : counts) out += fmt::format(" {} {}", k, n);
+    out += "\n" + details;
   }
-  std::string out = fmt::format("slurm: {} run(s) were on the cluster:", on_slurm.size());
-  for (const auto& [k, n] : counts) out += fmt::format(" {} {}", k, n);
-  return out + "\n" + details;
+  return out;
 }
 
-int CancelSweep(Store& store, const std::string& sweep) {
+int CancelSweep(Store& store, const std::string& sweep, const JobQueues& queues) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
-  const std::vector<AttemptRecord> active = AttemptsOnSlurm(store, sweep, runs);
-  std::vector<std::string> jobs;
-  for (const auto& a : active) jobs.push_back(a.job_id);
-  // Jobs that already left the queue are collected, not cancelled: their runs ended.
-  const auto queue = SlurmQueueState(jobs);
-  std::vector<AttemptRecord> queued;
-  for (const auto& a : active) {
-    if (queue.count(a.job_id)) {
-      queued.push_back(a);
-    } else {
-      CollectEndedJob(store, a, runs.at(a.run_id).run_dir, LaunchState::kFinished, 0);
-    }
-  }
-  jobs.clear();
-  for (const auto& a : queued) jobs.push_back(a.job_id);
-  const std::string err = SlurmCancel(jobs);
-  MAVG_CHECK(err.empty(), "scancel failed: {}", err);
-  // Wait for the jobs to leave the queue (running ones checkpoint first), then the run dirs
-  // decide: a run that completed meanwhile stays completed, the others are interrupted.
-  for (int i = 0; i < 1200 && !SlurmQueueState(jobs).empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
   int cancelled = 0;
-  for (const auto& a : queued) {
-    const RunState status =
-        CollectEndedJob(store, a, runs.at(a.run_id).run_dir, LaunchState::kInterrupted, 130);
-    if (IsTerminal(status)) continue;
-    store.SetRunStatus(a.run_id, RunState::kInterrupted,
-                       fmt::format("cancelled by mavg sweep cancel (SLURM job {}); sweep run "
-                                   "resumes it",
-                                   a.job_id));
-    ++cancelled;
+  for (const auto& [name, queue] : queues) {
+    std::vector<AttemptRecord> active;
+    for (const AttemptRecord& a : AttemptsInQueues(store, sweep, runs, queues)) {
+      if (a.launcher == name) active.push_back(a);
+    }
+    if (active.empty()) continue;
+    std::vector<std::string> jobs;
+    for (const auto& a : active) jobs.push_back(a.job_id);
+    // Jobs that already left the queue are collected, not cancelled: their runs ended.
+    const auto states = queue->Queued(jobs);
+    std::vector<AttemptRecord> queued;
+    for (const auto& a : active) {
+      if (states.count(a.job_id)) {
+        queued.push_back(a);
+      } else {
+        CollectEndedJob(store, a, runs.at(a.run_id).run_dir, LaunchState::kFinished, 0);
+      }
+    }
+    jobs.clear();
+    for (const auto& a : queued) jobs.push_back(a.job_id);
+    if (jobs.empty()) continue;
+    const std::string err = queue->Cancel(jobs);
+    MAVG_CHECK(err.empty(), "cancelling {} jobs failed: {}", queue->Title(), err);
+    // Wait for the jobs to leave the queue (running ones checkpoint first), then the run dirs
+    // decide: a run that completed meanwhile stays completed, the others are interrupted.
+    for (int i = 0; i < 1200 && !queue->Queued(jobs).empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (const auto& a : queued) {
+      const RunState status =
+          CollectEndedJob(store, a, runs.at(a.run_id).run_dir, LaunchState::kInterrupted, 130);
+      if (IsTerminal(status)) continue;
+      store.SetRunStatus(a.run_id, RunState::kInterrupted,
+                         fmt::format("cancelled by mavg sweep cancel ({} job {}); sweep run "
+                                     "resumes it",
+                                     queue->Title(), a.job_id));
+      ++cancelled;
+    }
   }
   return cancelled;
 }

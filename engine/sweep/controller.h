@@ -32,16 +32,19 @@ struct PlannedRun {
 std::vector<PlannedRun> PlanSweep(const SweepSpec& spec, Store& store, const SweepPaths& paths);
 // The plan as a table plus the totals.
 std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
-// SLURM: brings the database in line with the cluster for the sweep's runs that a slurm launch
-// left "running". A job still queued keeps its run running (pending or running in the report);
-// a job that is gone is collected from its run dir, and a run that left no result becomes
-// "failed" with the reason "lost". A running job whose heartbeat (state.json) is older than
-// `hung_after_s` is reported as hung. Returns the report lines (empty when nothing is on SLURM).
-std::string ReconcileSlurm(Store& store, const std::string& sweep, double hung_after_s);
-// Cancels the sweep's SLURM jobs (scancel) and marks their runs "interrupted" (resumable by
-// `sweep run`); runs whose jobs already ended are collected instead. Returns the number of
-// runs cancelled.
-int CancelSweep(Store& store, const std::string& sweep);
+// Brings the database in line with the job queues (launcher.h: JobQueue; SLURM's) for the
+// sweep's runs that a queued launch left "running" or "preempted". A job still queued keeps its
+// run running (pending or running in the report); a job that is gone is collected from its run
+// dir, and a run that left no result becomes "failed" with the reason "lost". A running job
+// whose heartbeat (state.json) is older than `hung_after_s` is reported as hung. Returns the
+// report lines, a block per queue (empty when no run is in a queue).
+std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_after_s,
+                          const JobQueues& queues = KnownJobQueues());
+// Cancels the sweep's queued jobs and marks their runs "interrupted" (resumable by `sweep
+// run`); runs whose jobs already ended are collected instead. Returns the number of runs
+// cancelled.
+int CancelSweep(Store& store, const std::string& sweep,
+                const JobQueues& queues = KnownJobQueues());
 
 // The shared pretraining steps of the plan (model.init rbm): one line per pretrained stack with
 // the runs that share it and whether it is already in the cache; empty when no run pretrains.

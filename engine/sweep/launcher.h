@@ -44,10 +44,38 @@ struct LaunchCallbacks {
   std::function<void(const LaunchRequest&, const LaunchOutcome&)> ended;
 };
 
+// A batch queue that keeps jobs between mavg processes (SLURM's): what the controller asks of
+// the jobs of runs launched earlier, perhaps by another controller, to reconcile, cancel or
+// relaunch them. A launcher whose runs are children of the controller (local) has none.
+class JobQueue {
+ public:
+  virtual ~JobQueue() = default;
+  // The name of the launcher whose attempts hold its job ids ("slurm"), and how messages name
+  // the queue ("SLURM").
+  virtual std::string Name() const = 0;
+  virtual std::string Title() const = 0;
+  // The queue's state of the jobs still in it ("PENDING", "RUNNING", ...), by job id; a job
+  // absent from the result has left the queue.
+  virtual std::map<std::string, std::string> Queued(
+      const std::vector<std::string>& job_ids) const = 0;
+  // Whether a queued job's state means it is running now (not waiting).
+  virtual bool IsRunning(const std::string& state) const = 0;
+  // Cancels the jobs; the queue's message on failure, "" on success.
+  virtual std::string Cancel(const std::vector<std::string>& job_ids) const = 0;
+};
+
+// The queues attempts may name, by launcher name; a launcher name absent has no queue.
+using JobQueues = std::map<std::string, const JobQueue*>;
+// Every queue this build knows (SLURM's).
+const JobQueues& KnownJobQueues();
+
 class Launcher {
  public:
   virtual ~Launcher() = default;
   virtual std::string Name() const = 0;
+  // Whether it grants the resources only a cluster can (memory, nodes, QoS, sbatch options);
+  // those of a spec are warned about as unused otherwise.
+  virtual bool GrantsClusterResources() const { return false; }
   // Runs (or submits) the requests; returns when the launcher is done with them. Returns false
   // when interrupted (Ctrl-C): runs still active were stopped and reported as interrupted.
   virtual bool Launch(const std::vector<LaunchRequest>& runs, const LaunchCallbacks& cb) = 0;
@@ -86,10 +114,8 @@ struct SlurmLauncherOptions {
 // after submitting (the runs stay "running" with their job ids; `sweep status` reconciles).
 std::unique_ptr<Launcher> CreateSlurmLauncher(const SlurmLauncherOptions& options);
 
-// The SLURM state of jobs ("123_4" -> PENDING, RUNNING, ...) for the given array task ids that
-// are still known to squeue; ids absent from the result have left the queue.
-std::map<std::string, std::string> SlurmQueueState(const std::vector<std::string>& job_ids);
-// scancel the given jobs; returns SLURM's message on failure (empty on success).
-std::string SlurmCancel(const std::vector<std::string>& job_ids);
+// SLURM's queue: job ids are array tasks ("123_4"), states squeue's (PENDING, RUNNING, ...),
+// cancelling is scancel.
+const JobQueue& SlurmJobQueue();
 
 }  // namespace mavg

@@ -23,6 +23,62 @@
 namespace mavg {
 namespace {
 
+// The SLURM state of jobs ("123_4" -> PENDING, RUNNING, ...) for the given array task ids that
+// are still known to squeue; ids absent from the result have left the queue.
+std::map<std::string, std::string> SlurmQueueState(const std::vector<std::string>& job_ids) {
+  std::map<std::string, std::string> state;
+  if (job_ids.empty()) return state;
+  std::map<std::string, bool> wanted;
+  std::string arrays;
+  for (const auto& id : job_ids) {
+    wanted[id] = true;
+    const std::string array = id.substr(0, id.find('_'));
+    if (arrays.find("," + array + ",") == std::string::npos) arrays += "," + array + ",";
+  }
+  std::string list;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i] == ',' && (i == 0 || arrays[i - 1] == ',')) continue;
+    list += arrays[i];
+  }
+  if (!list.empty() && list.back() == ',') list.pop_back();
+  // -r: one line per array task (pending tasks of an array are otherwise folded together).
+  const CommandResult r = RunCommand({"squeue", "-h", "-r", "-j", list, "-o", "%i %T"});
+  if (r.exit_code != 0) {
+    // squeue refuses job ids that the controller has already forgotten: then none is queued.
+    if (r.err.find("Invalid job id") != std::string::npos) return state;
+    MAVG_FAIL("squeue failed (exit {}): {}", r.exit_code, r.err.empty() ? r.out : r.err);
+  }
+  std::istringstream in(r.out);
+  std::string id, st;
+  while (in >> id >> st) {
+    if (wanted.count(id)) state[id] = st;
+  }
+  return state;
+}
+
+std::string SlurmCancel(const std::vector<std::string>& job_ids) {
+  if (job_ids.empty()) return "";
+  std::vector<std::string> argv = {"scancel"};
+  argv.insert(argv.end(), job_ids.begin(), job_ids.end());
+  const CommandResult r = RunCommand(argv);
+  return r.exit_code == 0 ? "" : (r.err.empty() ? r.out : r.err);
+}
+
+class SlurmQueue : public JobQueue {
+ public:
+  std::string Name() const override { return "slurm"; }
+  std::string Title() const override { return "SLURM"; }
+  std::map<std::string, std::string> Queued(
+      const std::vector<std::string>& job_ids) const override {
+    return SlurmQueueState(job_ids);
+  }
+  bool IsRunning(const std::string& state) const override { return state == "RUNNING"; }
+  std::string Cancel(const std::vector<std::string>& job_ids) const override {
+    return SlurmCancel(job_ids);
+  }
+};
+
+
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void OnSlurmWaitInterrupt(int) { g_interrupted = 1; }
 
@@ -87,7 +143,8 @@ class SlurmLauncher final : public Launcher {
     CheckNoControlCharacter("the sweep's slurm directory", options_.script_dir);
     CheckNoControlCharacter("the mavg executable's path", options_.mavg_path);
   }
-  std::string Name() const override { return "slurm"; }
+  std::string Name() const override { return SlurmJobQueue().Name(); }
+  bool GrantsClusterResources() const override { return true; }
 
   // Builds every script and manifest these runs would need (their checks throw), writing none.
   void Validate(const std::vector<LaunchRequest>& runs) const override {
@@ -347,43 +404,9 @@ std::unique_ptr<Launcher> CreateSlurmLauncher(const SlurmLauncherOptions& option
   return std::make_unique<SlurmLauncher>(options);
 }
 
-std::map<std::string, std::string> SlurmQueueState(const std::vector<std::string>& job_ids) {
-  std::map<std::string, std::string> state;
-  if (job_ids.empty()) return state;
-  std::map<std::string, bool> wanted;
-  std::string arrays;
-  for (const auto& id : job_ids) {
-    wanted[id] = true;
-    const std::string array = id.substr(0, id.find('_'));
-    if (arrays.find("," + array + ",") == std::string::npos) arrays += "," + array + ",";
-  }
-  std::string list;
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    if (arrays[i] == ',' && (i == 0 || arrays[i - 1] == ',')) continue;
-    list += arrays[i];
-  }
-  if (!list.empty() && list.back() == ',') list.pop_back();
-  // -r: one line per array task (pending tasks of an array are otherwise folded together).
-  const CommandResult r = RunCommand({"squeue", "-h", "-r", "-j", list, "-o", "%i %T"});
-  if (r.exit_code != 0) {
-    // squeue refuses job ids that the controller has already forgotten: then none is queued.
-    if (r.err.find("Invalid job id") != std::string::npos) return state;
-    MAVG_FAIL("squeue failed (exit {}): {}", r.exit_code, r.err.empty() ? r.out : r.err);
-  }
-  std::istringstream in(r.out);
-  std::string id, st;
-  while (in >> id >> st) {
-    if (wanted.count(id)) state[id] = st;
-  }
-  return state;
-}
-
-std::string SlurmCancel(const std::vector<std::string>& job_ids) {
-  if (job_ids.empty()) return "";
-  std::vector<std::string> argv = {"scancel"};
-  argv.insert(argv.end(), job_ids.begin(), job_ids.end());
-  const CommandResult r = RunCommand(argv);
-  return r.exit_code == 0 ? "" : (r.err.empty() ? r.out : r.err);
+const JobQueue& SlurmJobQueue() {
+  static const SlurmQueue queue;
+  return queue;
 }
 
 }  // namespace mavg

@@ -1,8 +1,9 @@
 #pragma once
-// The workers one process drives, and the collectives between them (DESIGN: WorkerGroup):
-//   simulated  N replicas in this process, combined here in rank order
+// The workers one process drives, and the collectives between them:
+//   simulated  N replicas in this process, combined here in rank order (simulated_group.cpp;
+//              between combines they may step at once: step_lanes.h)
 //   rank       one MPI rank (one worker) with its communicator (and a group communicator for
-//              two-level averaging); device data host-staged
+//              two-level averaging); device data host-staged (rank_group.cpp)
 // The epoch loop, the averaging algorithms (averager.h) and the metrics are written once over
 // this interface. Every collective is called by every process at the same point.
 

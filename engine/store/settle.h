@@ -1,0 +1,40 @@
+#pragma once
+// A run's status, settled from what the run wrote (state.json, result.json) and what its
+// launcher said of its latest attempt: one pure function, so that the store's ingest and its
+// tests agree on every case (tests/unit/store/settle_test.cpp).
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "engine/core/run_state.h"
+
+namespace mavg {
+
+// A run directory's files as read: parsed, or why a file that exists could not be (absent:
+// neither).
+struct RunFiles {
+  std::string run_dir;  // for messages
+  std::optional<nlohmann::json> state, result;
+  std::string state_error, result_error;
+};
+
+struct SettledRun {
+  RunState status = RunState::kNew;
+  std::string reason;
+  // result.json was read and its status is a RunState: its values are the run's results.
+  bool result_usable = false;
+};
+
+// The rules, in order:
+// - state.json's status (running without one), its "error" the reason; unreadable: failed.
+// - result.json outranks it: its status (failed without one) and "error" (a completed run has
+//   no reason); unreadable or not a RunState: failed, with why.
+// - a diverged or collapsed result says where (non-finite loss in epoch E minibatch M / the
+//   collapse's reason).
+// - a run that stopped at a checkpoint (preempted) or never said it ended (running) takes the
+//   launcher's verdict: a time limit makes it failed (retry resumes it), an interruption
+//   interrupted.
+SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> launcher);
+
+}  // namespace mavg
