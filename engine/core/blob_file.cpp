@@ -129,8 +129,7 @@ BlobFile ReadBlobFile(const std::string& path, const char* magic, uint32_t versi
   MAVG_CHECK(crc == Crc(blob.data.data(), blob.data.size()), "{}: parameter checksum mismatch",
              path);
   const auto header_damaged = [&] {
-    MAVG_FAIL("{}: header checksum mismatch (the {}'s header was changed or damaged)", path,
-              what);
+    MAVG_FAIL("{}: header checksum mismatch (the {}'s header was changed or damaged)", path, what);
   };
   if (blob.header.is_object() && blob.header.contains(kHeaderCrcKey)) {
     const nlohmann::json& stored = blob.header[kHeaderCrcKey];

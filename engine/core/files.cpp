@@ -95,9 +95,10 @@ int OpenNoFollow(const std::string& path, bool lock) {
   const int flags = (lock ? O_RDWR : O_WRONLY | O_APPEND) | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
   const int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0 && errno == ELOOP) {
-    MAVG_FAIL("{}: is a symbolic link; mavg does not write through links in its directories "
-              "(remove it)",
-              path);
+    MAVG_FAIL(
+        "{}: is a symbolic link; mavg does not write through links in its directories "
+        "(remove it)",
+        path);
   }
   MAVG_CHECK(fd >= 0, "{}: cannot open for {}: {}", path, lock ? "locking" : "append",
              std::strerror(errno));

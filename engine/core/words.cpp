@@ -11,13 +11,20 @@ bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
 std::string CharName(unsigned char c) {
   switch (c) {
-    case '\n': return "a newline";
-    case '\r': return "a carriage return";
-    case '\t': return "a tab";
-    case '\v': return "a vertical tab";
-    case '\f': return "a form feed";
-    case '\0': return "a NUL byte";
-    default: return fmt::format("byte 0x{:02x}", c);
+    case '\n':
+      return "a newline";
+    case '\r':
+      return "a carriage return";
+    case '\t':
+      return "a tab";
+    case '\v':
+      return "a vertical tab";
+    case '\f':
+      return "a form feed";
+    case '\0':
+      return "a NUL byte";
+    default:
+      return fmt::format("byte 0x{:02x}", c);
   }
 }
 
@@ -37,9 +44,15 @@ std::string Printable(std::string_view s, size_t max) {
     }
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (IsControl(c)) {
           out += fmt::format("\\x{:02x}", c);

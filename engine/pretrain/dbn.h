@@ -54,7 +54,8 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
 void LoadDbnIntoNetwork(const Dbn& dbn, Network& network);
 
 // Native file: magic "MAVGDBN\0", u32 version, u64 header length + JSON header (layer sizes,
-// the header's own CRC-32; core/blob_file.h), u64 float count + floats (per layer W then hidden bias), u32 CRC-32; written atomically.
+// the header's own CRC-32; core/blob_file.h), u64 float count + floats (per layer W then hidden
+// bias), u32 CRC-32; written atomically.
 void SaveDbn(const std::string& path, const Dbn& dbn);
 // Throws naming the file on a bad magic, version, size or checksum.
 Dbn LoadDbn(const std::string& path);

@@ -7,9 +7,9 @@
 
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
-#include "engine/core/words.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/words.h"
 #include "engine/core/yaml.h"
 
 namespace mavg {

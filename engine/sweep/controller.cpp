@@ -139,10 +139,12 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   launcher.Validate(requests);
   for (const LaunchRequest& q : requests) {
     const std::filesystem::path dir(q.run_dir);
-    for (const std::filesystem::path& p : {dir, dir.parent_path(), dir.parent_path().parent_path()}) {
+    for (const std::filesystem::path& p :
+         {dir, dir.parent_path(), dir.parent_path().parent_path()}) {
       if (p.empty()) continue;
       const std::optional<unsigned> owner = ForeignSymlinkOwner(p.string());
-      MAVG_CHECK(!owner, "{}: is a symbolic link made by another user (uid {}); mavg follows only "
+      MAVG_CHECK(!owner,
+                 "{}: is a symbolic link made by another user (uid {}); mavg follows only "
                  "its own user's links in a results directory (remove it)",
                  p.string(), owner.value_or(0));
     }

@@ -1,14 +1,13 @@
 #include "engine/backend/cpu/blas_kernels.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -95,14 +94,22 @@ std::vector<std::string> Targets(Isa level, const CpuInfo& cpu) {
 
 std::string_view IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kSse2: return "SSE2";
-    case Isa::kSse3: return "SSE3";
-    case Isa::kSsse3: return "SSSE3";
-    case Isa::kSse42: return "SSE4.2";
-    case Isa::kAvx: return "AVX";
-    case Isa::kAvx2: return "AVX2";
-    case Isa::kAvx512: return "AVX-512";
-    case Isa::kUnknown: break;
+    case Isa::kSse2:
+      return "SSE2";
+    case Isa::kSse3:
+      return "SSE3";
+    case Isa::kSsse3:
+      return "SSSE3";
+    case Isa::kSse42:
+      return "SSE4.2";
+    case Isa::kAvx:
+      return "AVX";
+    case Isa::kAvx2:
+      return "AVX2";
+    case Isa::kAvx512:
+      return "AVX-512";
+    case Isa::kUnknown:
+      break;
   }
   return "unknown ISA";
 }
@@ -134,7 +141,8 @@ CpuInfo DetectCpu() {
   cpu.vendor = vendor;
   __get_cpuid(1, &a, &b, &c, &d);
   const unsigned base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
-  cpu.family = static_cast<int>(base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family);
+  cpu.family =
+      static_cast<int>(base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family);
   cpu.model = static_cast<int>(base_family == 0x6 || base_family == 0xf
                                    ? base_model + (((a >> 16) & 0xf) << 4)
                                    : base_model);
@@ -207,9 +215,9 @@ KernelDecision DecideKernels(const CpuInfo& cpu, std::string_view chosen,
   KernelDecision d;
   d.family = std::string(chosen);
   const Isa have = FamilyIsa(chosen);
-  const std::string cpu_text = fmt::format(
-      "this CPU{} supports {}", cpu.model_name.empty() ? "" : " (" + cpu.model_name + ")",
-      IsaName(cpu.isa));
+  const std::string cpu_text =
+      fmt::format("this CPU{} supports {}",
+                  cpu.model_name.empty() ? "" : " (" + cpu.model_name + ")", IsaName(cpu.isa));
   if (!cpu.x86_64) {
     d.note = "OpenBLAS's choice (not an x86-64 CPU)";
     return d;
@@ -226,15 +234,16 @@ KernelDecision DecideKernels(const CpuInfo& cpu, std::string_view chosen,
           "they would stop at the first GEMM with an illegal instruction (unset "
           "OPENBLAS_CORETYPE, or name a family this CPU runs, up to {})",
           *user_coretype, chosen, IsaName(have),
-          FamilyIsa(chosen) <= cpu.isa ? " and an AMD extension (FMA4 or 3DNow!)" : "",
-          cpu_text, FamilyIsa(chosen) <= cpu.isa ? " without it" : "", IsaName(cpu.isa));
+          FamilyIsa(chosen) <= cpu.isa ? " and an AMD extension (FMA4 or 3DNow!)" : "", cpu_text,
+          FamilyIsa(chosen) <= cpu.isa ? " without it" : "", IsaName(cpu.isa));
       return d;
     }
     d.below_cpu = have < cpu.isa;
-    d.note = fmt::format("as OPENBLAS_CORETYPE={} (set by the user) asks{}", *user_coretype,
-                         d.below_cpu ? fmt::format(", slower than the CPU allows: {} kernels, but {}",
-                                                   IsaName(have), cpu_text)
-                                     : "");
+    d.note =
+        fmt::format("as OPENBLAS_CORETYPE={} (set by the user) asks{}", *user_coretype,
+                    d.below_cpu ? fmt::format(", slower than the CPU allows: {} kernels, but {}",
+                                              IsaName(have), cpu_text)
+                                : "");
     return d;
   }
   if (have >= cpu.isa) {
@@ -352,9 +361,10 @@ BlasKernels Select() {
     } else {  // the build did not take it: back to OpenBLAS's own choice
       k.family = Reselect(arch, std::nullopt);
       k.below_cpu = true;
-      k.note = fmt::format("OpenBLAS's choice, below this CPU's {}: it did not take {} ({} ran "
-                           "instead)",
-                           IsaName(k.cpu.isa), d.family, now);
+      k.note = fmt::format(
+          "OpenBLAS's choice, below this CPU's {}: it did not take {} ({} ran "
+          "instead)",
+          IsaName(k.cpu.isa), d.family, now);
     }
   }
   const char* config = openblas_get_config();

@@ -57,9 +57,9 @@ struct KernelDecision {
     kRefuse,  // the user's OPENBLAS_CORETYPE needs instructions this CPU lacks: an error
   };
   Action action = Action::kKeep;
-  std::string family;        // kSwitch: the family to run; else what OpenBLAS chose
-  bool below_cpu = false;    // the family kept is below what the CPU supports
-  std::string note;          // one line: why
+  std::string family;      // kSwitch: the family to run; else what OpenBLAS chose
+  bool below_cpu = false;  // the family kept is below what the CPU supports
+  std::string note;        // one line: why
 };
 
 // `chosen`: the family OpenBLAS runs now; `user_coretype`: the user's OPENBLAS_CORETYPE, if
@@ -72,13 +72,13 @@ KernelDecision DecideKernels(const CpuInfo& cpu, std::string_view chosen,
 
 // The process's BLAS kernels, settled once (SelectBlasKernels).
 struct BlasKernels {
-  std::string library;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." (openblas_get_config)
-  std::string family;   // the kernel family in use: "Zen", "Cooperlake", ...
+  std::string library;          // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." (openblas_get_config)
+  std::string family;           // the kernel family in use: "Zen", "Cooperlake", ...
   std::string openblas_choice;  // what OpenBLAS chose by itself (or was told by the user)
-  std::string source;   // "openblas" | "mavg" (switched) | "user" (OPENBLAS_CORETYPE)
-  std::string note;     // one line for the log
-  bool below_cpu = false;  // slower kernels than the CPU supports (told, not fixed)
-  std::string error;    // non-empty: training must refuse (see KernelDecision::kRefuse)
+  std::string source;           // "openblas" | "mavg" (switched) | "user" (OPENBLAS_CORETYPE)
+  std::string note;             // one line for the log
+  bool below_cpu = false;       // slower kernels than the CPU supports (told, not fixed)
+  std::string error;            // non-empty: training must refuse (see KernelDecision::kRefuse)
   CpuInfo cpu;
 };
 
