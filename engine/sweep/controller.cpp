@@ -532,18 +532,18 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanSta
 
 namespace {
 
-// The latest attempt of every run of the sweep that may still have a job in a queue: the run
-// is running in the database, or preempted (a collect saw the state file of a job waiting to
-// be requeued).
-std::vector<AttemptRecord> AttemptsInQueues(Store& store, const std::string& sweep,
-                                            const std::map<std::string, RunRecord>& runs,
-                                            const JobQueues& queues) {
-  std::vector<AttemptRecord> out;
+// The latest attempt of every run of the sweep that may still have a job in a queue, by queue:
+// the run is running in the database, or preempted (a collect saw the state file of a job
+// waiting to be requeued).
+std::map<const JobQueue*, std::vector<AttemptRecord>> AttemptsInQueues(
+    Store& store, const std::string& sweep, const std::map<std::string, RunRecord>& runs,
+    const JobQueues& queues) {
+  std::map<const JobQueue*, std::vector<AttemptRecord>> out;
   for (const auto& [id, a] : store.LatestAttempts(sweep)) {
     const RunState status = runs.at(id).status;
-    if (QueueOfAttempt(a, queues) &&
-        (status == RunState::kRunning || status == RunState::kPreempted)) {
-      out.push_back(a);
+    const JobQueue* queue = QueueOfAttempt(a, queues);
+    if (queue && (status == RunState::kRunning || status == RunState::kPreempted)) {
+      out[queue].push_back(a);
     }
   }
   return out;
@@ -571,12 +571,8 @@ std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_af
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
   std::string out;
-  for (const auto& [name, queue] : queues) {
-    std::vector<AttemptRecord> in_queue;
-    for (const AttemptRecord& a : AttemptsInQueues(store, sweep, runs, queues)) {
-      if (a.launcher == name) in_queue.push_back(a);
-    }
-    if (in_queue.empty()) continue;
+  for (const auto& [queue, in_queue] : AttemptsInQueues(store, sweep, runs, queues)) {
+    const std::string name = queue->Name();
     std::vector<std::string> jobs;
     for (const auto& a : in_queue) jobs.push_back(a.job_id);
     const auto states = queue->Queued(jobs);
@@ -627,12 +623,7 @@ int CancelSweep(Store& store, const std::string& sweep, const JobQueues& queues)
              sweep);
   const auto runs = store.RunsOfSweep(sweep);
   int cancelled = 0;
-  for (const auto& [name, queue] : queues) {
-    std::vector<AttemptRecord> active;
-    for (const AttemptRecord& a : AttemptsInQueues(store, sweep, runs, queues)) {
-      if (a.launcher == name) active.push_back(a);
-    }
-    if (active.empty()) continue;
+  for (const auto& [queue, active] : AttemptsInQueues(store, sweep, runs, queues)) {
     std::vector<std::string> jobs;
     for (const auto& a : active) jobs.push_back(a.job_id);
     // Jobs that already left the queue are collected, not cancelled: their runs ended.
