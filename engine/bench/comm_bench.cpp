@@ -4,21 +4,13 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/bench/train_bench.h"
 #include "engine/comm/mpi/mpi_communicator.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
 #include "engine/core/timer.h"
 
 namespace mavg {
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
-
 nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
   MAVG_CHECK(LaunchedUnderMpi(),
              "bench allreduce runs under mpirun, e.g. mpirun -np 2 mavg "

@@ -1,10 +1,12 @@
 #include "engine/report/sweep_data.h"
 
-#include <set>
-
 #include <fmt/format.h>
 
+#include <cmath>
+#include <set>
+
 #include "engine/core/error.h"
+#include "engine/records/epoch_row.h"
 
 namespace mavg {
 
@@ -74,50 +76,44 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     }
   }
   {
-    // Extra keys of metrics.jsonl that have no column of their own come from metrics_json.
+    // The per-run means of the epoch records (records/epoch_row.h).
+    const std::vector<EpochMean>& means = EpochMeans();
+    std::string select;
+    for (const EpochMean& m : means) select += fmt::format(", AVG({})", m.expr);
     auto s = db.Prepare(
-        "SELECT e.run_id, AVG(e.wall_s - COALESCE(e.cv_s, 0)), AVG(e.projected_wall_s), "
-        "AVG(json_extract(e.metrics_json, '$.projected_compute_s')), AVG(e.compute_s), "
-        "AVG(e.comm_s), AVG(e.io_s), AVG(e.wait_s), AVG(e.frames), AVG(e.averagings), "
-        "AVG(json_extract(e.metrics_json, '$.global_averagings')), AVG(e.frames_dropped), "
-        "AVG(json_extract(e.metrics_json, '$.max_change_limited')) "
-        "FROM epochs e JOIN sweep_runs sr ON sr.run_id = e.run_id WHERE sr.sweep = ? "
-        "GROUP BY e.run_id");
+        fmt::format("SELECT e.run_id{} FROM epochs e JOIN sweep_runs sr ON sr.run_id = e.run_id "
+                    "WHERE sr.sweep = ? GROUP BY e.run_id",
+                    select));
     s.Bind(1, sweep);
-    const char* names[] = {"epoch_s",
-                           "projected_epoch_s",
-                           "projected_compute_s",
-                           "compute_s",
-                           "comm_s",
-                           "io_s",
-                           "wait_s",
-                           "frames_per_epoch",
-                           "averagings",
-                           "global_averagings",
-                           "frames_dropped_per_epoch",
-                           "max_change_limited"};
-    constexpr int kNames = sizeof(names) / sizeof(names[0]);
     while (s.Step()) {
       ReportRun& r = runs[index.at(s.Text(0))];
-      for (int i = 0; i < kNames; ++i) {
-        if (!s.IsNull(i + 1)) r.values[names[i]] = s.Real(i + 1);
+      for (size_t i = 0; i < means.size(); ++i) {
+        const int column = static_cast<int>(i) + 1;
+        if (!s.IsNull(column)) r.values[means[i].name] = s.Real(column);
       }
     }
   }
   {
+    // Each epoch's record, read back from the line the run wrote.
     auto s = db.Prepare(
-        "SELECT e.run_id, e.epoch, e.accepted, e.cv_loss, e.wall_s - COALESCE(e.cv_s, 0), "
-        "e.projected_wall_s FROM epochs e JOIN sweep_runs sr ON sr.run_id = e.run_id "
-        "WHERE sr.sweep = ? ORDER BY e.run_id, e.epoch");
+        "SELECT e.run_id, e.metrics_json FROM epochs e JOIN sweep_runs sr ON sr.run_id = "
+        "e.run_id WHERE sr.sweep = ? ORDER BY e.run_id, e.epoch");
     s.Bind(1, sweep);
     while (s.Step()) {
+      const std::string run_id = s.Text(0);
+      const std::string where = fmt::format("{}: epochs of run {}", db.Path(), run_id);
+      const nlohmann::json line = nlohmann::json::parse(s.Text(1), nullptr, false);
+      MAVG_CHECK(!line.is_discarded(), "{}: metrics_json is not JSON", where);
+      const EpochRow row = EpochRowFromJson(line, where);
       EpochRecord e;
-      e.epoch = static_cast<int>(s.Int(1));
-      e.accepted = s.IsNull(2) || s.Int(2) != 0;
-      if (!s.IsNull(3)) e.cv_loss = s.Real(3);
-      e.train_s = s.IsNull(4) ? 0.0 : s.Real(4);
-      if (!s.IsNull(5)) e.projected_wall_s = s.Real(5);
-      runs[index.at(s.Text(0))].epochs.push_back(e);
+      e.epoch = static_cast<int>(row.epoch);
+      e.accepted = row.Accepted();
+      if (row.cv_loss && std::isfinite(*row.cv_loss)) e.cv_loss = row.cv_loss;
+      e.train_s = row.TrainSeconds();
+      if (row.projected_wall_s && std::isfinite(*row.projected_wall_s)) {
+        e.projected_wall_s = row.projected_wall_s;
+      }
+      runs[index.at(run_id)].epochs.push_back(e);
     }
   }
   for (ReportRun& r : runs) {

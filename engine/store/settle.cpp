@@ -1,12 +1,13 @@
 #include "engine/store/settle.h"
 
 #include "engine/core/error.h"
+#include "engine/core/files.h"
 #include "engine/core/json.h"
 
 namespace mavg {
 namespace {
 
-// The "status" of a run file (state.json, result.json) as a RunState, `absent` without one. A
+// The "status" of result.json as a RunState, `absent` without one. A
 // text that is not a RunState throws naming the file and the valid ones.
 RunState FileStatus(const nlohmann::json& file, const std::string& path, RunState absent) {
   if (!file.contains("status")) return absent;
@@ -16,17 +17,33 @@ RunState FileStatus(const nlohmann::json& file, const std::string& path, RunStat
 
 }  // namespace
 
+RunFiles ReadRunFiles(const std::string& run_dir) {
+  RunFiles files{run_dir, std::nullopt, std::nullopt, "", ""};
+  try {
+    files.state = ReadRunState(run_dir);
+  } catch (const Error& e) {
+    files.state_error = e.what();
+  }
+  const std::string result = run_dir + "/result.json";
+  if (PathExists(result)) {
+    try {
+      files.result = nlohmann::json::parse(ReadFile(result));
+    } catch (const nlohmann::json::exception& e) {
+      files.result_error = fmt::format("{}: corrupt JSON ({})", result, e.what());
+    } catch (const Error& e) {
+      files.result_error = e.what();
+    }
+  }
+  return files;
+}
+
 SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> launcher) {
   SettledRun out;
   if (!files.state_error.empty()) {
     out.status = RunState::kFailed, out.reason = files.state_error;
   } else if (files.state) {
-    try {
-      out.reason = files.state->value("error", "");
-      out.status = FileStatus(*files.state, files.run_dir + "/state.json", RunState::kRunning);
-    } catch (const Error& e) {
-      out.status = RunState::kFailed, out.reason = e.what();
-    }
+    out.reason = files.state->error.value_or("");
+    out.status = files.state->Status();
   }
   if (!files.result_error.empty()) {
     out.status = RunState::kFailed, out.reason = files.result_error;

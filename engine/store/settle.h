@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/core/run_state.h"
+#include "engine/records/run_state_file.h"
 
 namespace mavg {
 
@@ -15,9 +16,12 @@ namespace mavg {
 // neither).
 struct RunFiles {
   std::string run_dir;  // for messages
-  std::optional<nlohmann::json> state, result;
-  std::string state_error, result_error;
+  std::optional<RunStateFile> state;
+  std::optional<nlohmann::json> result;
+  std::string state_error, result_error;  // "<file>: why", one line
 };
+// Reads <run_dir>/state.json and result.json; never throws for what is in them.
+RunFiles ReadRunFiles(const std::string& run_dir);
 
 struct SettledRun {
   RunState status = RunState::kNew;
@@ -27,7 +31,8 @@ struct SettledRun {
 };
 
 // The rules, in order:
-// - state.json's status (running without one), its "error" the reason; unreadable: failed.
+// - state.json's status (running without one), its error the reason; unreadable (not JSON, a
+//   field of the wrong type, a status that is not a RunState): failed, with why.
 // - result.json outranks it: its status (failed without one) and "error" (a completed run has
 //   no reason); unreadable or not a RunState: failed, with why.
 // - a diverged or collapsed result says where (non-finite loss in epoch E minibatch M / the

@@ -9,6 +9,7 @@
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
+#include "engine/records/epoch_row.h"
 #include "engine/store/extra_metrics.h"
 #include "engine/store/settle.h"
 
@@ -41,16 +42,6 @@ RunRecord ReadRunRecord(const sql::Statement& s, const std::string& db_path) {
   const std::string id = s.Text(0);
   const RunState status = ParseRunStateOrThrow(s.Text(3), fmt::format("{}: run {}", db_path, id));
   return RunRecord{id, s.Text(1), s.Text(2), status, s.Text(4), s.Text(5)};
-}
-
-// Reads a JSON file; nullopt if absent; throws a one-line reason if unreadable.
-std::optional<nlohmann::json> ReadJson(const std::string& path) {
-  if (!PathExists(path)) return std::nullopt;
-  try {
-    return nlohmann::json::parse(ReadFile(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{}: corrupt JSON ({})", path, e.what()));
-  }
 }
 
 // Launcher outcomes that outrank the run's own view of an attempt in attempts.state: the run
@@ -253,150 +244,148 @@ std::map<std::string, AttemptRecord> Store::LatestAttempts(const std::string& sw
   return out;
 }
 
+namespace {
+
+// The launcher's word on a run's latest attempt; a run's own status there (the launcher has not
+// reported) is no launch state: nullopt.
+std::optional<LaunchState> LatestLaunchState(sql::Database& db, const std::string& run_id) {
+  auto last = db.Prepare("SELECT state FROM attempts WHERE run_id = ? ORDER BY n DESC LIMIT 1");
+  last.Bind(1, run_id);
+  return last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
+}
+
+// Table epochs of a run: one row per metrics.jsonl line, its columns from the record's table.
+void ReplaceEpochs(sql::Database& db, const std::string& run_id, int attempt,
+                   const EpochLines& epochs) {
+  auto del = db.Prepare("DELETE FROM epochs WHERE run_id = ?");
+  del.Bind(1, run_id).Run();
+  for (const std::string& why : epochs.skipped) {
+    spdlog::warn("[store] {} (line left out)", why);
+  }
+  const int columns = records::ColumnCount(kEpochFields);
+  std::string params;
+  for (int i = 0; i < columns; ++i) params += ",?";
+  auto ins = db.Prepare(fmt::format(
+      "INSERT OR REPLACE INTO epochs(run_id, attempt, {}, metrics_json) VALUES (?,?{},?)",
+      records::ColumnList(kEpochFields), params));
+  for (const EpochLine& line : epochs.lines) {
+    ins.Bind(1, run_id).Bind(2, attempt);
+    int param = 3;
+    for (const records::Cell& cell : records::Cells(line.row, kEpochFields)) {
+      ins.Bind(param++, cell);
+    }
+    ins.Bind(param, DumpJson(line.json)).Run();
+  }
+}
+
+// Table pretrain of a run: one row per pretrain.jsonl line with a layer and an epoch.
+void ReplacePretrain(sql::Database& db, const std::string& run_id, const std::string& run_dir) {
+  auto del = db.Prepare("DELETE FROM pretrain WHERE run_id = ?");
+  del.Bind(1, run_id).Run();
+  auto ins = db.Prepare(
+      "INSERT OR REPLACE INTO pretrain(run_id, layer, epoch, units, visible, hidden, frames, "
+      "recon_mse, recon_mse_first, recon_mse_last, lr, momentum, guard_triggers, seconds, cached, "
+      "stack, record_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const nlohmann::json& m : ReadJsonLines(run_dir + "/pretrain.jsonl")) {
+    auto get = [&](const char* k) { return m.contains(k) ? JsonToValue(m[k]) : sql::Value(); };
+    if (!m.contains("layer") || !m.contains("epoch")) continue;
+    int col = 1;
+    ins.Bind(col++, run_id);
+    for (const char* k :
+         {"layer", "epoch", "units", "visible", "hidden", "frames", "recon_mse", "recon_mse_first",
+          "recon_mse_last", "lr", "momentum", "guard_triggers", "seconds", "cached", "stack"}) {
+      ins.Bind(col++, get(k));
+    }
+    ins.Bind(col, DumpJson(m));
+    ins.Run();
+  }
+}
+
+// Tables results and env of a run: result.json's values (when usable) and the metrics computed
+// outside mavg beside them.
+void ReplaceResults(sql::Database& db, const std::string& run_id, const std::string& run_dir,
+                    const nlohmann::json* result) {
+  auto del_r = db.Prepare("DELETE FROM results WHERE run_id = ?");
+  del_r.Bind(1, run_id).Run();
+  auto del_env = db.Prepare("DELETE FROM env WHERE run_id = ?");
+  del_env.Bind(1, run_id).Run();
+  if (result == nullptr) return;
+  auto ins_r = db.Prepare("INSERT INTO results(run_id, key, value) VALUES (?,?,?)");
+  auto ins_env = db.Prepare("INSERT INTO env(run_id, key, value) VALUES (?,?,?)");
+  for (const auto& [key, value] : result->items()) {
+    if (value.is_object()) {
+      // Nested objects (build, diverged_at) are the environment / details: key.sub.
+      for (const auto& [sub, v] : value.items()) {
+        ins_env.Bind(1, run_id)
+            .Bind(2, key + "." + sub)
+            .Bind(3, v.is_string() ? v.get<std::string>() : DumpJson(v))
+            .Run();
+      }
+    } else if (key == "host" || key == "finished") {
+      ins_env.Bind(1, run_id)
+          .Bind(2, key)
+          .Bind(3, value.is_string() ? value.get<std::string>() : DumpJson(value))
+          .Run();
+    } else {
+      ins_r.Bind(1, run_id).Bind(2, key).Bind(3, JsonToValue(value)).Run();
+    }
+  }
+  // Metrics computed outside mavg (engine/store/extra_metrics.h), beside its own.
+  try {
+    for (const auto& [key, value] : ReadExtraMetrics(run_dir)) {
+      if (result->contains(key)) continue;  // never over a result mavg measured
+      ins_r.Bind(1, run_id).Bind(2, key).Bind(3, value).Run();
+    }
+  } catch (const Error& e) {
+    spdlog::warn("[store] {} (its extra metrics are left out)", e.what());
+  }
+}
+
+// The run's own view of its attempt in table attempts; the launcher's columns are kept if
+// present, and its verdicts outrank the run's status.
+void RecordAttempt(sql::Database& db, const std::string& run_id, const RunStateFile& state,
+                   RunState status) {
+  std::string verdicts;  // "?,?,?": parameters 6.. hold kLauncherVerdicts
+  for (size_t i = 0; i < std::size(kLauncherVerdicts); ++i) verdicts += i ? ",?" : "?";
+  auto att = db.Prepare(
+      fmt::format("INSERT INTO attempts(run_id, n, state, started, host) VALUES (?,?,?,?,?) "
+                  "ON CONFLICT(run_id, n) DO UPDATE SET state = CASE WHEN attempts.state IN ({}) "
+                  "THEN attempts.state ELSE excluded.state END, "
+                  "started = COALESCE(attempts.started, excluded.started), "
+                  "host = COALESCE(attempts.host, excluded.host)",
+                  verdicts));
+  att.Bind(1, run_id)
+      .Bind(2, state.Attempt())
+      .Bind(3, AsValue(status))
+      .Bind(4, state.started.value_or(""))
+      .Bind(5, state.host.value_or(""));
+  int param = 6;
+  for (LaunchState v : kLauncherVerdicts) att.Bind(param++, AsValue(v));
+  att.Run();
+}
+
+}  // namespace
+
 RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir) {
-  RunFiles files{run_dir, std::nullopt, std::nullopt, "", ""};
-  try {
-    files.state = ReadJson(run_dir + "/state.json");
-  } catch (const Error& e) {
-    files.state_error = e.what();
-  }
-  try {
-    files.result = ReadJson(run_dir + "/result.json");
-  } catch (const Error& e) {
-    files.result_error = e.what();
-  }
-  const std::optional<nlohmann::json>& state = files.state;
-  const std::vector<nlohmann::json> epochs = ReadJsonLines(run_dir + "/metrics.jsonl");
-  const std::vector<nlohmann::json> pretrain = ReadJsonLines(run_dir + "/pretrain.jsonl");
-  const int attempt = state ? state->value("attempt", 1) : 0;
+  const RunFiles files = ReadRunFiles(run_dir);
+  const int attempt = files.state ? static_cast<int>(files.state->attempt.value_or(1)) : 0;
+  const EpochLines epochs = ReadEpochLines(run_dir + "/" + kMetricsFileName);
 
   sql::Transaction tx(db_);
-  // The launcher's word on the latest attempt; a run's own status there (the launcher has not
-  // reported) is no launch state: nullopt.
-  auto last = db_.Prepare("SELECT state FROM attempts WHERE run_id = ? ORDER BY n DESC LIMIT 1");
-  last.Bind(1, run_id);
-  const std::optional<LaunchState> launcher_state =
-      last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
-  const SettledRun settled = SettleRunStatus(files, launcher_state);
-  const RunState status = settled.status;
-  const std::string& reason = settled.reason;
-  std::optional<nlohmann::json> result;
-  if (settled.result_usable) result = files.result;
+  const SettledRun settled = SettleRunStatus(files, LatestLaunchState(db_, run_id));
+  const nlohmann::json* result = settled.result_usable ? &*files.result : nullptr;
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
-  upd.Bind(1, AsValue(status)).Bind(2, reason).Bind(3, run_id).Run();
+  upd.Bind(1, AsValue(settled.status)).Bind(2, settled.reason).Bind(3, run_id).Run();
   if (result && result->contains("build")) {
     auto cv = db_.Prepare("UPDATE runs SET code_version = ? WHERE run_id = ?");
     cv.Bind(1, (*result)["build"].value("code_version", "")).Bind(2, run_id).Run();
   }
-  auto del_e = db_.Prepare("DELETE FROM epochs WHERE run_id = ?");
-  del_e.Bind(1, run_id).Run();
-  auto ins_e = db_.Prepare(
-      "INSERT OR REPLACE INTO epochs(run_id, epoch, attempt, lr, accepted, train_loss, train_acc, "
-      "cv_loss, "
-      "cv_acc, frames, frames_dropped, averagings, world_size, wall_s, compute_s, comm_s, io_s, "
-      "wait_s, cv_s, projected_wall_s, metrics_json) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (const nlohmann::json& m : epochs) {
-    auto get = [&](const char* k) { return m.contains(k) ? JsonToValue(m[k]) : sql::Value(); };
-    ins_e.Bind(1, run_id)
-        .Bind(2, get("epoch"))
-        .Bind(3, attempt)
-        .Bind(4, get("lr"))
-        .Bind(5, get("accepted"))
-        .Bind(6, get("train_loss"))
-        .Bind(7, get("train_acc"))
-        .Bind(8, get("cv_loss"))
-        .Bind(9, get("cv_acc"))
-        .Bind(10, get("frames"))
-        .Bind(11, get("frames_dropped"))
-        .Bind(12, get("averagings"))
-        .Bind(13, get("world_size"))
-        .Bind(14, get("wall_s"))
-        .Bind(15, get("compute_s"))
-        .Bind(16, get("comm_s"))
-        .Bind(17, get("io_s"))
-        .Bind(18, get("wait_s"))
-        .Bind(19, get("cv_s"))
-        .Bind(20, get("projected_wall_s"))
-        .Bind(21, DumpJson(m));
-    ins_e.Run();
-  }
-  auto del_p = db_.Prepare("DELETE FROM pretrain WHERE run_id = ?");
-  del_p.Bind(1, run_id).Run();
-  auto ins_p = db_.Prepare(
-      "INSERT OR REPLACE INTO pretrain(run_id, layer, epoch, units, visible, hidden, frames, "
-      "recon_mse, recon_mse_first, recon_mse_last, lr, momentum, guard_triggers, seconds, cached, "
-      "stack, record_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (const nlohmann::json& m : pretrain) {
-    auto get = [&](const char* k) { return m.contains(k) ? JsonToValue(m[k]) : sql::Value(); };
-    if (!m.contains("layer") || !m.contains("epoch")) continue;
-    int col = 1;
-    ins_p.Bind(col++, run_id);
-    for (const char* k :
-         {"layer", "epoch", "units", "visible", "hidden", "frames", "recon_mse", "recon_mse_first",
-          "recon_mse_last", "lr", "momentum", "guard_triggers", "seconds", "cached", "stack"}) {
-      ins_p.Bind(col++, get(k));
-    }
-    ins_p.Bind(col, DumpJson(m));
-    ins_p.Run();
-  }
-  auto del_r = db_.Prepare("DELETE FROM results WHERE run_id = ?");
-  del_r.Bind(1, run_id).Run();
-  auto del_env = db_.Prepare("DELETE FROM env WHERE run_id = ?");
-  del_env.Bind(1, run_id).Run();
-  if (result) {
-    auto ins_r = db_.Prepare("INSERT INTO results(run_id, key, value) VALUES (?,?,?)");
-    auto ins_env = db_.Prepare("INSERT INTO env(run_id, key, value) VALUES (?,?,?)");
-    for (const auto& [key, value] : result->items()) {
-      if (value.is_object()) {
-        // Nested objects (build, diverged_at) are the environment / details: key.sub.
-        for (const auto& [sub, v] : value.items()) {
-          ins_env.Bind(1, run_id)
-              .Bind(2, key + "." + sub)
-              .Bind(3, v.is_string() ? v.get<std::string>() : DumpJson(v))
-              .Run();
-        }
-      } else if (key == "host" || key == "finished") {
-        ins_env.Bind(1, run_id)
-            .Bind(2, key)
-            .Bind(3, value.is_string() ? value.get<std::string>() : DumpJson(value))
-            .Run();
-      } else {
-        ins_r.Bind(1, run_id).Bind(2, key).Bind(3, JsonToValue(value)).Run();
-      }
-    }
-    // Metrics computed outside mavg (engine/store/extra_metrics.h), beside its own.
-    try {
-      for (const auto& [key, value] : ReadExtraMetrics(run_dir)) {
-        if (result->contains(key)) continue;  // never over a result mavg measured
-        ins_r.Bind(1, run_id).Bind(2, key).Bind(3, value).Run();
-      }
-    } catch (const Error& e) {
-      spdlog::warn("[store] {} (its extra metrics are left out)", e.what());
-    }
-  }
-  if (state && attempt > 0) {
-    // The run's own view of its attempt; the launcher's columns are kept if present.
-    std::string verdicts;  // "?,?,?": parameters 6.. hold kLauncherVerdicts
-    for (size_t i = 0; i < std::size(kLauncherVerdicts); ++i) verdicts += i ? ",?" : "?";
-    auto att = db_.Prepare(
-        fmt::format("INSERT INTO attempts(run_id, n, state, started, host) VALUES (?,?,?,?,?) "
-                    "ON CONFLICT(run_id, n) DO UPDATE SET state = CASE WHEN attempts.state IN ({}) "
-                    "THEN attempts.state ELSE excluded.state END, "
-                    "started = COALESCE(attempts.started, excluded.started), "
-                    "host = COALESCE(attempts.host, excluded.host)",
-                    verdicts));
-    att.Bind(1, run_id)
-        .Bind(2, attempt)
-        .Bind(3, AsValue(status))
-        .Bind(4, state->value("started", ""))
-        .Bind(5, state->value("host", ""));
-    int param = 6;
-    for (LaunchState v : kLauncherVerdicts) att.Bind(param++, AsValue(v));
-    att.Run();
-  }
+  ReplaceEpochs(db_, run_id, attempt, epochs);
+  ReplacePretrain(db_, run_id, run_dir);
+  ReplaceResults(db_, run_id, run_dir, result);
+  if (files.state && attempt > 0) RecordAttempt(db_, run_id, *files.state, settled.status);
   tx.Commit();
-  return status;
+  return settled.status;
 }
 
 CollectSummary Store::Collect(const std::string& sweep) {

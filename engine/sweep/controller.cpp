@@ -25,6 +25,7 @@
 #include "engine/core/yaml.h"
 #include "engine/data/data_identity.h"
 #include "engine/pretrain/stack_cache.h"
+#include "engine/records/run_state_file.h"
 
 namespace mavg {
 namespace {
@@ -61,24 +62,26 @@ bool ClaimerDead(const std::string& reason) {
 bool RunningButDead(const std::string& run_dir, const std::string& reason) {
   if (!PathExists(run_dir)) return true;
   // No state.json, or a previous attempt's resumable one: the claim is all there is to check.
-  if (!PathExists(run_dir + "/state.json")) return ClaimerDead(reason);
+  std::optional<RunStateFile> state;
   try {
-    const auto state = nlohmann::json::parse(ReadFile(run_dir + "/state.json"));
-    const std::optional<RunState> status = ParseRunState(state.value("status", ""));
-    if (status == RunState::kRunning) {
-      return state.value("host", "") == HostName() && !ProcessAlive(state.value("pid", 0));
-    }
-    // A run that ended (completed, failed, ...) is left for `sweep collect` to record.
-    return !(status && IsTerminal(*status)) && ClaimerDead(reason);
+    state = ReadRunState(run_dir);
   } catch (const std::exception&) {
     return true;
   }
+  if (!state) return ClaimerDead(reason);
+  if (state->status == RunState::kRunning) {
+    return state->host.value_or("") == HostName() &&
+           !ProcessAlive(static_cast<int>(state->pid.value_or(0)));
+  }
+  // A run that ended (completed, failed, ...) is left for `sweep collect` to record.
+  return !(state->status && IsTerminal(*state->status)) && ClaimerDead(reason);
 }
 
 // The attempt number the next launch of a run will have (the run writes the same number).
 int NextAttempt(const std::string& run_dir) {
   try {
-    return nlohmann::json::parse(ReadFile(run_dir + "/state.json")).value("attempt", 0) + 1;
+    const std::optional<RunStateFile> state = ReadRunState(run_dir);
+    return (state ? state->Attempt() : 0) + 1;
   } catch (const std::exception&) {
     return 1;
   }
@@ -585,14 +588,14 @@ std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_af
         const bool running = queue->IsRunning(q->second);
         ++counts[running ? "running" : "pending"];  // the queue's view, not RunStates
         if (!running) continue;
-        const std::string state_path = runs.at(id).run_dir + "/state.json";
+        const std::string& run_dir = runs.at(id).run_dir;
         try {
-          const auto state = nlohmann::json::parse(ReadFile(state_path));
-          const double age = SecondsSince(state.value("heartbeat", ""));
+          const std::optional<RunStateFile> state = ReadRunState(run_dir);
+          const double age = state ? SecondsSince(state->heartbeat.value_or("")) : 0.0;
           if (age > hung_after_s) {
             ++counts["hung"];
             details += fmt::format("  hung {} (job {}): no heartbeat for {:.0f} s ({})\n", id,
-                                   a.job_id, age, state_path);
+                                   a.job_id, age, RunStatePath(run_dir));
           }
         } catch (const std::exception&) {  // not started writing yet
         }

@@ -22,8 +22,8 @@
 namespace mavg {
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void OnInterrupt(int) { g_interrupted = 1; }
+volatile std::sig_atomic_t g_local_interrupted = 0;
+extern "C" void OnInterrupt(int) { g_local_interrupted = 1; }
 
 std::vector<std::string> Command(const LaunchRequest& r, const std::string& mavg) {
   std::vector<std::string> argv;
@@ -87,7 +87,7 @@ class LocalLauncher final : public Launcher {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    g_interrupted = 0;
+    g_local_interrupted = 0;
 
     struct Active {
       const LaunchRequest* req;
@@ -128,7 +128,8 @@ class LocalLauncher final : public Launcher {
     while (next < runs.size() || !active.empty()) {
       // Start what fits.
       while (
-          !g_interrupted && next < runs.size() && static_cast<int>(active.size()) < options_.jobs &&
+          !g_local_interrupted && next < runs.size() &&
+          static_cast<int>(active.size()) < options_.jobs &&
           (active.empty() || options_.oversubscribe || used + cost(runs[next]) <= options_.cores)) {
         const LaunchRequest& r = runs[next++];
         pid_t pid = -1;
@@ -148,7 +149,7 @@ class LocalLauncher final : public Launcher {
         active.push_back(Active{&r, pid, Timer(), false, Timer()});
         notify([&] { cb.started(r, std::to_string(pid)); });
       }
-      if (g_interrupted && next < runs.size()) next = runs.size();  // start nothing more
+      if (g_local_interrupted && next < runs.size()) next = runs.size();  // start nothing more
       // Reap, time out, interrupt.
       for (size_t i = 0; i < active.size();) {
         Active& a = active[i];
@@ -166,8 +167,8 @@ class LocalLauncher final : public Launcher {
           continue;
         }
         const bool timed_out = a.req->timeout_s > 0 && a.started.Seconds() > a.req->timeout_s;
-        if (!a.term_sent && (timed_out || g_interrupted)) {
-          a.state = g_interrupted ? LaunchState::kInterrupted : LaunchState::kTimeout;
+        if (!a.term_sent && (timed_out || g_local_interrupted)) {
+          a.state = g_local_interrupted ? LaunchState::kInterrupted : LaunchState::kTimeout;
           kill(-a.pid, SIGTERM);  // the run checkpoints at its next safe point
           a.term_sent = true;
           a.since_term.Reset();
@@ -178,7 +179,7 @@ class LocalLauncher final : public Launcher {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    return !g_interrupted;
+    return !g_local_interrupted;
   }
 
  private:

@@ -78,9 +78,8 @@ class SlurmQueue : public JobQueue {
   }
 };
 
-
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void OnSlurmWaitInterrupt(int) { g_interrupted = 1; }
+volatile std::sig_atomic_t g_slurm_interrupted = 0;
+extern "C" void OnSlurmWaitInterrupt(int) { g_slurm_interrupted = 1; }
 
 // "D-HH:MM:SS" for sbatch --time (minutes rounded up).
 std::string SlurmTime(double seconds) {
@@ -341,7 +340,7 @@ exit $rc
 
   bool Wait(const std::vector<std::pair<std::string, const LaunchRequest*>>& submitted,
             const LaunchCallbacks& cb) {
-    g_interrupted = 0;
+    g_slurm_interrupted = 0;
     struct Handlers {  // installed for the wait, restored however it ends
       struct sigaction old_int = {}, old_term = {};
       Handlers() {
@@ -356,14 +355,14 @@ exit $rc
       }
     } handlers;
     std::map<std::string, const LaunchRequest*> active(submitted.begin(), submitted.end());
-    while (!active.empty() && !g_interrupted) {
+    while (!active.empty() && !g_slurm_interrupted) {
       std::vector<std::string> ids;
       for (const auto& [id, q] : active) ids.push_back(id);
       std::map<std::string, std::string> queued;
       try {
         queued = SlurmQueueState(ids);
       } catch (const Error&) {
-        if (g_interrupted) break;  // squeue got the same Ctrl-C
+        if (g_slurm_interrupted) break;  // squeue got the same Ctrl-C
         throw;
       }
       for (auto it = active.begin(); it != active.end();) {
@@ -376,17 +375,18 @@ exit $rc
         it = active.erase(it);
       }
       for (int i = 0;
-           i < static_cast<int>(options_.poll_s * 10) && !g_interrupted && !active.empty(); ++i) {
+           i < static_cast<int>(options_.poll_s * 10) && !g_slurm_interrupted && !active.empty();
+           ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
-    if (g_interrupted) {
+    if (g_slurm_interrupted) {
       spdlog::warn(
           "[sweep] stopped waiting; {} job(s) keep running under SLURM (mavg sweep status "
           "reconciles, mavg sweep cancel stops them)",
           active.size());
     }
-    return !g_interrupted;
+    return !g_slurm_interrupted;
   }
 
   static std::string Absolute(const std::string& p) {

@@ -2,59 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace mavg {
 namespace {
 
-using Value = std::optional<nlohmann::json>;  // nullopt: the field does not apply
-
-struct Field {
-  const char* name;
-  std::function<Value(const EpochMetrics&)> value;
-};
-
 double PerFrame(double x, double frames) { return frames > 0 ? x / frames : 0.0; }
-
-const std::vector<Field>& Fields() {
-  using M = const EpochMetrics&;
-  static const std::vector<Field> kFields = {
-      {"epoch", [](M m) -> Value { return m.epoch; }},
-      {"lr", [](M m) -> Value { return m.lr; }},
-      {"accepted", [](M m) -> Value { return m.accepted; }},
-      {"train_loss",
-       [](M m) -> Value { return Num(PerFrame(m.stats.sum.loss_sum, m.stats.sum.frames)); }},
-      {"train_acc", [](M m) -> Value { return PerFrame(m.stats.sum.correct, m.stats.sum.frames); }},
-      {"cv_loss", [](M m) -> Value { return Num(m.cv.Loss()); }},
-      {"cv_acc", [](M m) -> Value { return m.cv.Accuracy(); }},
-      {"frames", [](M m) -> Value { return static_cast<int64_t>(m.stats.sum.frames); }},
-      {"frames_dropped", [](M m) -> Value { return m.frames_dropped; }},
-      {"minibatches", [](M m) -> Value { return m.minibatches; }},
-      {"averagings", [](M m) -> Value { return m.averagings; }},
-      {"world_size", [](M m) -> Value { return m.world_size; }},
-      {"wall_s", [](M m) -> Value { return m.wall_s; }},
-      {"compute_s", [](M m) -> Value { return m.stats.max.compute_s; }},
-      {"compute_s_mean", [](M m) -> Value { return m.stats.sum.compute_s / m.stats.workers; }},
-      {"io_s", [](M m) -> Value { return m.stats.max.io_s; }},
-      {"io_s_mean", [](M m) -> Value { return m.stats.sum.io_s / m.stats.workers; }},
-      {"comm_s", [](M m) -> Value { return m.stats.max.comm_s; }},
-      {"comm_s_mean", [](M m) -> Value { return m.stats.sum.comm_s / m.stats.workers; }},
-      {"wait_s", [](M m) -> Value { return m.stats.max.wait_s; }},
-      {"wait_s_mean", [](M m) -> Value { return m.stats.sum.wait_s / m.stats.workers; }},
-      {"cv_s", [](M m) -> Value { return m.cv_s; }},
-      {"projected_wall_s",
-       [](M m) -> Value {
-         if (!m.projected_wall_s) return std::nullopt;
-         return *m.projected_wall_s;
-       }},
-      {"max_change_limited",
-       [](M m) -> Value {
-         if (m.stats.sum.updates <= 0) return std::nullopt;
-         return m.stats.sum.limited / m.stats.sum.updates;
-       }},
-  };
-  return kFields;
-}
 
 }  // namespace
 
@@ -76,18 +28,32 @@ StatsSummary Summarize(const std::vector<WorkerStats>& all) {
   return s;
 }
 
-nlohmann::json MetricsRow(const EpochMetrics& m) {
-  nlohmann::json row = nlohmann::json::object();
-  for (const Field& f : Fields()) {
-    if (Value v = f.value(m)) row[f.name] = std::move(*v);
-  }
-  return row;
-}
-
-std::vector<std::string> MetricsFields() {
-  std::vector<std::string> names;
-  for (const Field& f : Fields()) names.emplace_back(f.name);
-  return names;
+EpochRow MetricsRow(const EpochMetrics& m) {
+  const WorkerStats& sum = m.stats.sum;
+  const WorkerStats& max = m.stats.max;
+  const double workers = m.stats.workers;
+  EpochRow r;
+  r.epoch = m.epoch;
+  r.lr = m.lr;
+  r.accepted = m.accepted;
+  r.train_loss = PerFrame(sum.loss_sum, sum.frames);
+  r.train_acc = PerFrame(sum.correct, sum.frames);
+  r.cv_loss = m.cv.Loss();
+  r.cv_acc = m.cv.Accuracy();
+  r.frames = static_cast<int64_t>(sum.frames);
+  r.frames_dropped = m.frames_dropped;
+  r.minibatches = m.minibatches;
+  r.averagings = m.averagings;
+  r.world_size = m.world_size;
+  r.wall_s = m.wall_s;
+  r.compute_s = max.compute_s, r.compute_s_mean = sum.compute_s / workers;
+  r.io_s = max.io_s, r.io_s_mean = sum.io_s / workers;
+  r.comm_s = max.comm_s, r.comm_s_mean = sum.comm_s / workers;
+  r.wait_s = max.wait_s, r.wait_s_mean = sum.wait_s / workers;
+  r.cv_s = m.cv_s;
+  r.projected_wall_s = m.projected_wall_s;
+  if (sum.updates > 0) r.max_change_limited = sum.limited / sum.updates;
+  return r;
 }
 
 }  // namespace mavg

@@ -1,13 +1,13 @@
 #pragma once
-// The per-epoch metrics row (one line of metrics.jsonl) and the aggregation of the workers'
-// statistics behind it. The row is built from one list of fields (metrics.cpp), so a metric
-// is added in one place.
+// The per-epoch metrics (one line of metrics.jsonl, the record records/epoch_row.h) and the
+// aggregation of the workers' statistics behind it.
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/records/epoch_row.h"
 #include "engine/train/step.h"
 #include "engine/train/worker.h"
 
@@ -38,9 +38,8 @@ struct EpochMetrics {
 // Finite numbers as numbers; NaN/Inf as null (JSON has no NaN).
 nlohmann::json Num(double x);
 
-// The row, fields in a fixed order; optional ones only when they apply.
-nlohmann::json MetricsRow(const EpochMetrics& m);
-// The names of every field MetricsRow can write, in order.
-std::vector<std::string> MetricsFields();
+// The epoch's record: every field that applies (projected_wall_s for simulated workers,
+// max_change_limited where updates were made).
+EpochRow MetricsRow(const EpochMetrics& m);
 
 }  // namespace mavg

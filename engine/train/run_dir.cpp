@@ -5,10 +5,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <algorithm>
 #include <filesystem>
 
 #include "engine/core/error.h"
@@ -20,22 +20,19 @@ namespace mavg {
 
 namespace {
 
-// The status a state.json records; nullopt when absent or not a known state.
-std::optional<RunState> StatusOf(const nlohmann::json& state) {
-  return ParseRunState(state.value("status", ""));
-}
-
-nlohmann::json ReadState(const std::string& path) {
+// The run's state.json; an unreadable one (not JSON, not a state) reads as empty: an
+// interrupted attempt.
+RunStateFile ReadState(const std::string& path) {
   try {
-    return nlohmann::json::parse(ReadFile(path));
+    return ReadRunState(path).value_or(RunStateFile{});
   } catch (const std::exception&) {
-    return nlohmann::json::object();  // unreadable state: treat as an interrupted attempt
+    return {};
   }
 }
 
-void CheckNotRunning(const std::string& path, const nlohmann::json& state) {
-  if (StatusOf(state) == RunState::kRunning && state.value("host", "") == HostName()) {
-    const int pid = state.value("pid", 0);
+void CheckNotRunning(const std::string& path, const RunStateFile& state) {
+  if (state.status == RunState::kRunning && state.host == HostName()) {
+    const int pid = static_cast<int>(state.pid.value_or(0));
     MAVG_CHECK(pid == getpid() || !ProcessAlive(pid), "{}: a run is in progress there (pid {})",
                path, pid);
   }
@@ -75,33 +72,23 @@ int LockRunDir(const std::string& path) {
 }  // namespace
 
 RunDir RunDir::Resume(const std::string& path) {
-  const std::string state_path = path + "/state.json";
-  MAVG_CHECK(PathExists(state_path), "{}: not a run directory (no state.json)", path);
-  const nlohmann::json state = ReadState(state_path);
-  MAVG_CHECK(StatusOf(state) != RunState::kCompleted, "{}: the run is already completed", path);
+  MAVG_CHECK(PathExists(RunStatePath(path)), "{}: not a run directory (no {})", path,
+             kStateFileName);
+  const RunStateFile state = ReadState(path);
+  MAVG_CHECK(state.status != RunState::kCompleted, "{}: the run is already completed", path);
   CheckNotRunning(path, state);
   const int lock = LockRunDir(path);
   // The previous attempt's result (preempted, failed) no longer describes the run.
   std::filesystem::remove(path + "/result.json");
-  return RunDir(path, state.value("attempt", 0) + 1, UtcNow(), lock);
+  return RunDir(path, state.Attempt() + 1, UtcNow(), lock);
 }
 
 void RunDir::TruncateMetrics(int epochs) const {
-  const std::string path = File("metrics.jsonl");
+  const std::string path = File(kMetricsFileName);
   if (!PathExists(path)) return;
   std::string kept;
-  size_t start = 0;
-  const std::string text = ReadFile(path);
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
-    try {
-      if (nlohmann::json::parse(line).value("epoch", 0) <= epochs) kept += line + "\n";
-    } catch (const std::exception&) {
-      // a torn last line from a killed process: drop it
-    }
+  for (const EpochLine& line : ReadEpochLines(path).lines) {  // a torn last line is dropped
+    if (line.row.epoch <= epochs) kept += DumpJson(line.json) + "\n";
   }
   WriteFileAtomic(path, kept);
 }
@@ -121,20 +108,19 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
     MAVG_CHECK(foreign.empty(),
                "{}: exists and is not a mavg run directory (it holds {}{}); give --out a new or "
                "empty directory",
-               path, foreign[0], foreign.size() > 1 ? fmt::format(" and {} more", foreign.size() - 1)
-                                                    : "");
+               path, foreign[0],
+               foreign.size() > 1 ? fmt::format(" and {} more", foreign.size() - 1) : "");
   }
   MakeDirs(path);
   const int lock = LockRunDir(path);
   int attempt = 1;
-  const std::string state_path = path + "/state.json";
-  if (PathExists(state_path)) {
-    const nlohmann::json state = ReadState(state_path);
-    if (StatusOf(state) == RunState::kCompleted) {
+  if (PathExists(RunStatePath(path))) {
+    const RunStateFile state = ReadState(path);
+    if (state.status == RunState::kCompleted) {
       MAVG_CHECK(force, "{}: already holds a completed run (use --force to overwrite it)", path);
     }
     CheckNotRunning(path, state);
-    attempt = state.value("attempt", 0) + 1;
+    attempt = state.Attempt() + 1;
     for (const char* name : {"metrics.jsonl", "pretrain.jsonl", "result.json", "model.bin"}) {
       std::filesystem::remove(path + "/" + name);
     }
@@ -143,20 +129,18 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
   return RunDir(path, attempt, UtcNow(), lock);
 }
 
-void RunDir::WriteState(RunState status, const nlohmann::json& extra) {
-  nlohmann::json state = {{"status", std::string(ToString(status))},
-                          {"attempt", attempt_},
-                          {"pid", getpid()},
-                          {"host", HostName()},
-                          {"started", started_},
-                          {"heartbeat", UtcNow()}};
-  for (const auto& [key, value] : extra.items()) extra_[key] = value;
-  for (const auto& [key, value] : extra_.items()) state[key] = value;
-  WriteJson("state.json", state);
+void RunDir::WriteState(RunState status) {
+  state_.status = status;
+  state_.attempt = attempt_;
+  state_.pid = getpid();
+  state_.host = HostName();
+  state_.started = started_;
+  state_.heartbeat = UtcNow();
+  WriteJson(kStateFileName, ToJson(state_));
 }
 
-void RunDir::AppendMetrics(const nlohmann::json& epoch) {
-  AppendLine(File("metrics.jsonl"), DumpJson(epoch));
+void RunDir::AppendMetrics(const EpochRow& epoch) {
+  AppendLine(File(kMetricsFileName), DumpJson(ToJson(epoch)));
 }
 
 void RunDir::WriteJson(const std::string& name, const nlohmann::json& value) const {

@@ -11,6 +11,8 @@
 
 #include "engine/core/run_state.h"
 #include "engine/core/sysinfo.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_state_file.h"
 
 namespace mavg {
 
@@ -31,9 +33,13 @@ class RunDir {
   std::string File(const std::string& name) const { return path_ + "/" + name; }
   int Attempt() const { return attempt_; }
 
-  // Writes state.json: {status, attempt, pid, host, heartbeat, started, ...extra}.
-  void WriteState(RunState status, const nlohmann::json& extra = nlohmann::json::object());
-  void AppendMetrics(const nlohmann::json& epoch);
+  // The state the next WriteState writes: fields set here (epoch, error, world_size, mode) are
+  // kept across writes.
+  RunStateFile& State() { return state_; }
+  // Writes state.json: `status`, this attempt, process, host, start, a fresh heartbeat, and the
+  // fields set through State().
+  void WriteState(RunState status);
+  void AppendMetrics(const EpochRow& epoch);
   void WriteJson(const std::string& name, const nlohmann::json& value) const;
 
  private:
@@ -46,7 +52,7 @@ class RunDir {
   int attempt_;
   std::string started_;  // ISO-8601 UTC start of this attempt
   int lock_fd_ = -1;     // flock on <run>/.lock, held while this process lives
-  nlohmann::json extra_ = nlohmann::json::object();  // state fields kept across writes
+  RunStateFile state_;
 };
 
 }  // namespace mavg

@@ -47,8 +47,9 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
       run = options.resume ? RunDir::Resume(options.run_dir)
                            : RunDir::Prepare(options.run_dir, options.force);
       // state.json first: from then on the directory is a run's, whatever else a crash leaves.
-      run->WriteState(RunState::kRunning,
-                      {{"world_size", config.parallel.workers}, {"mode", config.parallel.mode}});
+      run->State().world_size = config.parallel.workers;
+      run->State().mode = config.parallel.mode;
+      run->WriteState(RunState::kRunning);
       if (!options.resume) WriteFileAtomic(run->File("config.yaml"), ToYaml(config));
       AddLogFile(run->File("log.txt"));
       spdlog::info("[train] run {} attempt {} in {}", RunId(config), run->Attempt(), run->Path());
@@ -74,7 +75,8 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
                                        {"error", error},
                                        {"run_id", RunId(config)},
                                        {"finished", UtcNow()}});
-        run->WriteState(RunState::kFailed, {{"error", error}});
+        run->State().error = error;
+        run->WriteState(RunState::kFailed);
         RemoveLogFiles();
       } catch (const std::exception& write_error) {
         std::fprintf(stderr, "mavg: error: cannot record the failure: %s\n", write_error.what());

@@ -131,15 +131,15 @@ class Trainer {
   int64_t generation_ = 0;             // checkpoint generation
   std::string kernels_;                // the GEMM kernels of every rank (Backend::Kernels)
   std::unique_ptr<StepLanes> lanes_;   // owned: where this process's workers step (step_lanes.h)
-  nlohmann::json diverged_at_;     // where a non-finite loss was seen
-  double load_io_s_ = 0.0;         // reading the data
-  double compute_total_ = 0.0;     // over the epochs: the slowest worker's compute
-  int64_t frames_total_ = 0;       // over the epochs: frames trained by all workers
-  EvalSums cv_best_;               // CV statistics of the last accepted epoch
-  std::vector<double> cv_losses_;  // [epochs done] every epoch's CV loss (health check)
-  int start_epoch_ = 1;            // first epoch to run (after a checkpoint's)
-  bool restored_ = false;          // continuing from a checkpoint
-  int test_stop_epoch_ = -1;       // MAVG_TEST_STOP_AT
+  nlohmann::json diverged_at_;         // where a non-finite loss was seen
+  double load_io_s_ = 0.0;             // reading the data
+  double compute_total_ = 0.0;         // over the epochs: the slowest worker's compute
+  int64_t frames_total_ = 0;           // over the epochs: frames trained by all workers
+  EvalSums cv_best_;                   // CV statistics of the last accepted epoch
+  std::vector<double> cv_losses_;      // [epochs done] every epoch's CV loss (health check)
+  int start_epoch_ = 1;                // first epoch to run (after a checkpoint's)
+  bool restored_ = false;              // continuing from a checkpoint
+  int test_stop_epoch_ = -1;           // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
   nlohmann::json resume_progress_;  // the checkpoint's position inside an epoch, or null
   nlohmann::json pretrain_info_;    // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
@@ -680,7 +680,8 @@ nlohmann::json Trainer::Run() {
     frames_total_ += static_cast<int64_t>(m.stats.sum.frames);
     if (IsRoot()) {
       run_->AppendMetrics(MetricsRow(m));
-      run_->WriteState(RunState::kRunning, {{"epoch", epoch}});
+      run_->State().epoch = epoch;
+      run_->WriteState(RunState::kRunning);
     }
     const double train_loss =
         m.stats.sum.frames > 0 ? m.stats.sum.loss_sum / m.stats.sum.frames : 0;

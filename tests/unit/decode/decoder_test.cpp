@@ -295,7 +295,7 @@ TEST(Decoder, ViterbiEqualsBruteForce) {
       words.clear();
     }
     const DecodeResult r = decoder.Decode(ll.data(), frames, n, o);
-    SCOPED_TRACE(testing::Message() << "trial " << trial << ", " << frames << " frames");
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << ", " << frames << " frames");
     if (best.empty()) {
       EXPECT_FALSE(r.found);
       continue;

@@ -1,0 +1,112 @@
+#pragma once
+// One epoch of a run: a line of <run>/metrics.jsonl, a row of the store's table `epochs`, and
+// what the reports average per run. The trainer writes it (train/metrics.cpp fills it), the store
+// inserts it, the reports read it back; all from the one table kEpochFields.
+
+#include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/records/field_table.h"
+
+namespace mavg {
+
+inline constexpr const char* kMetricsFileName = "metrics.jsonl";
+
+struct EpochRow {
+  int64_t epoch = 0;
+  std::optional<double> lr;      // per-worker learning rate
+  std::optional<bool> accepted;  // newbob rejects epochs (absent: accepted)
+  std::optional<double> train_loss, train_acc, cv_loss, cv_acc;
+  std::optional<int64_t> frames;          // trained, over all workers
+  std::optional<int64_t> frames_dropped;  // not used (partial minibatch, beyond the plan)
+  std::optional<int64_t> minibatches;     // per worker
+  std::optional<int64_t> averagings;      // combine points
+  std::optional<int64_t> world_size;
+  std::optional<double> wall_s;  // this epoch, measured
+  // Timings of the slowest worker, and their means over the workers.
+  std::optional<double> compute_s, compute_s_mean, io_s, io_s_mean, comm_s, comm_s_mean, wait_s,
+      wait_s_mean;
+  std::optional<double> cv_s;                // of wall_s, evaluating the dev set
+  std::optional<double> projected_wall_s;    // simulated workers: projected onto N devices
+  std::optional<double> max_change_limited;  // fraction of updates the max-change limited
+  // Written by earlier builds only; read so that their runs report as before.
+  std::optional<double> projected_compute_s, global_averagings;
+
+  bool Accepted() const { return accepted.value_or(true); }
+  // The epoch's measured training time: wall_s less the dev-set evaluation (0 without a finite
+  // wall_s; a cv_s that is absent or not finite counts 0).
+  double TrainSeconds() const {
+    if (!wall_s || !std::isfinite(*wall_s)) return 0.0;
+    return *wall_s - (cv_s && std::isfinite(*cv_s) ? *cv_s : 0.0);
+  }
+};
+
+// The fields in the order of the store's columns (kNone: in epochs.metrics_json only), and the
+// names under which reports show their means per run.
+inline constexpr records::Field<EpochRow> kEpochFields[] = {
+    {"epoch", &EpochRow::epoch, records::Column::kInteger},
+    {"lr", &EpochRow::lr, records::Column::kReal},
+    {"accepted", &EpochRow::accepted, records::Column::kInteger},
+    {"train_loss", &EpochRow::train_loss, records::Column::kReal},
+    {"train_acc", &EpochRow::train_acc, records::Column::kReal},
+    {"cv_loss", &EpochRow::cv_loss, records::Column::kReal},
+    {"cv_acc", &EpochRow::cv_acc, records::Column::kReal},
+    {"frames", &EpochRow::frames, records::Column::kInteger, "frames_per_epoch"},
+    {"frames_dropped", &EpochRow::frames_dropped, records::Column::kInteger,
+     "frames_dropped_per_epoch"},
+    {"minibatches", &EpochRow::minibatches},
+    {"averagings", &EpochRow::averagings, records::Column::kInteger, "averagings"},
+    {"world_size", &EpochRow::world_size, records::Column::kInteger},
+    {"wall_s", &EpochRow::wall_s, records::Column::kReal},
+    {"compute_s", &EpochRow::compute_s, records::Column::kReal, "compute_s"},
+    {"compute_s_mean", &EpochRow::compute_s_mean},
+    {"io_s", &EpochRow::io_s, records::Column::kReal, "io_s"},
+    {"io_s_mean", &EpochRow::io_s_mean},
+    {"comm_s", &EpochRow::comm_s, records::Column::kReal, "comm_s"},
+    {"comm_s_mean", &EpochRow::comm_s_mean},
+    {"wait_s", &EpochRow::wait_s, records::Column::kReal, "wait_s"},
+    {"wait_s_mean", &EpochRow::wait_s_mean},
+    {"cv_s", &EpochRow::cv_s, records::Column::kReal},
+    {"projected_wall_s", &EpochRow::projected_wall_s, records::Column::kReal, "projected_epoch_s"},
+    {"max_change_limited", &EpochRow::max_change_limited, records::Column::kNone,
+     "max_change_limited"},
+    {"projected_compute_s", &EpochRow::projected_compute_s, records::Column::kNone,
+     "projected_compute_s"},
+    {"global_averagings", &EpochRow::global_averagings, records::Column::kNone,
+     "global_averagings"},
+};
+static_assert(records::UniqueNames(kEpochFields), "kEpochFields: one unique name per field");
+
+// A metrics.jsonl line; where: "<file>:<line>" for errors.
+nlohmann::json ToJson(const EpochRow& row);
+EpochRow EpochRowFromJson(const nlohmann::json& line, std::string_view where);
+
+// One parsed line of metrics.jsonl: the row and the whole line as written (kept whole in the
+// store, keys outside the table too).
+struct EpochLine {
+  EpochRow row;
+  nlohmann::json json;
+};
+struct EpochLines {
+  std::vector<EpochLine> lines;
+  // One line per line left out: "<file>:<n>: why" (not JSON, a field of the wrong type, no
+  // epoch). A torn last line (a process killed mid-write) is left out silently.
+  std::vector<std::string> skipped;
+};
+EpochLines ReadEpochLines(const std::string& path);
+
+// A per-run mean the reports show: its name there, and the SQL expression over a row `e` of
+// table epochs whose AVG it is (a column, or a key of metrics_json for fields without one).
+struct EpochMean {
+  std::string name;
+  std::string expr;
+};
+// epoch_s (the mean TrainSeconds), then every field with a report_mean, in table order.
+const std::vector<EpochMean>& EpochMeans();
+
+}  // namespace mavg
