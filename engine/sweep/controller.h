@@ -43,8 +43,7 @@ std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_af
 // Cancels the sweep's queued jobs and marks their runs "interrupted" (resumable by `sweep
 // run`); runs whose jobs already ended are collected instead. Returns the number of runs
 // cancelled.
-int CancelSweep(Store& store, const std::string& sweep,
-                const JobQueues& queues = KnownJobQueues());
+int CancelSweep(Store& store, const std::string& sweep, const JobQueues& queues = KnownJobQueues());
 
 // The shared pretraining steps of the plan (model.init rbm): one line per pretrained stack with
 // the runs that share it and whether it is already in the cache; empty when no run pretrains.
