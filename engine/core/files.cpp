@@ -167,19 +167,37 @@ void MakeDirs(const std::string& path) {
   MAVG_CHECK(!ec, "{}: cannot create directory: {}", path, ec.message());
 }
 
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::vector<nlohmann::json> records;
-  if (!PathExists(path)) return records;
-  std::istringstream in(ReadFile(path));
+nlohmann::json ReadJsonFile(const std::string& path) {
+  const std::string text = ReadFile(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    MAVG_FAIL("{}: corrupt JSON ({})", path, e.what());
+  }
+}
+
+JsonLines ReadNumberedJsonLines(const std::string& path) {
+  JsonLines out;
+  if (!PathExists(path)) return out;
+  const std::string text = ReadFile(path);
+  std::istringstream in(text);
   std::string line;
-  while (std::getline(in, line)) {
+  for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     try {
-      records.push_back(nlohmann::json::parse(line));
+      out.lines.push_back({number, nlohmann::json::parse(line)});
     } catch (const nlohmann::json::exception&) {
+      if (in.eof() && !text.ends_with('\n')) break;  // torn last line
+      out.not_json.push_back(number);
     }
   }
-  return records;
+  return out;
+}
+
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::vector<nlohmann::json> values;
+  for (JsonLine& line : ReadNumberedJsonLines(path).lines) values.push_back(std::move(line.value));
+  return values;
 }
 
 }  // namespace mavg

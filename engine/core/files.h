@@ -22,8 +22,21 @@ int OpenNoFollow(const std::string& path, bool lock = false);
 // Whole file as a string; throws naming the path when it cannot be read.
 std::string ReadFile(const std::string& path);
 bool PathExists(const std::string& path);
-// The records of a JSON-lines file (empty if absent); unparsable lines (the torn last line of a
-// killed writer) are skipped.
+// A JSON file's value; throws naming the path when it cannot be read or is not JSON.
+nlohmann::json ReadJsonFile(const std::string& path);
+// The lines of a JSON-lines file (none if absent), numbered from 1; empty lines are skipped, and
+// lines that are not JSON are listed by number, except a torn last line (no newline: a writer
+// killed mid-line), which is dropped silently.
+struct JsonLine {
+  int number = 0;
+  nlohmann::json value;
+};
+struct JsonLines {
+  std::vector<JsonLine> lines;
+  std::vector<int> not_json;
+};
+JsonLines ReadNumberedJsonLines(const std::string& path);
+// The values of ReadNumberedJsonLines, lines that are not JSON skipped.
 std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 bool IsDirectory(const std::string& path);
 // The owner of `path` when it is a symbolic link another user made (not this process's

@@ -1,7 +1,5 @@
 #include "engine/records/epoch_row.h"
 
-#include <sstream>
-
 #include "engine/core/files.h"
 
 namespace mavg {
@@ -14,27 +12,14 @@ EpochRow EpochRowFromJson(const nlohmann::json& line, std::string_view where) {
 
 EpochLines ReadEpochLines(const std::string& path) {
   EpochLines out;
-  if (!PathExists(path)) return out;
-  const std::string text = ReadFile(path);
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty()) continue;
-    const std::string where = fmt::format("{}:{}", path, n);
-    nlohmann::json json;
+  JsonLines read = ReadNumberedJsonLines(path);
+  for (int number : read.not_json) {
+    out.skipped.push_back(fmt::format("{}:{}: not a JSON line", path, number));
+  }
+  for (JsonLine& line : read.lines) {
     try {
-      json = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      // The last line without its newline is a write cut short: not an error.
-      if (in.eof() && !text.ends_with('\n')) break;
-      out.skipped.push_back(fmt::format("{}: not a JSON line", where));
-      continue;
-    }
-    try {
-      EpochRow row = EpochRowFromJson(json, where);
-      out.lines.push_back({std::move(row), std::move(json)});
+      EpochRow row = EpochRowFromJson(line.value, fmt::format("{}:{}", path, line.number));
+      out.lines.push_back({std::move(row), std::move(line.value)});
     } catch (const Error& e) {
       out.skipped.push_back(e.what());
     }
@@ -50,16 +35,16 @@ const std::vector<EpochMean>& EpochMeans() {
                  ? fmt::format("e.{}", f.name)
                  : fmt::format("json_extract(e.metrics_json, '$.{}')", f.name);
     };
-    std::string wall, cv;
-    for (const auto& f : kEpochFields) {
-      if (std::holds_alternative<std::optional<double> EpochRow::*>(f.member)) {
-        const auto member = std::get<std::optional<double> EpochRow::*>(f.member);
-        if (member == &EpochRow::wall_s) wall = expr(f);
-        if (member == &EpochRow::cv_s) cv = expr(f);
+    // The SQL of the field holding `member`.
+    const auto expr_of = [&](std::optional<double> EpochRow::*member) {
+      for (const auto& f : kEpochFields) {
+        if (f.member == records::Member<EpochRow>(member)) return expr(f);
       }
-    }
+      return std::string("NULL");  // unreachable: both members below are in the table
+    };
     // TrainSeconds in SQL.
-    means.push_back({"epoch_s", fmt::format("{} - COALESCE({}, 0)", wall, cv)});
+    means.push_back({"epoch_s", fmt::format("{} - COALESCE({}, 0)", expr_of(&EpochRow::wall_s),
+                                            expr_of(&EpochRow::cv_s))});
     for (const auto& f : kEpochFields) {
       if (!f.report_mean.empty()) means.push_back({std::string(f.report_mean), expr(f)});
     }

@@ -15,13 +15,7 @@ std::string RunStatePath(const std::string& run_dir) { return run_dir + "/" + kS
 std::optional<RunStateFile> ReadRunState(const std::string& run_dir) {
   const std::string path = RunStatePath(run_dir);
   if (!PathExists(path)) return std::nullopt;
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(ReadFile(path));
-  } catch (const nlohmann::json::exception& e) {
-    MAVG_FAIL("{}: corrupt JSON ({})", path, e.what());
-  }
-  return RunStateFromJson(json, path);
+  return RunStateFromJson(ReadJsonFile(path), path);
 }
 
 }  // namespace mavg

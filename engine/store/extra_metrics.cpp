@@ -16,16 +16,59 @@ namespace mavg {
 
 // Every result and report metric mavg writes or derives itself (result.json, the decode of the
 // test set, the per-run values reports compute): an outside metric never takes one's name.
-constexpr const char* kOwnResultNames[] = {
-    "status", "run_id", "epochs", "wall_s", "compute_s", "io_s", "frames", "frames_per_s",
-    "num_params", "world_size", "mode", "blas_kernels", "host", "finished", "build",
-    "cv_loss", "cv_acc", "test_loss", "test_acc", "test_frames", "diverged_at", "collapse",
-    "signal", "epoch", "pretrain_s", "pretrain_cached", "pretrain_key", "wer", "ser", "wer_dev",
-    "wer_sub", "wer_del", "wer_ins", "wer_ref_words", "decode_acoustic_scale",
-    "decode_word_penalty", "decode_no_path", "decode_rtf", "test_error", "cv_error",
-    "final_cv_loss", "epoch_s", "projected_epoch_s", "projected_compute_s", "comm_s", "wait_s",
-    "frames_per_epoch", "averagings", "global_averagings", "frames_dropped_per_epoch",
-    "max_change_limited", "time_to_target", "time_to_target_s"};
+constexpr const char* kOwnResultNames[] = {"status",
+                                           "run_id",
+                                           "epochs",
+                                           "wall_s",
+                                           "compute_s",
+                                           "io_s",
+                                           "frames",
+                                           "frames_per_s",
+                                           "num_params",
+                                           "world_size",
+                                           "mode",
+                                           "blas_kernels",
+                                           "host",
+                                           "finished",
+                                           "build",
+                                           "cv_loss",
+                                           "cv_acc",
+                                           "test_loss",
+                                           "test_acc",
+                                           "test_frames",
+                                           "diverged_at",
+                                           "collapse",
+                                           "signal",
+                                           "epoch",
+                                           "pretrain_s",
+                                           "pretrain_cached",
+                                           "pretrain_key",
+                                           "wer",
+                                           "ser",
+                                           "wer_dev",
+                                           "wer_sub",
+                                           "wer_del",
+                                           "wer_ins",
+                                           "wer_ref_words",
+                                           "decode_acoustic_scale",
+                                           "decode_word_penalty",
+                                           "decode_no_path",
+                                           "decode_rtf",
+                                           "test_error",
+                                           "cv_error",
+                                           "final_cv_loss",
+                                           "epoch_s",
+                                           "projected_epoch_s",
+                                           "projected_compute_s",
+                                           "comm_s",
+                                           "wait_s",
+                                           "frames_per_epoch",
+                                           "averagings",
+                                           "global_averagings",
+                                           "frames_dropped_per_epoch",
+                                           "max_change_limited",
+                                           "time_to_target",
+                                           "time_to_target_s"};
 
 namespace {
 
@@ -41,12 +84,7 @@ void CheckName(const std::string& name, const std::string& where) {
 }
 
 nlohmann::json ReadObject(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(ReadFile(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{}: corrupt JSON ({})", path, e.what()));
-  }
+  const nlohmann::json j = ReadJsonFile(path);
   MAVG_CHECK(j.is_object(), "{}: not a JSON object", path);
   return j;
 }

@@ -27,9 +27,7 @@ RunFiles ReadRunFiles(const std::string& run_dir) {
   const std::string result = run_dir + "/result.json";
   if (PathExists(result)) {
     try {
-      files.result = nlohmann::json::parse(ReadFile(result));
-    } catch (const nlohmann::json::exception& e) {
-      files.result_error = fmt::format("{}: corrupt JSON ({})", result, e.what());
+      files.result = ReadJsonFile(result);
     } catch (const Error& e) {
       files.result_error = e.what();
     }

@@ -49,5 +49,36 @@ TEST(Files, AMissingDirectoryNamesThePath) {
   }
 }
 
+// JSON lines numbered from 1; a bad line in the middle is named, a torn last line is not.
+TEST(Files, NumberedJsonLines) {
+  testing::TempDir dir;
+  const std::string path = dir.File("x.jsonl");
+  WriteFileAtomic(path, "{\"a\": 1}\n\nnot json\n[2]\n{\"torn");
+  const JsonLines read = ReadNumberedJsonLines(path);
+  ASSERT_EQ(read.lines.size(), 2u);
+  EXPECT_EQ(read.lines[0].number, 1);
+  EXPECT_EQ(read.lines[0].value["a"], 1);
+  EXPECT_EQ(read.lines[1].number, 4);
+  EXPECT_EQ(read.not_json, std::vector<int>{3});
+  EXPECT_EQ(ReadJsonLines(path).size(), 2u);
+  WriteFileAtomic(path, "{\"a\": 1}\n{\"b\n");  // complete lines: a bad last one is named
+  EXPECT_EQ(ReadNumberedJsonLines(path).not_json, std::vector<int>{2});
+  EXPECT_TRUE(ReadNumberedJsonLines(dir.File("none")).lines.empty());
+}
+
+TEST(Files, ReadJsonFileNamesTheFile) {
+  testing::TempDir dir;
+  const std::string path = dir.File("x.json");
+  WriteFileAtomic(path, "{\"a\": [1, 2]}");
+  EXPECT_EQ(ReadJsonFile(path)["a"][1], 2);
+  WriteFileAtomic(path, "{\"a\": ");
+  try {
+    ReadJsonFile(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": corrupt JSON (", 0), 0u) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace mavg
