@@ -72,7 +72,7 @@ nlohmann::json BenchReplicas(const RunConfig& config, const ReplicaBenchOptions&
       {"blas_kernels", s.backend->Kernels()},
       {"num_params", s.net->NumParams()},
       {"minibatch", s.minibatch},
-      {"optimizer", config.optimizer.type},
+      {"optimizer", ToString(config.optimizer.type)},
       {"workers", o.workers},
       {"average_every", o.every},
       {"repeats", o.repeats},

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "engine/backend/device_buffer.h"
+#include "engine/config/schema.h"
 #include "engine/core/logging.h"
 #include "engine/core/rng.h"
 #include "engine/core/timer.h"
@@ -67,7 +68,7 @@ BenchSetup MakeBenchSetup(const RunConfig& config, int raw_dim) {
   MAVG_CHECK(config.model.num_outputs > 0, "bench: set model.num_outputs (e.g. 8806)");
   spec.output_dim = static_cast<int>(config.model.num_outputs);
   spec.hidden_dims.assign(config.model.hidden_layers, static_cast<int>(config.model.hidden_dim));
-  spec.activation = ParseLayerKind(config.model.activation);
+  spec.activation = HiddenLayerKind(config.model.activation);
   b.net = std::make_unique<Network>(*b.backend, spec);
   InitializeKaldiNnet1(*b.net, 1);
   b.minibatch = config.optimizer.minibatch;
@@ -108,7 +109,7 @@ nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& 
     std::vector<double> step_s;
   };
   std::vector<std::string> types = options.optimizers;
-  if (types.empty()) types.push_back(config.optimizer.type);
+  if (types.empty()) types.emplace_back(ToString(config.optimizer.type));
   std::vector<Arm> arms(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     Arm& a = arms[i];
@@ -120,9 +121,9 @@ nlohmann::json BenchTrainStep(const RunConfig& config, const TrainBenchOptions& 
       a.owned->CopyParamsFrom(*setup.net);
       a.net = a.owned.get();
     }
-    OptimizerConfig oc = config.optimizer;
-    oc.type = a.type;
-    a.optimizer = CreateOptimizer(*backend, oc);
+    RunConfig arm = config;  // the arm's optimizer.type, read as the config reads it
+    SetKey(arm, "optimizer.type", a.type);
+    a.optimizer = CreateOptimizer(*backend, arm.optimizer);
     a.optimizer->Prepare(*a.net);
   }
   const float lr = static_cast<float>(1e-4);

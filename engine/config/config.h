@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/config/choices.h"
+
 namespace mavg {
 
 struct DataConfig {
@@ -13,7 +15,7 @@ struct DataConfig {
   std::string dev;                  // held-out data dir for CV loss/accuracy (required)
   std::string test;                 // data dir for the final test metric (optional)
   int64_t context = 0;              // splice +-context frames (edge frames repeated)
-  std::string cmvn = "global";      // global | speaker (cmvn.scp, then global) | none
+  Cmvn cmvn = Cmvn::kGlobal;        // global | speaker (cmvn.scp, then global) | none
   bool cmvn_norm_vars = false;      // speaker CMVN also normalises variances
   int64_t deltas = 0;               // add-deltas order (0: none)
   std::string ali;                  // alignments rspecifier for train and dev (empty: ali.ark)
@@ -25,10 +27,10 @@ struct DataConfig {
 struct ModelConfig {
   int64_t hidden_layers = 6;  // the paper: 6 x 2048 sigmoid
   int64_t hidden_dim = 2048;
-  std::string activation = "sigmoid";  // sigmoid | tanh | relu
-  std::string init = "random";         // random (Kaldi nnet1 make_nnet_proto.py) | rbm
-  std::string init_scheme = "auto";    // auto | nnet1 | he | glorot (random weights' scale)
-  int64_t num_outputs = 0;             // output units (0: 1 + largest training label)
+  Activation activation = Activation::kSigmoid;
+  ModelInit init = ModelInit::kRandom;         // random (Kaldi nnet1 make_nnet_proto.py) | rbm
+  InitScheme init_scheme = InitScheme::kAuto;  // random weights' scale
+  int64_t num_outputs = 0;                     // output units (0: 1 + largest training label)
 };
 
 struct NgsgdConfig {
@@ -39,15 +41,15 @@ struct NgsgdConfig {
   int64_t num_samples_history = 2000;
   double epsilon = 1e-10;
   double delta = 5e-4;
-  double eta_max = 0.9;                   // cap of the forgetting factor (1: none, the fork)
-  std::string max_change_mode = "nnet2";  // nnet2: lr inside the limit; fork: lr outside
-  std::string rank_cap = "nnet3";         // nnet3: R <= (D + 1) / 2; nnet2: R <= D - 1
-  bool reset_each_epoch = true;           // restart the preconditioners at every epoch (the paper)
+  double eta_max = 0.9;  // cap of the forgetting factor (1: none, the fork)
+  MaxChangeMode max_change_mode = MaxChangeMode::kNnet2;  // nnet2: lr inside the limit; fork: out
+  RankCap rank_cap = RankCap::kNnet3;  // nnet3: R <= (D + 1) / 2; nnet2: R <= D - 1
+  bool reset_each_epoch = true;        // restart the preconditioners at every epoch (the paper)
 };
 
 struct OptimizerConfig {
-  std::string type = "sgd";  // sgd | ngsgd
-  int64_t minibatch = 256;   // frames per minibatch
+  OptimizerType type = OptimizerType::kSgd;
+  int64_t minibatch = 256;  // frames per minibatch
   double momentum = 0.0;
   double l2 = 0.0;  // L2 penalty per frame on weights (Kaldi nnet1 --l2-penalty)
   double max_change_per_sample = 0.075;  // ngsgd: limit of the parameter change per frame
@@ -69,10 +71,10 @@ struct CollapseConfig {
 };
 
 struct ScheduleConfig {
-  std::string type = "exponential";  // exponential | newbob | constant
-  double lr = 0.008;                 // initial learning rate (per summed-gradient step)
-  double final_ratio = 0.01;         // exponential: last epoch's lr = lr * final_ratio
-  int64_t epochs = 15;               // exponential/constant: epochs; newbob: maximum epochs
+  ScheduleType type = ScheduleType::kExponential;
+  double lr = 0.008;          // initial learning rate (per summed-gradient step)
+  double final_ratio = 0.01;  // exponential: last epoch's lr = lr * final_ratio
+  int64_t epochs = 15;        // exponential/constant: epochs; newbob: maximum epochs
   NewbobConfig newbob;
   CollapseConfig collapse;
 };
@@ -85,19 +87,19 @@ struct BmufConfig {
 };
 
 struct ParallelConfig {
-  int64_t workers = 1;                // data-parallel workers N
-  std::string mode = "simulated";     // simulated (N replicas in one process) | mpi (one rank each)
-  int64_t average_every = 10;         // average after every K minibatches ...
-  int64_t average_frames = 0;         // ... or when the frame count crosses a multiple of F (>0)
-  std::string lr_scaling = "linear";  // linear: per-worker lr = N x schedule lr | none
-  bool deterministic = false;         // sum in rank order in every mode (bitwise reproducible)
-  bool average_momentum = false;      // also average optimizer momentum (paper: not averaged)
-  std::string algorithm = "average";  // how a global combine turns the mean into the model
+  int64_t workers = 1;                           // data-parallel workers N
+  ParallelMode mode = ParallelMode::kSimulated;  // N replicas in one process | one MPI rank each
+  int64_t average_every = 10;                    // average after every K minibatches ...
+  int64_t average_frames = 0;  // ... or when the frame count crosses a multiple of F (>0)
+  LrScaling lr_scaling = LrScaling::kLinear;  // linear: per-worker lr = N x schedule lr | none
+  bool deterministic = false;     // sum in rank order in every mode (bitwise reproducible)
+  bool average_momentum = false;  // also average optimizer momentum (paper: not averaged)
+  AveragingAlgorithm algorithm = AveragingAlgorithm::kAverage;  // what a global combine makes
   BmufConfig bmuf;
-  bool overlap = false;              // the global all-reduce of block t runs during block t+1
-  int64_t group_size = 0;            // two-level: groups of g workers (0: one group of all)
-  int64_t average_every_global = 0;  // two-level: all workers every K2 minibatches (0: every K)
-  std::string comm = "mpi";          // mpi: host-staged MPI sums | nccl: device to device (cuda)
+  bool overlap = false;                // the global all-reduce of block t runs during block t+1
+  int64_t group_size = 0;              // two-level: groups of g workers (0: one group of all)
+  int64_t average_every_global = 0;    // two-level: all workers every K2 minibatches (0: every K)
+  CommChoice comm = CommChoice::kMpi;  // mpi: host-staged MPI sums | nccl: device to device
 };
 
 struct DecodeConfig {
@@ -134,7 +136,7 @@ struct DeviceOptions {
   int64_t threads = 0;  // CPU threads for BLAS and kernels (0: all cores)
   // Simulated workers on a CPU stepping at once, each on one thread (0: min(workers, threads)).
   int64_t concurrent_workers = 0;
-  bool tf32 = false;    // cuda: TF32 tensor cores for FP32 GEMMs
+  bool tf32 = false;  // cuda: TF32 tensor cores for FP32 GEMMs
 };
 
 struct RunConfig {
@@ -145,7 +147,7 @@ struct RunConfig {
   ParallelConfig parallel;
   DecodeConfig decode;
   PretrainConfig pretrain;
-  std::string device = "cpu";  // cpu | cuda
+  Device device = Device::kCpu;
   int64_t device_index = 0;
   DeviceOptions device_options;
   int64_t seed = 777;

@@ -1,5 +1,6 @@
 #include "engine/config/schema.h"
 
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
@@ -17,10 +20,18 @@
 namespace mavg {
 namespace {
 
+// How a choice's field (an enum with a text table, config/choices.h) is read from and written as
+// its text.
+struct EnumCodec {
+  std::function<bool(void*, std::string_view)> parse;  // false: not one of the texts
+  std::function<std::string(void*)> text;
+};
+
 // A key of the schema bound to its field in RunConfig.
 struct Binding {
   KeySpec spec;
   std::function<void*(RunConfig&)> field;  // points into the given config
+  std::optional<EnumCodec> codec;          // set for a choice: the field is that enum
 };
 
 // A range bound as the reference and errors print it: integers in full (1000000, not 1e+06).
@@ -38,8 +49,17 @@ struct KeyBuilder {
     b.spec.doc = std::move(doc);
     b.field = std::move(field);
   }
-  KeyBuilder& Choices(std::vector<std::string> c) {
-    b.spec.choices = std::move(c);
+  // A choice: the field is the enum E, read and written as the texts of its table.
+  template <HasTexts E>
+  KeyBuilder& Choices() {
+    b.spec.choices.clear();
+    for (const EnumText<E>& row : TextsOf(E{})) b.spec.choices.emplace_back(row.text);
+    b.codec = EnumCodec{[](void* field, std::string_view text) {
+                          const std::optional<E> e = ParseEnum<E>(text);
+                          if (e) *static_cast<E*>(field) = *e;
+                          return e.has_value();
+                        },
+                        [](void* field) { return std::string(ToString(*static_cast<E*>(field))); }};
     return *this;
   }
   KeyBuilder& Min(double v, bool exclusive = false) {
@@ -77,7 +97,7 @@ const std::vector<Binding>& Bindings() {
                  "input normalisation: global = mean/variance estimated on the training data "
                  "(nnet1's feature transform); speaker = Kaldi's apply-cmvn with each data "
                  "dir's cmvn.scp and utt2spk first, then global; none")
-          .Choices({"global", "speaker", "none"}),
+          .Choices<Cmvn>(),
       KeyBuilder("data.cmvn_norm_vars", VT::kBool, MAVG_FIELD(data.cmvn_norm_vars),
                  "data.cmvn speaker: normalise the variances too (apply-cmvn --norm-vars; "
                  "Kaldi's default is false)"),
@@ -112,19 +132,19 @@ const std::vector<Binding>& Bindings() {
           .Max(65536),
       KeyBuilder("model.activation", VT::kString, MAVG_FIELD(model.activation),
                  "hidden non-linearity")
-          .Choices({"sigmoid", "tanh", "relu"}),
+          .Choices<Activation>(),
       KeyBuilder("model.init", VT::kString, MAVG_FIELD(model.init),
                  "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
                  "Gaussian weights; sigmoid hidden biases U[-4,0], others 0); rbm = Kaldi nnet1 "
                  "RBM pretraining of the hidden layers (pretrain.rbm.*), then a random output "
                  "layer")
-          .Choices({"random", "rbm"}),
+          .Choices<ModelInit>(),
       KeyBuilder("model.init_scheme", VT::kString, MAVG_FIELD(model.init_scheme),
                  "scale of the random weights (of every layer for init random, of the output "
                  "layer for rbm): nnet1 = Kaldi's, made for sigmoid; he = N(0, 2/in) for relu "
                  "(output layer N(0, 1/in)); glorot = N(0, 2/(in+out)) for tanh; auto = the "
                  "one that fits model.activation (sigmoid nnet1, relu he, tanh glorot)")
-          .Choices({"auto", "nnet1", "he", "glorot"}),
+          .Choices<InitScheme>(),
       KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
                  "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
                  "a label outside the output layer is an error")
@@ -133,7 +153,7 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("optimizer.type", VT::kString, MAVG_FIELD(optimizer.type),
                  "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
                  "Kaldi's online natural-gradient SGD with max-change")
-          .Choices({"sgd", "ngsgd"}),
+          .Choices<OptimizerType>(),
       KeyBuilder("optimizer.minibatch", VT::kInt, MAVG_FIELD(optimizer.minibatch),
                  "frames per minibatch (the last partial minibatch of an epoch is dropped)")
           .Min(1)
@@ -192,18 +212,18 @@ const std::vector<Binding>& Bindings() {
                  "ngsgd: nnet2: the max-change bound includes lr (a binding limit cancels a "
                  "larger lr); fork: as Su & Chen's Kaldi fork, without lr, so the step still "
                  "scales with lr")
-          .Choices({"nnet2", "fork"}),
+          .Choices<MaxChangeMode>(),
       KeyBuilder("optimizer.ngsgd.rank_cap", VT::kString, MAVG_FIELD(optimizer.ngsgd.rank_cap),
                  "ngsgd: the largest rank for a dimension D: nnet3 = (D+1)/2; nnet2 = D-1, as "
                  "nnet2 and the authors' fork")
-          .Choices({"nnet3", "nnet2"}),
+          .Choices<RankCap>(),
       KeyBuilder("optimizer.ngsgd.reset_each_epoch", VT::kBool,
                  MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
                  "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)"),
       KeyBuilder("schedule.type", VT::kString, MAVG_FIELD(schedule.type),
                  "learning-rate schedule: exponential (lr * final_ratio^((k-1)/(E-1))), "
                  "newbob (Kaldi nnet1 halving with epoch rejection), constant")
-          .Choices({"exponential", "newbob", "constant"}),
+          .Choices<ScheduleType>(),
       KeyBuilder("schedule.lr", VT::kFloat, MAVG_FIELD(schedule.lr),
                  "initial learning rate, for the gradient summed over the minibatch (0: the "
                  "model never moves, a check of the averaging)")
@@ -263,7 +283,7 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("parallel.mode", VT::kString, MAVG_FIELD(parallel.mode),
                  "simulated: N replicas in one process, averaged in rank order; mpi: one "
                  "process per worker under `mpirun -np N`")
-          .Choices({"simulated", "mpi"}),
+          .Choices<ParallelMode>(),
       KeyBuilder("parallel.average_every", VT::kInt, MAVG_FIELD(parallel.average_every),
                  "average the workers' parameters after every K minibatches")
           .Min(1)
@@ -275,7 +295,7 @@ const std::vector<Binding>& Bindings() {
           .Max(1000000000000),
       KeyBuilder("parallel.lr_scaling", VT::kString, MAVG_FIELD(parallel.lr_scaling),
                  "linear: per-worker lr = N x the schedule's lr (the paper); none")
-          .Choices({"linear", "none"}),
+          .Choices<LrScaling>(),
       KeyBuilder("parallel.deterministic", VT::kBool, MAVG_FIELD(parallel.deterministic),
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
       KeyBuilder("parallel.average_momentum", VT::kBool, MAVG_FIELD(parallel.average_momentum),
@@ -283,7 +303,7 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("parallel.algorithm", VT::kString, MAVG_FIELD(parallel.algorithm),
                  "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
                  "over the means (Chen & Huo 2016)")
-          .Choices({"average", "bmuf"}),
+          .Choices<AveragingAlgorithm>(),
       KeyBuilder("parallel.bmuf.block_momentum", VT::kFloat,
                  MAVG_FIELD(parallel.bmuf.block_momentum),
                  "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N")
@@ -314,7 +334,7 @@ const std::vector<Binding>& Bindings() {
                  "mpi ranks: mpi sums host-staged copies; nccl sums device memory directly "
                  "(device cuda, one GPU per rank; ranks sharing a GPU fall back to mpi); not "
                  "part of the run id")
-          .Choices({"mpi", "nccl"})
+          .Choices<CommChoice>()
           .NotIdentity(),
       KeyBuilder("pretrain.rbm.epochs", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs),
                  "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
@@ -394,8 +414,7 @@ const std::vector<Binding>& Bindings() {
                  "probability of optional silence between words")
           .Min(0)
           .Max(1),
-      KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device")
-          .Choices({"cpu", "cuda"}),
+      KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device").Choices<Device>(),
       KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index),
                  "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
                  "(mod the visible devices)")
@@ -407,12 +426,13 @@ const std::vector<Binding>& Bindings() {
           .Min(0)
           .NotIdentity()
           .Max(4096),
-      KeyBuilder("device_options.concurrent_workers", VT::kInt,
-                 MAVG_FIELD(device_options.concurrent_workers),
-                 "cpu, simulated workers: how many step at once between combines, each on one "
-                 "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
-                 "each with every thread); at once, the model is bit for bit that of threads 1; "
-                 "not part of the run id")
+      KeyBuilder(
+          "device_options.concurrent_workers", VT::kInt,
+          MAVG_FIELD(device_options.concurrent_workers),
+          "cpu, simulated workers: how many step at once between combines, each on one "
+          "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
+          "each with every thread); at once, the model is bit for bit that of threads 1; "
+          "not part of the run id")
           .Min(0)
           .NotIdentity()
           .Max(4096),
@@ -519,6 +539,11 @@ std::string Assign(RunConfig& config, const Binding& binding, const std::string&
       return "";
     }
     case ValueType::kString:
+      if (binding.codec) {
+        if (binding.codec->parse(field, value)) return "";
+        return fmt::format("{}: '{}' is not one of: {}", spec.path, value,
+                           fmt::join(spec.choices, ", "));
+      }
       // Run files, run ids and the database hold configs as JSON, which is UTF-8.
       if (const size_t at = InvalidUtf8At(value); at != std::string::npos) {
         return fmt::format("key '{}': the value is not valid UTF-8 (byte 0x{:02X} at offset {})",
@@ -550,7 +575,7 @@ void Walk(const YAML::Node& node, const std::string& prefix, RunConfig& config,
     const int line = value.Mark().line + 1;
     if (const Binding* b = FindBinding(path)) {
       if (value.IsNull()) {
-        if (b->spec.type == ValueType::kString) {
+        if (b->spec.type == ValueType::kString && !b->codec) {
           Assign(config, *b, "");
         } else {
           problems.push_back(fmt::format("line {}: key '{}' has no value", line, path));
@@ -585,6 +610,7 @@ void ThrowProblems(const std::string& source, const std::vector<std::string>& pr
 
 nlohmann::json FieldJson(RunConfig& config, const Binding& b) {
   void* f = b.field(config);
+  if (b.codec) return b.codec->text(f);
   switch (b.spec.type) {
     case ValueType::kInt:
       return *static_cast<int64_t*>(f);
@@ -708,21 +734,15 @@ void Validate(const RunConfig& config_in, const std::string& source) {
   std::vector<std::string> problems;
   for (const Binding& b : Bindings()) {
     const KeySpec& s = b.spec;
+    // A choice holds one of its enum's values by type: read through Assign, which refuses any
+    // other text.
     const nlohmann::json v = FieldJson(config, b);
-    if (!s.choices.empty()) {
-      const std::string text = v.get<std::string>();
-      if (std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
-        std::string list;
-        for (size_t i = 0; i < s.choices.size(); ++i) list += (i ? ", " : "") + s.choices[i];
-        problems.push_back(fmt::format("{}: '{}' is not one of: {}", s.path, text, list));
-      }
-    }
     if (v.is_number()) {
       const double x = v.get<double>();
       if (s.has_min && (x < s.min || (s.min_exclusive && x == s.min))) {
         problems.push_back(fmt::format("{}: {} is out of range (must be {} {})", s.path,
-                                       FieldText(v), s.min_exclusive ? ">" : ">=",
-                                       Bound(s, s.min)));
+                                       FieldText(v),
+                                       s.min_exclusive ? ">" : ">=", Bound(s, s.min)));
       } else if (s.has_max && x > s.max) {
         problems.push_back(fmt::format("{}: {} is out of range (must be <= {})", s.path,
                                        FieldText(v), Bound(s, s.max)));
@@ -731,7 +751,7 @@ void Validate(const RunConfig& config_in, const std::string& source) {
   }
   if (config.data.train.empty()) problems.push_back("data.train: required (a data dir)");
   if (config.data.dev.empty()) problems.push_back("data.dev: required (a data dir)");
-  if (config.data.cmvn_norm_vars && config.data.cmvn != "speaker") {
+  if (config.data.cmvn_norm_vars && config.data.cmvn != Cmvn::kSpeaker) {
     problems.push_back(fmt::format(
         "data.cmvn_norm_vars: applies to speaker CMVN only (data.cmvn is {})", config.data.cmvn));
   }
@@ -764,13 +784,13 @@ void Validate(const RunConfig& config_in, const std::string& source) {
         mc.hidden_dim, mc.num_outputs, mc.num_outputs, mc.hidden_dim));
   }
   const ParallelConfig& par = config.parallel;
-  if (par.algorithm == "bmuf" && par.bmuf.block_momentum >= 1.0) {
+  if (par.algorithm == AveragingAlgorithm::kBmuf && par.bmuf.block_momentum >= 1.0) {
     problems.push_back(
         fmt::format("parallel.bmuf.block_momentum: {} must be below 1 (negative: 1 - 1/N)",
                     par.bmuf.block_momentum));
   }
-  if (par.comm == "nccl") {
-    if (config.device != "cuda" || par.mode != "mpi") {
+  if (par.comm == CommChoice::kNccl) {
+    if (config.device != Device::kCuda || par.mode != ParallelMode::kMpi) {
       problems.push_back(fmt::format(
           "parallel.comm: nccl sums GPU memory between MPI ranks; it needs device: cuda and "
           "parallel.mode: mpi (have device: {}, parallel.mode: {})",
@@ -782,7 +802,7 @@ void Validate(const RunConfig& config_in, const std::string& source) {
           "parallel.comm: mpi");
     }
   }
-  if (config.device_options.tf32 && config.device != "cuda") {
+  if (config.device_options.tf32 && config.device != Device::kCuda) {
     problems.push_back("device_options.tf32: only applies to device: cuda");
   }
   const bool two_level = par.group_size > 0 || par.average_every_global > 0;
@@ -815,7 +835,7 @@ void Validate(const RunConfig& config_in, const std::string& source) {
   if (par.overlap && par.average_momentum) {
     problems.push_back("parallel.overlap: not available with parallel.average_momentum");
   }
-  if (config.optimizer.type == "ngsgd") {
+  if (config.optimizer.type == OptimizerType::kNgsgd) {
     if (config.optimizer.momentum != 0.0) {
       problems.push_back(fmt::format(
           "optimizer.momentum: {} but optimizer.type ngsgd takes no momentum (set it to 0)",
@@ -830,8 +850,8 @@ void Validate(const RunConfig& config_in, const std::string& source) {
       problems.push_back("parallel.average_momentum: only for optimizer.type sgd");
     }
   }
-  if (config.model.init == "rbm") {
-    if (config.model.activation != "sigmoid") {
+  if (config.model.init == ModelInit::kRbm) {
+    if (config.model.activation != Activation::kSigmoid) {
       problems.push_back(
           fmt::format("model.activation: {} but model.init rbm needs sigmoid (RBM hidden units are "
                       "sigmoid)",
@@ -846,7 +866,7 @@ void Validate(const RunConfig& config_in, const std::string& source) {
                       config.pretrain.rbm.momentum, config.pretrain.rbm.momentum_max));
     }
   }
-  if (config.schedule.type == "newbob" &&
+  if (config.schedule.type == ScheduleType::kNewbob &&
       config.schedule.newbob.min_epochs > config.schedule.epochs) {
     problems.push_back(fmt::format("schedule.newbob.min_epochs: {} exceeds schedule.epochs {}",
                                    config.schedule.newbob.min_epochs, config.schedule.epochs));
@@ -865,7 +885,7 @@ RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) 
   RunConfig config;
   // CanonicalJson leaves the nnet1 scheme out (the scheme of every run made before the key):
   // a missing key is nnet1, not auto, which would pick He or Glorot for relu and tanh.
-  config.model.init_scheme = "nnet1";
+  config.model.init_scheme = InitScheme::kNnet1;
   for (const Binding& b : Bindings()) {
     std::string p = "/" + b.spec.path;
     std::replace(p.begin(), p.end(), '.', '/');
@@ -886,43 +906,41 @@ namespace {
 // they stay out of the run identity (and adding such keys keeps the ids of existing runs).
 bool UsedBy(const RunConfig& config, const std::string& path) {
   // Resolved (CanonicalJson); the nnet1 scheme of every run made before the key existed.
-  if (path == "model.init_scheme") return config.model.init_scheme != "nnet1";
-  if (path.starts_with("pretrain.")) return config.model.init == "rbm";
+  if (path == "model.init_scheme") return config.model.init_scheme != InitScheme::kNnet1;
+  if (path.starts_with("pretrain.")) return config.model.init == ModelInit::kRbm;
   // Averaging settings added after the first runs: at their defaults they change nothing.
   const ParallelConfig& par = config.parallel;
-  if (path.starts_with("parallel.bmuf.")) return par.algorithm == "bmuf";
-  if (path == "parallel.algorithm") return par.algorithm != "average";
+  if (path.starts_with("parallel.bmuf.")) return par.algorithm == AveragingAlgorithm::kBmuf;
+  if (path == "parallel.algorithm") return par.algorithm != AveragingAlgorithm::kAverage;
   if (path == "parallel.overlap") return par.overlap;
   if (path == "parallel.group_size") return par.group_size != 0;
   if (path == "parallel.average_every_global") return par.average_every_global != 0;
   if (path == "device_options.tf32") return config.device_options.tf32;
   // Data settings added after the first runs: at their defaults they change nothing.
-  if (path == "data.cmvn_norm_vars") return config.data.cmvn == "speaker";
+  if (path == "data.cmvn_norm_vars") return config.data.cmvn == Cmvn::kSpeaker;
   if (path == "data.deltas") return config.data.deltas != 0;
   if (path == "data.ali") return !config.data.ali.empty();
   if (path == "data.dev_ali") return !config.data.dev_ali.empty();
   const NgsgdConfig& ng = config.optimizer.ngsgd;
-  if (path == "optimizer.ngsgd.eta_max")
-    return config.optimizer.type == "ngsgd" && ng.eta_max != 0.9;
+  const bool ngsgd = config.optimizer.type == OptimizerType::kNgsgd;
+  if (path == "optimizer.ngsgd.eta_max") return ngsgd && ng.eta_max != 0.9;
   if (path == "optimizer.ngsgd.max_change_mode") {
-    return config.optimizer.type == "ngsgd" && ng.max_change_mode != "nnet2";
+    return ngsgd && ng.max_change_mode != MaxChangeMode::kNnet2;
   }
-  if (path == "optimizer.ngsgd.rank_cap") {
-    return config.optimizer.type == "ngsgd" && ng.rank_cap != "nnet3";
-  }
+  if (path == "optimizer.ngsgd.rank_cap") return ngsgd && ng.rank_cap != RankCap::kNnet3;
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
-    return config.optimizer.type == "ngsgd";
+    return ngsgd;
   }
   return true;
 }
 
 }  // namespace
 
-std::string ResolvedInitScheme(const ModelConfig& model) {
-  if (model.init_scheme != "auto") return model.init_scheme;
-  if (model.activation == "relu") return "he";
-  if (model.activation == "tanh") return "glorot";
-  return "nnet1";
+InitScheme ResolvedInitScheme(const ModelConfig& model) {
+  if (model.init_scheme != InitScheme::kAuto) return model.init_scheme;
+  if (model.activation == Activation::kRelu) return InitScheme::kHe;
+  if (model.activation == Activation::kTanh) return InitScheme::kGlorot;
+  return InitScheme::kNnet1;
 }
 
 std::string CanonicalJson(const RunConfig& config_in) {

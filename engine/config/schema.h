@@ -17,7 +17,7 @@ enum class ValueType { kInt, kFloat, kString, kBool };
 struct KeySpec {
   std::string path;  // dotted key, e.g. "schedule.lr"
   ValueType type = ValueType::kString;
-  std::vector<std::string> choices;  // allowed values for enum-like strings (empty: any)
+  std::vector<std::string> choices;  // a choice (an enum of config/choices.h): its texts
   double min = 0.0;                  // numeric range (when has_min / has_max)
   double max = 0.0;
   bool has_min = false;
@@ -60,7 +60,7 @@ RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source);
 std::string CanonicalJson(const RunConfig& config);
 
 // model.init_scheme with auto replaced by the scheme that fits model.activation.
-std::string ResolvedInitScheme(const ModelConfig& model);
+InitScheme ResolvedInitScheme(const ModelConfig& model);
 // First 16 hex digits of SHA-256 over CanonicalJson.
 std::string RunId(const RunConfig& config);
 

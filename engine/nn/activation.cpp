@@ -4,28 +4,21 @@
 
 namespace mavg {
 
-const char* LayerKindName(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::kAffine:
-      return "affine";
-    case LayerKind::kSigmoid:
-      return "sigmoid";
-    case LayerKind::kTanh:
-      return "tanh";
-    case LayerKind::kRelu:
-      return "relu";
-    case LayerKind::kSoftmax:
-      return "softmax";
-  }
-  return "?";
+LayerKind ParseLayerKind(const std::string& name) {
+  if (const std::optional<LayerKind> kind = ParseEnum<LayerKind>(name)) return *kind;
+  MAVG_FAIL("unknown layer type '{}' (valid: {})", name, EnumNames<LayerKind>());
 }
 
-LayerKind ParseLayerKind(const std::string& name) {
-  for (LayerKind k : {LayerKind::kAffine, LayerKind::kSigmoid, LayerKind::kTanh, LayerKind::kRelu,
-                      LayerKind::kSoftmax}) {
-    if (name == LayerKindName(k)) return k;
+LayerKind HiddenLayerKind(Activation activation) {
+  switch (activation) {
+    case Activation::kSigmoid:
+      return LayerKind::kSigmoid;
+    case Activation::kTanh:
+      return LayerKind::kTanh;
+    case Activation::kRelu:
+      return LayerKind::kRelu;
   }
-  MAVG_FAIL("unknown layer type '{}' (valid: affine, sigmoid, tanh, relu, softmax)", name);
+  MAVG_FAIL("model.activation: unknown activation {}", static_cast<int>(activation));
 }
 
 ActivationLayer::ActivationLayer(LayerKind kind, int dim) : Layer(dim, dim), kind_(kind) {

@@ -18,10 +18,10 @@ constexpr float kOutputBiasLearnRateCoef = 0.1f;
 }  // namespace
 
 InitScheme ParseInitScheme(const std::string& name) {
-  if (name == "nnet1") return InitScheme::kNnet1;
-  if (name == "he") return InitScheme::kHe;
-  MAVG_CHECK(name == "glorot", "model.init_scheme: '{}' is not a scheme (nnet1, he, glorot)", name);
-  return InitScheme::kGlorot;
+  const std::optional<InitScheme> scheme = ParseEnum<InitScheme>(name);
+  MAVG_CHECK(scheme && *scheme != InitScheme::kAuto,
+             "model.init_scheme: '{}' is not a scheme (nnet1, he, glorot)", name);
+  return *scheme;
 }
 
 double InitStddev(const NetworkSpec& spec, InitScheme scheme, int affine_index) {
@@ -38,6 +38,8 @@ double InitStddev(const NetworkSpec& spec, InitScheme scheme, int affine_index) 
       return std::sqrt(2.0 / (in + out));
     case InitScheme::kNnet1:
       break;
+    case InitScheme::kAuto:
+      MAVG_FAIL("model.init_scheme auto is resolved from the activation before initialising");
   }
   double s = kParamStddevFactor * kGlorotMagic * std::sqrt(2.0 / (in + out));
   const bool is_input_hidden = affine_index == 0 && num_affine > 1;

@@ -15,13 +15,13 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/config/choices.h"
 #include "engine/nn/network.h"
 
 namespace mavg {
 
-enum class InitScheme { kNnet1, kHe, kGlorot };
-
-// "nnet1", "he" or "glorot" (model.init_scheme after "auto" is resolved by the config).
+// "nnet1", "he" or "glorot": a resolved scheme (config/choices.h; "auto" is resolved from the
+// activation by the config, ResolvedInitScheme).
 InitScheme ParseInitScheme(const std::string& name);
 
 void InitializeNetwork(Network& network, InitScheme scheme, uint64_t seed);

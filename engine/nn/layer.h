@@ -7,14 +7,25 @@
 #include <string>
 
 #include "engine/backend/backend.h"
+#include "engine/config/choices.h"
+#include "engine/core/enum_text.h"
 
 namespace mavg {
 
 enum class LayerKind { kAffine, kSigmoid, kTanh, kRelu, kSoftmax };
+// The names model files hold.
+inline constexpr EnumText<LayerKind> kLayerKindTexts[] = {{LayerKind::kAffine, "affine"},
+                                                          {LayerKind::kSigmoid, "sigmoid"},
+                                                          {LayerKind::kTanh, "tanh"},
+                                                          {LayerKind::kRelu, "relu"},
+                                                          {LayerKind::kSoftmax, "softmax"}};
+MAVG_ENUM_TEXTS(LayerKind, kLayerKindTexts)
 
-const char* LayerKindName(LayerKind kind);
+inline const char* LayerKindName(LayerKind kind) { return ToString(kind).data(); }
 // Parses "affine", "sigmoid", ...; throws listing the valid names.
 LayerKind ParseLayerKind(const std::string& name);
+// The hidden layers' kind for model.activation.
+LayerKind HiddenLayerKind(Activation activation);
 
 class Layer {
  public:

@@ -7,7 +7,7 @@
 namespace mavg {
 
 std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConfig& c) {
-  if (c.type == "ngsgd") {
+  if (c.type == OptimizerType::kNgsgd) {
     NgsgdOptions o;
     const auto& n = c.ngsgd;
     o.in = {static_cast<int>(n.rank_in),
@@ -17,15 +17,14 @@ std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConf
             n.epsilon,
             n.delta,
             n.eta_max,
-            n.rank_cap == "nnet2"};
+            n.rank_cap == RankCap::kNnet2};
     o.out = o.in;
     o.out.rank = static_cast<int>(n.rank_out);
     o.max_change_per_sample = c.max_change_per_sample;
-    o.max_change_mode = n.max_change_mode == "fork" ? MaxChangeMode::kFork : MaxChangeMode::kNnet2;
+    o.max_change_mode = n.max_change_mode;
     o.reset_each_epoch = n.reset_each_epoch;
     return std::make_unique<NgsgdOptimizer>(backend, o);
   }
-  MAVG_CHECK(c.type == "sgd", "optimizer.type: '{}' is not available (valid: sgd, ngsgd)", c.type);
   SgdOptions o;
   o.momentum = static_cast<float>(c.momentum);
   o.l2 = static_cast<float>(c.l2);

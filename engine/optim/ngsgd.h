@@ -20,12 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/config/choices.h"
 #include "engine/optim/online_preconditioner.h"
 #include "engine/optim/optimizer.h"
 
 namespace mavg {
-
-enum class MaxChangeMode { kNnet2, kFork };
 
 struct NgsgdOptions {
   PreconditionerOptions in{20, 4, 2000, 4.0, 1e-10, 5e-4};   // rank_in = 20
@@ -39,8 +38,8 @@ class NgsgdOptimizer final : public Optimizer {
  public:
   NgsgdOptimizer(Backend& backend, const NgsgdOptions& options);
 
-  void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
-                    MatrixView out_grad, float lr) override;
+  void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in, MatrixView out_grad,
+                    float lr) override;
   void Reset() override;
   void Prepare(const Network& net) override;
   std::vector<MatrixView> State() override;
@@ -59,10 +58,10 @@ class NgsgdOptimizer final : public Optimizer {
   Backend* backend_;  // [not null], not owned
   NgsgdOptions options_;
   std::vector<std::unique_ptr<OnlinePreconditioner>> in_, out_;  // [affine layer]
-  Matrix xa_, prod_in_, prod_out_;      // workspace: [X 1], row products
-  DeviceBuffer<float> gammas_;          // [3]: gamma_in, gamma_out, -lr s ms of the last update
-  DeviceBuffer<double> limited_;        // [1]: max-change scalings since TakeUpdateStats
-  UpdateStats stats_;                   // updates (host); limited is read from limited_
+  Matrix xa_, prod_in_, prod_out_;                               // workspace: [X 1], row products
+  DeviceBuffer<float> gammas_;    // [3]: gamma_in, gamma_out, -lr s ms of the last update
+  DeviceBuffer<double> limited_;  // [1]: max-change scalings since TakeUpdateStats
+  UpdateStats stats_;             // updates (host); limited is read from limited_
 };
 
 }  // namespace mavg

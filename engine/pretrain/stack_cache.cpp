@@ -59,7 +59,7 @@ StackKey RbmStackKey(const RunConfig& config) {
 StackKey RbmStackKey(const RunConfig& config, const std::string& train_fingerprint) {
   // Every pretrain.* setting, straight from the config schema (new settings join the key).
   RunConfig rbm_config = config;
-  rbm_config.model.init = "rbm";
+  rbm_config.model.init = ModelInit::kRbm;
   const nlohmann::json rbm =
       nlohmann::json::parse(CanonicalJson(rbm_config)).value("pretrain", nlohmann::json::object());
   StackKey key;
@@ -67,13 +67,13 @@ StackKey RbmStackKey(const RunConfig& config, const std::string& train_fingerpri
                 {"code", build_info::kPretrainCodeVersion},
                 {"train_features", train_fingerprint},
                 {"context", config.data.context},
-                {"cmvn", config.data.cmvn},
+                {"cmvn", ToString(config.data.cmvn)},
                 {"randomizer_size", config.data.randomizer_size},
                 {"hidden_layers", config.model.hidden_layers},
                 {"hidden_dim", config.model.hidden_dim},
                 {"rbm", rbm}};
   // Inputs added later join the key only when set, so that existing stacks keep their keys.
-  if (config.data.cmvn == "speaker") {
+  if (config.data.cmvn == Cmvn::kSpeaker) {
     key.inputs["speaker_cmvn"] = {{"stats", SpeakerCmvnFingerprint(config.data.train)},
                                   {"norm_vars", config.data.cmvn_norm_vars}};
   }

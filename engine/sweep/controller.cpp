@@ -98,7 +98,8 @@ LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
   q.config_path = run_dir + "/sweep-config.yaml";
   q.cache_dir = options.cache_dir;
   q.config = config;
-  q.ranks = config.parallel.mode == "mpi" ? static_cast<int>(config.parallel.workers) : 1;
+  q.mpi = config.parallel.mode == ParallelMode::kMpi;
+  q.ranks = q.mpi ? static_cast<int>(config.parallel.workers) : 1;
   q.threads = options.threads > 0     ? options.threads
               : resources.threads > 0 ? resources.threads
               : options.cluster       ? 1
@@ -363,7 +364,7 @@ std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPa
   int unknown = 0;
   for (const auto& r : plan) {
     const RunConfig& c = r.point.config;
-    if (c.model.init != "rbm") continue;
+    if (c.model.init != ModelInit::kRbm) continue;
     if (!fingerprints.count(c.data.train) && !missing.count(c.data.train)) {
       try {
         fingerprints[c.data.train] = DataDirFingerprint(c.data.train);

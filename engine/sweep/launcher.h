@@ -23,6 +23,7 @@ struct LaunchRequest {
   RunConfig config;
   bool resume = false;       // the run dir has a checkpoint: continue it
   bool force = false;        // redo a run that completed (stale runs)
+  bool mpi = false;          // parallel.mode mpi: launched under mpirun (decided once, here)
   int ranks = 1;             // processes (mpirun -np) for parallel.mode mpi, else 1
   int threads = 1;           // CPU threads per process
   double timeout_s = 0.0;    // 0: none

@@ -27,7 +27,7 @@ extern "C" void OnInterrupt(int) { g_local_interrupted = 1; }
 
 std::vector<std::string> Command(const LaunchRequest& r, const std::string& mavg) {
   std::vector<std::string> argv;
-  if (r.config.parallel.mode == "mpi") {
+  if (r.mpi) {
     argv = {"mpirun", "-np", std::to_string(r.ranks), "--bind-to", "none"};
     if (r.ranks * r.threads > static_cast<int>(std::thread::hardware_concurrency())) {
       argv.push_back("--oversubscribe");

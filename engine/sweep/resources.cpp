@@ -134,7 +134,7 @@ double SweepResources::TimeSeconds() const {
 
 int SweepResources::GpusFor(const RunConfig& config) const {
   if (gpus_per_worker >= 0) return gpus_per_worker;
-  return config.device == "cuda" ? 1 : 0;
+  return config.device == Device::kCuda ? 1 : 0;
 }
 
 std::vector<std::string> SweepResources::ClusterOnlyKeys() const {
@@ -259,17 +259,17 @@ SweepResources ParseResources(const YAML::Node& res, const std::string& source) 
 
 void CheckResourcesFit(const SweepResources& r, const RunConfig& config, const std::string& where) {
   if (r.gpus_per_worker > 0) {
-    MAVG_CHECK(config.device == "cuda",
+    MAVG_CHECK(config.device == Device::kCuda,
                "{}: resources.gpus_per_worker is {} but the run trains on device {} (set "
                "device: cuda, or leave gpus_per_worker out)",
                where, r.gpus_per_worker, config.device);
   }
   if (r.gpus_per_worker == 0) {
-    MAVG_CHECK(config.device != "cuda",
+    MAVG_CHECK(config.device != Device::kCuda,
                "{}: resources.gpus_per_worker is 0 but the run trains on device cuda", where);
   }
   if (r.nodes > 1) {
-    MAVG_CHECK(config.parallel.mode == "mpi" && config.parallel.workers >= r.nodes,
+    MAVG_CHECK(config.parallel.mode == ParallelMode::kMpi && config.parallel.workers >= r.nodes,
                "{}: resources.nodes is {}, but only an MPI run (parallel.mode mpi) with at least "
                "one rank per node spreads over nodes (this run: mode {}, {} worker(s))",
                where, r.nodes, config.parallel.mode, config.parallel.workers);

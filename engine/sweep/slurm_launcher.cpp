@@ -206,7 +206,7 @@ class SlurmLauncher final : public Launcher {
     std::map<Shape, std::vector<const LaunchRequest*>> groups;
     for (const LaunchRequest& q : runs) {
       Shape s;
-      s.mpi = q.config.parallel.mode == "mpi";
+      s.mpi = q.mpi;
       s.ranks = q.ranks;
       s.threads = q.threads;
       s.gpus = q.resources.GpusFor(q.config);

@@ -8,7 +8,7 @@ namespace mavg {
 
 AveragerOptions AveragerOptionsFrom(const ParallelConfig& parallel, int world_size) {
   AveragerOptions o;
-  o.bmuf = parallel.algorithm == "bmuf";
+  o.bmuf = parallel.algorithm == AveragingAlgorithm::kBmuf;
   const double eta =
       parallel.bmuf.block_momentum < 0 ? 1.0 - 1.0 / world_size : parallel.bmuf.block_momentum;
   o.block_momentum = static_cast<float>(eta);

@@ -77,7 +77,7 @@ void CheckSameIndex(const DataDirIndex& index, Communicator& comm) {
 
 FeaturePipeline PipelineOf(const RunConfig& config) {
   FeaturePipeline p;
-  p.speaker_cmvn = config.data.cmvn == "speaker";
+  p.speaker_cmvn = config.data.cmvn == Cmvn::kSpeaker;
   p.norm_vars = config.data.cmvn_norm_vars;
   p.delta_order = static_cast<int>(config.data.deltas);
   return p;
@@ -193,7 +193,7 @@ RunData LoadRunData(const RunConfig& config, const ShardPlan& plan, Communicator
   d.transform.pipeline = PipelineOf(config);
   d.transform.raw_dim = d.train.dim;
   d.transform.context = static_cast<int>(config.data.context);
-  if (config.data.cmvn != "none") {
+  if (config.data.cmvn != Cmvn::kNone) {
     CmvnStats cmvn =
         FileOrderCmvn(index, d.train, local, all_held ? nullptr : &comm).Stats(config.data.train);
     for (Dataset* set : {&d.train, &d.dev, &d.test}) {

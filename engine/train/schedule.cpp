@@ -101,14 +101,15 @@ class NewbobSchedule final : public Schedule {
 
 std::unique_ptr<Schedule> CreateSchedule(const ScheduleConfig& config) {
   const int epochs = static_cast<int>(config.epochs);
-  if (config.type == "exponential") {
-    return std::make_unique<ExponentialSchedule>(config.lr, config.final_ratio, epochs);
+  switch (config.type) {
+    case ScheduleType::kExponential:
+      return std::make_unique<ExponentialSchedule>(config.lr, config.final_ratio, epochs);
+    case ScheduleType::kNewbob:
+      return std::make_unique<NewbobSchedule>(config.lr, epochs, config.newbob);
+    case ScheduleType::kConstant:
+      return std::make_unique<ConstantSchedule>(config.lr, epochs);
   }
-  if (config.type == "newbob")
-    return std::make_unique<NewbobSchedule>(config.lr, epochs, config.newbob);
-  if (config.type == "constant") return std::make_unique<ConstantSchedule>(config.lr, epochs);
-  MAVG_FAIL("schedule.type: unknown schedule '{}' (valid: exponential, newbob, constant)",
-            config.type);
+  MAVG_FAIL("schedule.type: unknown schedule {}", static_cast<int>(config.type));
 }
 
 }  // namespace mavg

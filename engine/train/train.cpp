@@ -17,7 +17,7 @@ namespace mavg {
 namespace {
 
 std::unique_ptr<Communicator> MakeCommunicator(const RunConfig& config) {
-  if (config.parallel.mode != "mpi") {
+  if (config.parallel.mode != ParallelMode::kMpi) {
     MAVG_CHECK(!LaunchedUnderMpi(),
                "parallel.mode is '{}' but this process was started by mpirun: set "
                "parallel.mode=mpi, or run without mpirun",
@@ -48,7 +48,7 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
                            : RunDir::Prepare(options.run_dir, options.force);
       // state.json first: from then on the directory is a run's, whatever else a crash leaves.
       run->State().world_size = config.parallel.workers;
-      run->State().mode = config.parallel.mode;
+      run->State().mode = std::string(ToString(config.parallel.mode));
       run->WriteState(RunState::kRunning);
       if (!options.resume) WriteFileAtomic(run->File("config.yaml"), ToYaml(config));
       AddLogFile(run->File("log.txt"));

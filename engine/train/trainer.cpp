@@ -152,7 +152,7 @@ void Trainer::Setup() {
   // Simulated workers share one copy of every shard; an MPI rank reads only its own.
   ShardPlan plan;
   plan.num_shards = n_;
-  if (config_.parallel.mode == "mpi") {
+  if (config_.parallel.mode == ParallelMode::kMpi) {
     plan.held = {comm_.Rank()};
   } else {
     plan.held.resize(n_);
@@ -164,14 +164,14 @@ void Trainer::Setup() {
   spec.input_dim = data_.transform.OutputDim();
   spec.output_dim = data_.num_outputs;
   spec.hidden_dims.assign(config_.model.hidden_layers, static_cast<int>(config_.model.hidden_dim));
-  spec.activation = ParseLayerKind(config_.model.activation);
+  spec.activation = HiddenLayerKind(config_.model.activation);
   model_.transform = data_.transform;
   model_.label_counts = data_.label_counts;
   model_.network = std::make_unique<Network>(*backend_, spec);
   network_ = model_.network.get();
   const int64_t num_params = network_->NumParams();
   // Every rank initialises from the same seed, so all replicas start identical.
-  InitializeNetwork(*network_, ParseInitScheme(ResolvedInitScheme(config_.model)),
+  InitializeNetwork(*network_, ResolvedInitScheme(config_.model),
                     DeriveSeed(static_cast<uint64_t>(config_.seed), {1}));
   spdlog::info("[train] network {}-{}x{}({})-{}: {} parameters", spec.input_dim,
                spec.hidden_dims.size(), config_.model.hidden_dim, config_.model.activation,
@@ -180,7 +180,8 @@ void Trainer::Setup() {
   if (schedule_->NeedsInitialCvLoss()) best_ = Matrix(*backend_, 1, num_params);
 
   group_ = CreateWorkerGroup(config_.parallel, *backend_, comm_, num_params);
-  if (config_.parallel.algorithm == "bmuf" && config_.parallel.lr_scaling == "linear" && n_ > 1) {
+  if (config_.parallel.algorithm == AveragingAlgorithm::kBmuf &&
+      config_.parallel.lr_scaling == LrScaling::kLinear && n_ > 1) {
     spdlog::warn(
         "[train] parallel.algorithm bmuf with parallel.lr_scaling linear: block momentum already "
         "multiplies steady progress by 1/(1 - eta) (N at the default eta); BMUF is meant for "
@@ -491,7 +492,7 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
 }
 
 void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
-  const double scale = config_.parallel.lr_scaling == "linear" ? n_ : 1.0;
+  const double scale = config_.parallel.lr_scaling == LrScaling::kLinear ? n_ : 1.0;
   lr_ = static_cast<float>(schedule_->LearningRate() * scale);
   epoch_ = epoch;
   const uint64_t seed = static_cast<uint64_t>(config_.seed);
@@ -627,7 +628,7 @@ nlohmann::json Trainer::Run() {
   if (IsRoot() && run_ != nullptr && start_epoch_ < std::numeric_limits<int>::max()) {
     run_->TruncateMetrics(start_epoch_ - 1);
   }
-  if (config_.model.init == "rbm" && !restored_) InitializeFromRbm();
+  if (config_.model.init == ModelInit::kRbm && !restored_) InitializeFromRbm();
   if (schedule_->NeedsInitialCvLoss() && !restored_) {  // a checkpoint carries its own
     const EvalSums cv0 = EvaluateSet(data_.dev, dev_shards_);
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
@@ -744,7 +745,7 @@ nlohmann::json Trainer::Run() {
   result["num_params"] = network_->NumParams();
   result["world_size"] = n_;
   if (pretrain_info_.is_object()) result.update(pretrain_info_);
-  result["mode"] = n_ == 1 ? "single" : config_.parallel.mode;
+  result["mode"] = n_ == 1 ? "single" : ToString(config_.parallel.mode);
   // Timings are comparable only between runs on the same kernels.
   result["blas_kernels"] = kernels_;
   result["host"] = HostName();

@@ -13,8 +13,8 @@ void WorkerGroup::AddWorker(int rank, int64_t num_params) {
 std::unique_ptr<WorkerGroup> CreateWorkerGroup(const ParallelConfig& parallel, Backend& backend,
                                                Communicator& world, int64_t num_params) {
   const int g = static_cast<int>(parallel.group_size);
-  if (parallel.mode == "mpi") {
-    return CreateRankGroup(backend, world, g, num_params, parallel.comm == "nccl");
+  if (parallel.mode == ParallelMode::kMpi) {
+    return CreateRankGroup(backend, world, g, num_params, parallel.comm == CommChoice::kNccl);
   }
   return CreateSimulatedGroup(backend, static_cast<int>(parallel.workers), g, num_params);
 }

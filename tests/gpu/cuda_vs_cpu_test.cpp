@@ -240,10 +240,10 @@ TEST_F(CudaVsCpu, TrainingStepsOfEveryOptimizerAgree) {
   const HostMat x = RandomHost(128, 40, 13);
   std::vector<int32_t> labels(128);
   for (int i = 0; i < 128; ++i) labels[i] = (i * 7) % 30;
-  for (const std::string type : {"sgd", "ngsgd"}) {
+  for (const OptimizerType type : {OptimizerType::kSgd, OptimizerType::kNgsgd}) {
     OptimizerConfig oc;
     oc.type = type;
-    oc.momentum = type == "sgd" ? 0.9 : 0.0;
+    oc.momentum = type == OptimizerType::kSgd ? 0.9 : 0.0;
     oc.minibatch = 128;
     auto run = [&](Backend& b) {
       Network net(b, spec);

@@ -47,10 +47,10 @@ TEST(Config, ParsesNestedKeysOverDefaults) {
   EXPECT_EQ(c.data.train, "d/train");
   EXPECT_EQ(c.data.context, 5);
   EXPECT_EQ(c.model.hidden_layers, 3);
-  EXPECT_EQ(c.model.activation, "tanh");
+  EXPECT_EQ(ToString(c.model.activation), "tanh");
   EXPECT_EQ(c.optimizer.minibatch, 128);
   EXPECT_DOUBLE_EQ(c.optimizer.momentum, 0.5);
-  EXPECT_EQ(c.schedule.type, "newbob");
+  EXPECT_EQ(ToString(c.schedule.type), "newbob");
   EXPECT_DOUBLE_EQ(c.schedule.newbob.halving_factor, 0.7);
   EXPECT_DOUBLE_EQ(c.schedule.newbob.start_halving_impr, 0.01);  // default kept
   EXPECT_EQ(c.data.randomizer_size, 32768);
@@ -125,10 +125,11 @@ TEST(Config, OutOfRangeValues) {
   c = ParseConfigYaml(kGood, "c.yaml");
   c.data.context = -1;
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "data.context");
+  // A choice is an enum (config/choices.h): a text outside its table is refused where the
+  // config is read, and a config can hold no other.
   c = ParseConfigYaml(kGood, "c.yaml");
-  c.model.activation = "swish";
-  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "model.activation", "'swish' is not one of",
-                   "sigmoid, tanh, relu");
+  EXPECT_ERROR_HAS(SetKey(c, "model.activation", "swish"), "model.activation",
+                   "'swish' is not one of", "sigmoid, tanh, relu");
   c = ParseConfigYaml(kGood, "c.yaml");
   c.data.train.clear();
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "data.train: required");
@@ -143,7 +144,7 @@ TEST(Config, OverridesUseTheSameKeys) {
   ApplyOverride(c, "model.activation=relu");
   ApplyOverride(c, "data.train='a b/train'");
   EXPECT_DOUBLE_EQ(c.schedule.lr, 0.25);
-  EXPECT_EQ(c.model.activation, "relu");
+  EXPECT_EQ(ToString(c.model.activation), "relu");
   EXPECT_EQ(c.data.train, "a b/train");
   EXPECT_ERROR_HAS(ApplyOverride(c, "schedule.lrate=1"), "--set", "did you mean 'schedule.lr'");
   EXPECT_ERROR_HAS(ApplyOverride(c, "seed"), "key=value");
@@ -172,8 +173,8 @@ TEST(Config, RunIdIgnoresExecutionKnobsOnly) {
 
 TEST(Config, RunIdLeavesOutSettingsTheConfigDoesNotUse) {
   RunConfig a = ParseConfigYaml(kGood, "c.yaml");
-  a.optimizer.type = "sgd";
-  a.model.init = "random";
+  a.optimizer.type = OptimizerType::kSgd;
+  a.model.init = ModelInit::kRandom;
   RunConfig b = a;
   b.optimizer.ngsgd.rank_in = 3;
   b.optimizer.max_change_per_sample = 1.0;
@@ -181,8 +182,8 @@ TEST(Config, RunIdLeavesOutSettingsTheConfigDoesNotUse) {
   EXPECT_EQ(RunId(a), RunId(b)) << "ngsgd and rbm settings of an sgd, random-init run";
   EXPECT_EQ(CanonicalJson(a).find("pretrain"), std::string::npos);
   EXPECT_EQ(CanonicalJson(a).find("rank_in"), std::string::npos);
-  a.optimizer.type = b.optimizer.type = "ngsgd";
-  a.model.init = b.model.init = "rbm";
+  a.optimizer.type = b.optimizer.type = OptimizerType::kNgsgd;
+  a.model.init = b.model.init = ModelInit::kRbm;
   EXPECT_NE(RunId(a), RunId(b));
   b = a;
   b.optimizer.ngsgd.rank_in = 3;
@@ -196,37 +197,37 @@ TEST(Config, RunIdLeavesOutSettingsTheConfigDoesNotUse) {
 // init scheme it resolves to are one run.
 TEST(Config, RunIdOfLaterKeysAtTheirDefaults) {
   RunConfig a = ParseConfigYaml(kGood, "c.yaml");  // tanh
-  a.optimizer.type = "ngsgd";
+  a.optimizer.type = OptimizerType::kNgsgd;
   const std::string canonical = CanonicalJson(a);
   EXPECT_EQ(canonical.find("eta_max"), std::string::npos) << canonical;
   EXPECT_EQ(canonical.find("max_change_mode"), std::string::npos) << canonical;
   RunConfig b = a;
-  b.optimizer.ngsgd.max_change_mode = "fork";
+  b.optimizer.ngsgd.max_change_mode = MaxChangeMode::kFork;
   EXPECT_NE(RunId(a), RunId(b));
   b = a;
   b.optimizer.ngsgd.eta_max = 1.0;
   EXPECT_NE(RunId(a), RunId(b));
   // tanh: auto is glorot.
   b = a;
-  b.model.init_scheme = "glorot";
+  b.model.init_scheme = InitScheme::kGlorot;
   EXPECT_EQ(RunId(a), RunId(b));
-  b.model.init_scheme = "nnet1";
+  b.model.init_scheme = InitScheme::kNnet1;
   EXPECT_NE(RunId(a), RunId(b));
   // sigmoid: auto is nnet1, which stays out of the id.
-  a.model.activation = b.model.activation = "sigmoid";
-  a.model.init_scheme = "auto";
+  a.model.activation = b.model.activation = Activation::kSigmoid;
+  a.model.init_scheme = InitScheme::kAuto;
   EXPECT_EQ(RunId(a), RunId(b));
   EXPECT_EQ(CanonicalJson(a).find("init_scheme"), std::string::npos);
-  EXPECT_EQ(ResolvedInitScheme(a.model), "nnet1");
-  a.model.activation = "relu";
-  EXPECT_EQ(ResolvedInitScheme(a.model), "he");
+  EXPECT_EQ(ToString(ResolvedInitScheme(a.model)), "nnet1");
+  a.model.activation = Activation::kRelu;
+  EXPECT_EQ(ToString(ResolvedInitScheme(a.model)), "he");
   // The canonical JSON (what the store keeps, and retries read back) gives the same run: a
   // relu or tanh run with the nnet1 scheme stays nnet1, auto stays what it resolved to.
   for (const char* activation : {"relu", "tanh", "sigmoid"}) {
     for (const char* scheme : {"auto", "nnet1", "he", "glorot"}) {
       RunConfig c = ParseConfigYaml(kGood, "c.yaml");
-      c.model.activation = activation;
-      c.model.init_scheme = scheme;
+      SetKey(c, "model.activation", activation);
+      SetKey(c, "model.init_scheme", scheme);
       const RunConfig back = ConfigFromJson(nlohmann::json::parse(CanonicalJson(c)), "db");
       EXPECT_EQ(RunId(back), RunId(c)) << activation << " " << scheme;
       EXPECT_EQ(ResolvedInitScheme(back.model), ResolvedInitScheme(c.model))
@@ -238,11 +239,11 @@ TEST(Config, RunIdOfLaterKeysAtTheirDefaults) {
 TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
   RunConfig a = ParseConfigYaml(kGood, "c.yaml");
   RunConfig b = a;
-  b.parallel.comm = "nccl";
+  b.parallel.comm = CommChoice::kNccl;
   EXPECT_ERROR_HAS(Validate(b, "c.yaml"), "c.yaml", "parallel.comm", "device: cuda",
                    "parallel.mode: mpi");
-  b.device = "cuda";
-  b.parallel.mode = "mpi";
+  b.device = Device::kCuda;
+  b.parallel.mode = ParallelMode::kMpi;
   Validate(b, "c.yaml");
   b.parallel.deterministic = true;
   EXPECT_ERROR_HAS(Validate(b, "c.yaml"), "parallel.deterministic", "parallel.comm: mpi");
@@ -251,12 +252,12 @@ TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
   EXPECT_ERROR_HAS(Validate(t, "c.yaml"), "device_options.tf32", "device: cuda");
   // TF32 changes the numbers: part of the run id when on, left out at its default.
   RunConfig c = a, d = a;
-  c.device = d.device = "cuda";
+  c.device = d.device = Device::kCuda;
   d.device_options.tf32 = true;
   EXPECT_NE(RunId(c), RunId(d));
   EXPECT_EQ(CanonicalJson(c).find("tf32"), std::string::npos);
   RunConfig e = c;
-  e.parallel.comm = "nccl";
+  e.parallel.comm = CommChoice::kNccl;
   EXPECT_EQ(RunId(c), RunId(e));
 }
 
@@ -277,7 +278,8 @@ TEST(Config, ReferenceListsEveryKeyWithDefault) {
     EXPECT_NE(ref.find("`" + k.path + "`"), std::string::npos) << k.path;
     EXPECT_FALSE(k.doc.empty()) << k.path;
   }
-  EXPECT_NE(ref.find("| `optimizer.minibatch` | integer, >= 1, <= 1048576 | `256` |"), std::string::npos);
+  EXPECT_NE(ref.find("| `optimizer.minibatch` | integer, >= 1, <= 1048576 | `256` |"),
+            std::string::npos);
 }
 
 TEST(Config, MissingOrDirectoryConfigFile) {
@@ -304,14 +306,13 @@ TEST(ConfigRanges, EveryNumericKeyHasBothEnds) {
     }
   }
   const std::string reference = ConfigReferenceMarkdown();
-  EXPECT_NE(reference.find("| `optimizer.ngsgd.epsilon` | number, > 0, <= 1 |"),
-            std::string::npos);
+  EXPECT_NE(reference.find("| `optimizer.ngsgd.epsilon` | number, > 0, <= 1 |"), std::string::npos);
 }
 
 TEST(ConfigRanges, OutOfRangeValuesNameTheirKey) {
-  for (const char* set : {"optimizer.ngsgd.epsilon=1e308", "optimizer.ngsgd.delta=5",
-                          "model.hidden_dim=100000000", "schedule.lr=1e30",
-                          "pretrain.rbm.seed=1e19"}) {
+  for (const char* set :
+       {"optimizer.ngsgd.epsilon=1e308", "optimizer.ngsgd.delta=5", "model.hidden_dim=100000000",
+        "schedule.lr=1e30", "pretrain.rbm.seed=1e19"}) {
     RunConfig c;
     c.data.train = "x";
     c.data.dev = "y";

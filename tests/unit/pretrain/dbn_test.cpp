@@ -125,7 +125,7 @@ TEST(Dbn, FileRoundTripAndCorruption) {
 RunConfig ConfigWithData(const std::string& train) {
   RunConfig c;
   c.data.train = train;
-  c.model.init = "rbm";
+  c.model.init = ModelInit::kRbm;
   return c;
 }
 
@@ -142,7 +142,7 @@ TEST(StackCache, KeyDependsOnWhatDeterminesTheStackOnly) {
   EXPECT_EQ(RbmStackKey(base).inputs.at("code"), build_info::kPretrainCodeVersion);
   RunConfig c = base;
   c.parallel.workers = 16;
-  c.optimizer.type = "ngsgd";
+  c.optimizer.type = OptimizerType::kNgsgd;
   c.schedule.lr = 0.1;
   c.seed = 5;
   EXPECT_EQ(RbmStackKey(c).key, key) << "workers, optimizer, schedule, run seed: same stack";

@@ -48,7 +48,7 @@ TEST(Resources, EveryKeyParsed) {
   const SweepResources none = Parse("time: '10:00'\n");
   EXPECT_TRUE(none.ClusterOnlyKeys().empty());
   RunConfig cpu, cuda;
-  cuda.device = "cuda";
+  cuda.device = Device::kCuda;
   EXPECT_EQ(none.GpusFor(cpu), 0);
   EXPECT_EQ(none.GpusFor(cuda), 1);
   EXPECT_EQ(r.GpusFor(cuda), 1);
@@ -114,8 +114,8 @@ TEST(Resources, SbatchRefusesWhatMavgSets) {
 
 TEST(Resources, FitThePoints) {
   RunConfig cpu, cuda, mpi4;
-  cuda.device = "cuda";
-  mpi4.parallel.mode = "mpi";
+  cuda.device = Device::kCuda;
+  mpi4.parallel.mode = ParallelMode::kMpi;
   mpi4.parallel.workers = 4;
   auto error = [](const SweepResources& r, const RunConfig& c) -> std::string {
     try {
@@ -157,7 +157,8 @@ std::string Script(const SweepResources& r, RunConfig config = {}) {
   q.config_path = q.run_dir + "/sweep-config.yaml";
   q.cache_dir = "cache";
   q.config = config;
-  q.ranks = config.parallel.mode == "mpi" ? static_cast<int>(config.parallel.workers) : 1;
+  q.mpi = config.parallel.mode == ParallelMode::kMpi;
+  q.ranks = q.mpi ? static_cast<int>(config.parallel.workers) : 1;
   q.threads = r.threads > 0 ? r.threads : 1;
   q.timeout_s = r.TimeSeconds();
   q.resources = r;
@@ -168,8 +169,8 @@ std::string Script(const SweepResources& r, RunConfig config = {}) {
 
 TEST(Resources, EveryRequestInTheSbatchScript) {
   RunConfig config;
-  config.device = "cuda";
-  config.parallel.mode = "mpi";
+  config.device = Device::kCuda;
+  config.parallel.mode = ParallelMode::kMpi;
   config.parallel.workers = 4;
   const std::string s = Script(
       Parse("time: '02:00:00'\nthreads: 3\ngpus_per_worker: 1\nnodes: 2\nmem: 16G\nqos: high\n"
@@ -194,7 +195,7 @@ TEST(Resources, EveryRequestInTheSbatchScript) {
   }
   // A cuda run without gpus_per_worker gets one GPU per task, as before the key existed.
   RunConfig cuda;
-  cuda.device = "cuda";
+  cuda.device = Device::kCuda;
   EXPECT_NE(Script(Parse("time: '10:00'\n"), cuda).find("#SBATCH --gpus-per-task=1\n"),
             std::string::npos);
 }

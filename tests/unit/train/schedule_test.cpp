@@ -12,7 +12,7 @@ namespace {
 
 TEST(Exponential, PaperValues) {
   ScheduleConfig c;
-  c.type = "exponential";
+  c.type = ScheduleType::kExponential;
   c.lr = 0.32;
   c.final_ratio = 0.01;
   c.epochs = 15;
@@ -45,7 +45,7 @@ TEST(Exponential, SingleEpochUsesInitialRate) {
 
 TEST(Constant, KeepsRateAndStopsAfterEpochs) {
   ScheduleConfig c;
-  c.type = "constant";
+  c.type = ScheduleType::kConstant;
   c.lr = 0.1;
   c.epochs = 3;
   auto s = CreateSchedule(c);
@@ -57,7 +57,7 @@ TEST(Constant, KeepsRateAndStopsAfterEpochs) {
 
 ScheduleConfig Newbob(int max_epochs) {
   ScheduleConfig c;
-  c.type = "newbob";
+  c.type = ScheduleType::kNewbob;
   c.lr = 1.0;
   c.epochs = max_epochs;
   return c;  // Kaldi defaults: start 0.01, end 0.001, factor 0.5

@@ -1,0 +1,93 @@
+#pragma once
+// An enum's text, stated once: one table of {value, text} rows in enum order, declared with
+// MAVG_ENUM_TEXTS beside the enum. From the table come ToString, parsing (exact, case-sensitive),
+// the list of valid texts for help and errors, and fmt formatting (MAVG_ENUM_FORMATTER).
+// The static_assert in MAVG_ENUM_TEXTS keeps every table complete, in enum order and free of
+// duplicates, so an enum value without a text does not compile. The texts are contracts (config
+// files, run files and the database hold them): never change one; a new value is a new row.
+
+#include <fmt/format.h>
+
+#include <concepts>
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace mavg {
+
+template <class E>
+struct EnumText {
+  E value;
+  std::string_view text;
+};
+
+namespace enum_text_detail {
+template <class E, size_t N>
+constexpr bool WellFormed(const EnumText<E> (&table)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    if (static_cast<size_t>(table[i].value) != i || table[i].text.empty()) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (table[j].text == table[i].text) return false;
+    }
+  }
+  return true;
+}
+}  // namespace enum_text_detail
+
+// An enum whose text table was declared with MAVG_ENUM_TEXTS (found by argument-dependent
+// lookup of TextsOf in the enum's namespace).
+template <class E>
+concept HasTexts = requires(E e) {
+  { TextsOf(e) } -> std::same_as<std::span<const EnumText<E>>>;
+};
+
+template <HasTexts E>
+constexpr std::string_view ToString(E value) {
+  return TextsOf(value)[static_cast<size_t>(value)].text;
+}
+
+// The value with this text; nullopt for any other text.
+template <HasTexts E>
+constexpr std::optional<E> ParseEnum(std::string_view text) {
+  for (const EnumText<E>& row : TextsOf(E{})) {
+    if (row.text == text) return row.value;
+  }
+  return std::nullopt;
+}
+
+// "a, b, c": every text in enum order.
+template <HasTexts E>
+std::string EnumNames(std::string_view separator = ", ") {
+  std::string out;
+  for (const EnumText<E>& row : TextsOf(E{})) {
+    if (!out.empty()) out += separator;
+    out += row.text;
+  }
+  return out;
+}
+
+// Streams the text (test failure messages print the choice, not its number).
+template <HasTexts E>
+std::ostream& operator<<(std::ostream& out, E value) {
+  return out << ToString(value);
+}
+
+}  // namespace mavg
+
+// Declares the text table of enum E (in E's namespace, after E): MAVG_ENUM_TEXTS(E, kTable).
+#define MAVG_ENUM_TEXTS(E, table)                                            \
+  static_assert(::mavg::enum_text_detail::WellFormed(table),                 \
+                #table ": one unique text per " #E " value, in enum order"); \
+  constexpr std::span<const ::mavg::EnumText<E>> TextsOf(E) { return std::span(table); }
+
+// fmt::format("{}", value) writes its text; at global scope, with the enum's full name.
+#define MAVG_ENUM_FORMATTER(E)                                                       \
+  template <>                                                                        \
+  struct fmt::formatter<E> : fmt::formatter<std::string_view> {                      \
+    auto format(E value, fmt::format_context& ctx) const {                           \
+      return fmt::formatter<std::string_view>::format(::mavg::ToString(value), ctx); \
+    }                                                                                \
+  }
