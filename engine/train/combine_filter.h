@@ -1,0 +1,75 @@
+#pragma once
+// What a global combine makes of the workers' mean W̄: the point the next block starts from
+// (docs/algorithms.md §1b). When the mean is formed, and over which workers, is the combine
+// schedule's business (combine_schedule.h); the filter only sees the mean.
+//   identity  plain averaging (Su & Chen): the workers take W̄ itself; no state
+//   BMUF      block momentum (Chen & Huo 2016): G = W̄ - S (S: where the block started),
+//             Δ = ηΔ + ζG, W_g += Δ; the next block starts from S = W_g + ηΔ (Nesterov) or W_g
+// A filter's state is derived from the mean alone: every process holds an identical copy,
+// never communicated, and checkpointed, so a resumed run continues bit for bit.
+
+#include <cstdint>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/device_buffer.h"
+#include "engine/train/checkpoint.h"
+
+namespace mavg {
+
+class CombineFilter {
+ public:
+  virtual ~CombineFilter() = default;
+
+  // `model` (what every worker holds) becomes the global model, with no momentum. At the
+  // start, and after a newbob rejection.
+  virtual void Reset(ConstMatrixView model) = 0;
+  // Where the first block of a fresh epoch starts; nullptr: from the model the last epoch
+  // ended on, which the workers hold already.
+  virtual const Matrix* EpochStart() = 0;
+  // From the world mean W̄ of the block that just ended, the point the next block starts
+  // from; nullptr: W̄ itself. `epoch_end`: the epoch ends here, and the point is the model it
+  // evaluates and saves (no look-ahead). The result is valid until the filter's next call.
+  virtual const Matrix* Apply(ConstMatrixView mean, bool epoch_end) = 0;
+
+  // Checkpoint: `root` writes the state every process shares.
+  virtual void Save(const CheckpointDir& dir, int64_t generation, bool root) const = 0;
+  virtual void Load(const CheckpointDir& dir, int64_t generation) = 0;
+};
+
+// Plain averaging.
+class IdentityFilter final : public CombineFilter {
+ public:
+  void Reset(ConstMatrixView) override {}
+  const Matrix* EpochStart() override { return nullptr; }
+  const Matrix* Apply(ConstMatrixView, bool) override { return nullptr; }
+  void Save(const CheckpointDir&, int64_t, bool) const override {}
+  void Load(const CheckpointDir&, int64_t) override {}
+};
+
+// Blockwise model-update filtering. W_g is computed in the form W̄ + (ζ-1)G [+ ηΔ(t-1) if
+// classical], so η = 0, ζ = 1 gives W̄ bit for bit: plain averaging is this filter's special
+// case. Checkpointed as the tensor set "bmuf" = {S, Δ}.
+class BmufFilter final : public CombineFilter {
+ public:
+  BmufFilter(Backend& backend, float block_momentum, float block_lr, bool nesterov,
+             int64_t num_params);
+
+  void Reset(ConstMatrixView model) override;
+  const Matrix* EpochStart() override;
+  const Matrix* Apply(ConstMatrixView mean, bool epoch_end) override;
+  void Save(const CheckpointDir& dir, int64_t generation, bool root) const override;
+  void Load(const CheckpointDir& dir, int64_t generation) override;
+
+ private:
+  // The look-ahead: start_ += ηΔ.
+  void LookAhead();
+
+  Backend& backend_;  // not owned
+  float eta_;         // η, block momentum
+  float zeta_;        // ζ, block learning rate
+  bool nesterov_;
+  // [1 x P] each: the block's start point S (W_g, plus ηΔ after a look-ahead); Δ; G (scratch)
+  Matrix start_, delta_, scratch_;
+};
+
+}  // namespace mavg

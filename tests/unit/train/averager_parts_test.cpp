@@ -1,0 +1,357 @@
+// The averager's parts on their own: the BMUF filter against the textbook recursion of
+// docs/algorithms.md §1b, the combine schedules' combine points and time accounting over a
+// group with fixed communication times, and the checkpoint keys and tensor sets a resumed run
+// (also one written by an earlier build) reads.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/core/rng.h"
+#include "engine/train/averager.h"
+#include "engine/train/combine_filter.h"
+#include "engine/train/combine_schedule.h"
+#include "tests/testing/test_util.h"
+
+namespace mavg {
+namespace {
+// Named: the unit tests of a folder share one translation unit in a unity build.
+namespace averager_parts {
+
+using testing::HostMat;
+using testing::ToDevice;
+using testing::ToHost;
+
+HostMat Row(const std::vector<float>& v) {
+  HostMat m(1, static_cast<int64_t>(v.size()));
+  m.v = v;
+  return m;
+}
+
+// docs/algorithms.md §1b as written, in double: G = W̄ - S, Δ = ηΔ + ζG, W_g += Δ, and the next
+// block starts from S = W_g + ηΔ (Nesterov, but not at an epoch's end) or W_g.
+struct BmufReference {
+  double eta, zeta;
+  bool nesterov;
+  std::vector<double> start, global, delta;
+
+  BmufReference(double eta, double zeta, bool nesterov, const std::vector<float>& model)
+      : eta(eta),
+        zeta(zeta),
+        nesterov(nesterov),
+        start(model.begin(), model.end()),
+        global(start),
+        delta(model.size(), 0.0) {}
+  void Block(const std::vector<float>& mean, bool epoch_end) {
+    for (size_t i = 0; i < mean.size(); ++i) {
+      const double g = mean[i] - start[i];
+      delta[i] = eta * delta[i] + zeta * g;
+      global[i] += delta[i];
+      start[i] = global[i] + (nesterov && !epoch_end ? eta * delta[i] : 0.0);
+    }
+  }
+  void EpochStart() {
+    for (size_t i = 0; i < start.size(); ++i) start[i] = global[i] + eta * delta[i];
+  }
+};
+
+void ExpectNear(const std::vector<float>& got, const std::vector<double>& want,
+                const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << what << " " << i;
+}
+
+TEST(BmufFilter, FollowsTheTextbookRecursionAcrossEpochs) {
+  auto backend = testing::MakeBackend("cpu");
+  const int64_t p = 23;
+  for (bool nesterov : {true, false}) {
+    const std::vector<float> init = testing::RandomHost(1, p, 3).v;
+    BmufFilter filter(*backend, 0.6f, 1.3f, nesterov, p);
+    filter.Reset(ToDevice(*backend, Row(init)));
+    BmufReference ref(0.6f, 1.3f, nesterov, init);
+    Rng rng(9);
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      if (epoch > 0) {
+        const Matrix* start = filter.EpochStart();
+        if (nesterov) {
+          ref.EpochStart();
+          ASSERT_NE(start, nullptr);
+          ExpectNear(ToHost(*backend, *start).v, ref.start, "epoch start");
+        } else {
+          EXPECT_EQ(start, nullptr);  // the epoch's own end point, which the workers hold
+        }
+      }
+      for (int t = 1; t <= 5; ++t) {
+        // The workers' mean: where the block started plus some progress.
+        std::vector<float> mean(p);
+        for (int64_t i = 0; i < p; ++i) {
+          mean[i] = static_cast<float>(ref.start[i] + rng.Uniform() - 0.4);
+        }
+        const Matrix* next = filter.Apply(ToDevice(*backend, Row(mean)), t == 5);
+        ref.Block(mean, t == 5);
+        ASSERT_NE(next, nullptr);
+        ExpectNear(ToHost(*backend, *next).v, ref.start,
+                   "nesterov " + std::to_string(nesterov) + " block " + std::to_string(t));
+      }
+    }
+  }
+}
+
+TEST(BmufFilter, WithoutMomentumAndUnitLrItGivesTheMeanBitForBit) {
+  auto backend = testing::MakeBackend("cpu");
+  for (bool nesterov : {true, false}) {
+    BmufFilter filter(*backend, 0.0f, 1.0f, nesterov, 31);
+    filter.Reset(ToDevice(*backend, testing::RandomHost(1, 31, 4)));
+    for (uint64_t t = 0; t < 3; ++t) {
+      const HostMat mean = testing::RandomHost(1, 31, 10 + t, 3.0);
+      const Matrix* next = filter.Apply(ToDevice(*backend, mean), false);
+      ASSERT_NE(next, nullptr);
+      EXPECT_EQ(ToHost(*backend, *next).v, mean.v) << "nesterov " << nesterov;
+    }
+  }
+}
+
+TEST(BmufFilter, CheckpointedStateContinuesBitForBit) {
+  auto backend = testing::MakeBackend("cpu");
+  testing::TempDir tmp;
+  const CheckpointDir dir(tmp.Path());
+  BmufFilter a(*backend, 0.75f, 1.25f, true, 17);
+  a.Reset(ToDevice(*backend, testing::RandomHost(1, 17, 1)));
+  a.Apply(ToDevice(*backend, testing::RandomHost(1, 17, 2)), false);
+  a.Save(dir, 5, /*root=*/false);
+  EXPECT_FALSE(dir.HasTensors(5, "bmuf"));  // written once, by the root process
+  a.Save(dir, 5, /*root=*/true);
+  EXPECT_TRUE(dir.HasTensors(5, "bmuf"));
+  BmufFilter b(*backend, 0.75f, 1.25f, true, 17);
+  b.Load(dir, 5);
+  const Matrix mean = ToDevice(*backend, testing::RandomHost(1, 17, 3));
+  const std::vector<float> from_a = ToHost(*backend, *a.Apply(mean, false)).v;
+  EXPECT_EQ(ToHost(*backend, *b.Apply(mean, false)).v, from_a);
+}
+
+TEST(AveragerFilter, IdentityLeavesTheMeanWhereItIs) {
+  IdentityFilter filter;
+  auto backend = testing::MakeBackend("cpu");
+  const Matrix mean = ToDevice(*backend, testing::RandomHost(1, 5, 1));
+  filter.Reset(mean);
+  EXPECT_EQ(filter.Apply(mean, false), nullptr);
+  EXPECT_EQ(filter.Apply(mean, true), nullptr);
+  EXPECT_EQ(filter.EpochStart(), nullptr);
+}
+
+// A group whose collectives leave the tensors alone and report fixed seconds, and that records
+// which collectives a schedule called: "group", "world" (Mean) and "start" (StartMean).
+class FixedTimeGroup final : public WorkerGroup {
+ public:
+  FixedTimeGroup(Backend& backend, int n, int g, CommTime mean, CommTime started)
+      : WorkerGroup(backend, n, g), mean_(mean), started_(started) {
+    for (int r = 0; r < n; ++r) AddWorker(r, 3);
+  }
+  bool IsRoot() const override { return true; }
+  std::string Describe() const override { return "fixed-time"; }
+  bool ProjectsWallTime() const override { return true; }
+  int EvalShards() const override { return 1; }
+  int EvalShard() const override { return 0; }
+  CommTime Mean(Scope scope, const TensorsOf& tensors) override {
+    for (Worker& w : Workers()) tensors(w);
+    calls.push_back(scope == Scope::kGroup ? "group" : "world");
+    return mean_;
+  }
+  std::unique_ptr<PendingMean> StartMean(const TensorsOf& tensors) override {
+    for (Worker& w : Workers()) EXPECT_EQ(tensors(w).size(), 1u);
+    calls.push_back("start");
+    return std::make_unique<Pending>(started_);
+  }
+  void SumOverProcesses(std::span<double>) override {}
+  void MaxOverProcesses(std::span<double>) override {}
+  void BroadcastFromRoot(MatrixView) override {}
+  void Barrier() override {}
+
+  std::vector<std::string> calls;
+
+ private:
+  struct Pending final : PendingMean {
+    explicit Pending(CommTime t) : t(t) {}
+    double Wait() override { return t.wait_s; }
+    double CommSeconds() const override { return t.comm_s; }
+    CommTime t;
+  };
+  CommTime mean_, started_;
+};
+
+TensorsOf Params() {
+  return [](Worker& w) { return std::vector<MatrixView>{w.params}; };
+}
+
+TEST(AveragerSchedule, SynchronousChargesComputePlusCommunication) {
+  auto backend = testing::MakeBackend("cpu");
+  FixedTimeGroup group(*backend, 2, 2, {.wait_s = 0.125, .comm_s = 0.25}, {});
+  IdentityFilter filter;
+  SynchronousSchedule schedule(*backend, group, filter, Params());
+  CombineTally tally;
+  schedule.Combine(1, 2, 2.0, tally);
+  schedule.Combine(2, 2, 1.0, tally);
+  EXPECT_EQ(tally.projected_s, 3.5);  // (2 + 0.25) + (1 + 0.25)
+  EXPECT_TRUE(tally.agree);
+  EXPECT_FALSE(schedule.Pending());
+  EXPECT_EQ(group.calls, (std::vector<std::string>{"world", "world"}));
+  for (const Worker& w : group.Workers()) {
+    EXPECT_EQ(w.stats.comm_s, 0.5);
+    EXPECT_EQ(w.stats.wait_s, 0.25);
+  }
+}
+
+TEST(AveragerSchedule, OverlappedHidesTheCommunicationBehindTheNextBlock) {
+  auto backend = testing::MakeBackend("cpu");
+  FixedTimeGroup group(*backend, 2, 2, {.wait_s = 0.125, .comm_s = 0.25},
+                       {.wait_s = 0.0625, .comm_s = 3.0});
+  IdentityFilter filter;
+  OverlappedSchedule schedule(*backend, group, filter, Params(), 3);
+  CombineTally tally;
+  schedule.Combine(1, 3, 2.0, tally);  // nothing pending yet: the block's compute
+  EXPECT_EQ(tally.projected_s, 2.0);
+  EXPECT_TRUE(schedule.Pending());
+  EXPECT_FALSE(tally.agree);
+  schedule.Combine(2, 3, 2.0, tally);  // block 1's mean took longer than block 2's compute
+  EXPECT_EQ(tally.projected_s, 5.0);
+  EXPECT_TRUE(schedule.Pending());
+  schedule.Combine(3, 3, 4.0, tally);  // block 2's mean hidden; the last block synchronous
+  EXPECT_EQ(tally.projected_s, 9.25);
+  EXPECT_FALSE(schedule.Pending());
+  EXPECT_TRUE(tally.agree);
+  EXPECT_EQ(group.calls, (std::vector<std::string>{"start", "start", "world"}));
+  for (const Worker& w : group.Workers()) {
+    EXPECT_EQ(w.stats.comm_s, 6.25);  // every mean's communication, hidden or not
+    EXPECT_EQ(w.stats.wait_s, 0.25);
+  }
+}
+
+TEST(AveragerSchedule, TwoLevelHandsEveryGlobalPointAndTheLastToTheWrappedSchedule) {
+  auto backend = testing::MakeBackend("cpu");
+  for (bool overlap : {false, true}) {
+    FixedTimeGroup group(*backend, 4, 2, {.wait_s = 0.0, .comm_s = 0.25},
+                         {.wait_s = 0.0, .comm_s = 0.25});
+    IdentityFilter filter;
+    std::unique_ptr<CombineSchedule> global;
+    if (overlap) {
+      global = std::make_unique<OverlappedSchedule>(*backend, group, filter, Params(), 3);
+    } else {
+      global = std::make_unique<SynchronousSchedule>(*backend, group, filter, Params());
+    }
+    TwoLevelSchedule schedule(group, Params(), 3, std::move(global));
+    std::vector<bool> agree;
+    std::vector<bool> pending;
+    CombineTally tally;
+    for (int64_t i = 1; i <= 7; ++i) {
+      schedule.Combine(i, 7, 0.5, tally);
+      agree.push_back(tally.agree);
+      pending.push_back(schedule.Pending());
+    }
+    const std::string g = overlap ? "start" : "world";
+    EXPECT_EQ(group.calls,
+              (std::vector<std::string>{"group", "group", g, "group", "group", g, "world"}))
+        << "overlap " << overlap;
+    EXPECT_EQ(agree, (std::vector<bool>{false, false, !overlap, false, false, !overlap, true}))
+        << "overlap " << overlap;
+    EXPECT_EQ(pending, (std::vector<bool>{false, false, overlap, overlap, overlap, overlap, false}))
+        << "overlap " << overlap;
+  }
+  // Groups of all N workers: a group combine leaves every worker on one model.
+  FixedTimeGroup whole(*backend, 4, 4, {}, {});
+  IdentityFilter filter;
+  TwoLevelSchedule schedule(
+      whole, Params(), 3, std::make_unique<SynchronousSchedule>(*backend, whole, filter, Params()));
+  CombineTally tally;
+  schedule.Combine(1, 7, 0.5, tally);
+  EXPECT_EQ(whole.calls, (std::vector<std::string>{"group"}));
+  EXPECT_TRUE(tally.agree);
+}
+
+// Every worker adds its own deterministic noise, as a block of training would.
+void Perturb(Backend& b, WorkerGroup& g, uint64_t block) {
+  for (Worker& w : g.Workers()) {
+    std::vector<float> v = ToHost(b, w.params).v;
+    Rng rng(DeriveSeed(23, {block, static_cast<uint64_t>(w.rank)}));
+    for (float& x : v) x += static_cast<float>(rng.Uniform() - 0.5) * 0.25f;
+    b.CopyFromHost(v.data(), w.params);
+  }
+}
+
+std::set<std::string> Keys(const nlohmann::json& j) {
+  std::set<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
+  return keys;
+}
+
+TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
+  const int n = 3;
+  const int64_t p = 19;
+  const std::vector<float> init = testing::RandomHost(1, p, 8).v;
+  struct Case {
+    bool overlap;
+    int64_t global_every;
+    std::set<std::string> keys;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {
+      {false, 1, {"agree", "pending"}, {"bmuf"}},
+      {true,
+       1,
+       {"agree", "pending", "pending_comm_s", "pending_wait_s"},
+       {"bmuf", "pending", "snapshot-0", "snapshot-1", "snapshot-2"}},
+      {false, 2, {"agree", "pending"}, {"bmuf"}},
+  };
+  for (const Case& c : cases) {
+    const std::string what =
+        "overlap " + std::to_string(c.overlap) + " global_every " + std::to_string(c.global_every);
+    AveragerOptions o;
+    o.bmuf = true, o.block_momentum = 0.5f, o.block_lr = 1.25f;
+    o.overlap = c.overlap, o.global_every = c.global_every;
+    auto backend = testing::MakeBackend("cpu");
+    auto group = CreateSimulatedGroup(*backend, n, c.global_every > 1 ? 1 : 0, p);
+    for (Worker& w : group->Workers()) backend->CopyFromHost(init.data(), w.params);
+    Averager avg(*backend, *group, o, p);
+    avg.Reset();
+    avg.BeginEpoch();
+    for (int64_t t = 1; t <= 3; ++t) {
+      Perturb(*backend, *group, t);
+      avg.Combine(t, 5);
+    }
+    // Combine point 3: an overlapped mean is in flight; two-level workers differ.
+    testing::TempDir tmp;
+    const CheckpointDir dir(tmp.Path());
+    const nlohmann::json state = avg.Save(dir, 2, true);
+    EXPECT_EQ(Keys(state), c.keys) << what;
+    EXPECT_EQ(state.at("pending").get<bool>(), c.overlap) << what;
+    EXPECT_EQ(state.at("agree").get<bool>(), !c.overlap && c.global_every == 1) << what;
+    for (const std::string& name : c.sets) EXPECT_TRUE(dir.HasTensors(2, name)) << what << name;
+
+    // A resumed process: a fresh averager, the workers' parameters restored, the state loaded.
+    auto backend2 = testing::MakeBackend("cpu");
+    auto group2 = CreateSimulatedGroup(*backend2, n, c.global_every > 1 ? 1 : 0, p);
+    for (int i = 0; i < n; ++i) {
+      const std::vector<float> v = ToHost(*backend, group->Workers()[i].params).v;
+      backend2->CopyFromHost(v.data(), group2->Workers()[i].params);
+    }
+    Averager resumed(*backend2, *group2, o, p);
+    resumed.Reset();
+    resumed.Load(dir, 2, state);
+    EXPECT_EQ(resumed.WorkersAgree(), avg.WorkersAgree()) << what;
+    for (int64_t t = 4; t <= 5; ++t) {
+      Perturb(*backend, *group, t);
+      avg.Combine(t, 5);
+      Perturb(*backend2, *group2, t);
+      resumed.Combine(t, 5);
+    }
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(ToHost(*backend2, group2->Workers()[i].params).v,
+                ToHost(*backend, group->Workers()[i].params).v)
+          << what << " worker " << i;
+    }
+  }
+}
+
+}  // namespace averager_parts
+}  // namespace
+}  // namespace mavg
