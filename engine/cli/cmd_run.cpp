@@ -11,6 +11,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/records/run_result.h"
 #include "engine/report/run_diff.h"
 #include "engine/store/extra_metrics.h"
 #include "engine/store/store.h"
@@ -41,9 +42,10 @@ void AddRunCommand(CLI::App& app) {
       set[name] = value;
     }
     const std::map<std::string, double> all = WriteExtraMetrics(a->run_dir, set);
-    const nlohmann::json result = nlohmann::json::parse(ReadFile(a->run_dir + "/result.json"));
+    const std::string path = RunResultPath(a->run_dir);
+    const RunResult result = RunResultFromJson(ReadJsonFile(path), path);
     const std::string run_id =
-        result.value("run_id", std::filesystem::path(a->run_dir).filename().string());
+        result.run_id.value_or(std::filesystem::path(a->run_dir).filename().string());
     std::string where = fmt::format("{}/{}", a->run_dir, kExtraMetricsFile);
     const std::string db = a->db.empty() ? a->results + "/mavg.db" : a->db;
     if (PathExists(db)) {

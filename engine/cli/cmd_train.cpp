@@ -47,38 +47,34 @@ void AddTrainCommand(CLI::App& app) {
       std::cout << ToYaml(config);
       return;
     }
-    Validate(config, config_path);
+    const ResolvedRun run = ResolveRun(std::move(config), config_path);
     TrainOptions options;
     options.resume = !args->resume.empty();
     if (options.resume) {
       // Only execution knobs (not part of the run id, e.g. device_options.threads) may change.
-      const std::string id = RunId(LoadConfigFile(config_path));
-      MAVG_CHECK(RunId(config) == id,
+      MAVG_CHECK(run.run_id == RunId(LoadConfigFile(config_path)),
                  "--set cannot change a run being resumed (it would be another run; only keys "
                  "outside the run id, such as device_options.threads, may change)");
     }
     options.run_dir = options.resume      ? args->resume
-                      : args->out.empty() ? "results/runs/adhoc/" + RunId(config)
+                      : args->out.empty() ? "results/runs/adhoc/" + run.run_id
                                           : args->out;
     options.force = args->force;
     options.cache_dir = args->cache_dir;
     options.progress = !args->no_progress && Progress::StderrIsTerminal();
-    const nlohmann::json result = Train(config, options);
-    const std::string status = result.value("status", "?");
-    const std::optional<RunState> state = ParseRunState(status);
+    const TrainOutcome outcome = Train(run, options);
+    const RunResult& result = outcome.result;
+    const std::optional<RunState> state = result.status;
     if (state == RunState::kDiverged) ExitCode() = kExitDiverged;
     if (state == RunState::kCollapsed) ExitCode() = kExitCollapsed;
     if (state == RunState::kPreempted) ExitCode() = kExitPreempted;
-    if (result.value("rank", 0) != 0) return;  // rank 0 reports for everyone
-    std::string line = fmt::format("{}: {}", options.run_dir, status);
-    if (result.contains("test_acc")) {
-      line += fmt::format(", test accuracy {:.2f}%", 100.0 * result["test_acc"].get<double>());
-    }
-    if (result.contains("cv_acc")) {
-      line += fmt::format(", CV accuracy {:.2f}%", 100.0 * result["cv_acc"].get<double>());
-    }
-    line += fmt::format(", {} epochs in {:.1f}s", result.value("epochs", 0),
-                        result.value("wall_s", 0.0));
+    if (outcome.rank != 0) return;  // rank 0 reports for everyone
+    std::string line =
+        fmt::format("{}: {}", options.run_dir, state ? ToString(*state) : std::string_view("?"));
+    if (result.test_acc) line += fmt::format(", test accuracy {:.2f}%", 100.0 * *result.test_acc);
+    if (result.cv_acc) line += fmt::format(", CV accuracy {:.2f}%", 100.0 * *result.cv_acc);
+    line += fmt::format(", {} epochs in {:.1f}s", result.epochs.value_or(0),
+                        result.wall_s.value_or(0.0));
     std::cout << line << std::endl;
   });
 }

@@ -960,6 +960,12 @@ std::string RunId(const RunConfig& config) {
   return Sha256Hex(CanonicalJson(config)).substr(0, 16);
 }
 
+ResolvedRun ResolveRun(RunConfig config, const std::string& source) {
+  Validate(config, source);
+  std::string id = RunId(config);
+  return ResolvedRun{std::move(config), std::move(id)};
+}
+
 std::string ToYaml(const RunConfig& config_in) {
   RunConfig config = config_in;
   // Nested in the schema's order (ordered_json keeps insertion order), then emitted as YAML.

@@ -64,6 +64,15 @@ InitScheme ResolvedInitScheme(const ModelConfig& model);
 // First 16 hex digits of SHA-256 over CanonicalJson.
 std::string RunId(const RunConfig& config);
 
+// A config as a run is made of it: checked and identified once, where it is read. Code after
+// takes this and never validates or hashes the config again.
+struct ResolvedRun {
+  RunConfig config;
+  std::string run_id;  // RunId(config)
+};
+// Validate(config, source), then the run id; throws as Validate does.
+ResolvedRun ResolveRun(RunConfig config, const std::string& source);
+
 // Markdown table of every key: key | type | default | meaning.
 std::string ConfigReferenceMarkdown();
 

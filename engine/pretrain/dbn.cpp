@@ -12,6 +12,7 @@
 #include "engine/core/timer.h"
 #include "engine/data/minibatch.h"
 #include "engine/pretrain/rbm.h"
+#include "engine/records/pretrain_record.h"
 
 namespace mavg {
 namespace {
@@ -176,28 +177,27 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
       auto mse = [&](double e, int64_t f) {
         return f > 0 ? e / (static_cast<double>(f) * per) : 0.0;
       };
-      const nlohmann::json record = {
-          {"layer", layer + 1},
-          {"units", gaussian ? "gaussian-bernoulli" : "bernoulli-bernoulli"},
-          {"visible", visible},
-          {"hidden", rbm.Hidden()},
-          {"epoch", epoch},
-          {"frames", frames},
-          {"recon_mse", mse(err, frames)},
-          {"recon_mse_first", mse(err_first, frames_first)},
-          {"recon_mse_last", mse(err_last, frames_last)},
-          {"lr", rbm.LearningRate()},
-          {"momentum", o.momentum_bug ? o.momentum_max : momentum},
-          {"scheduled_momentum", momentum},
-          {"guard_triggers", guards},
-          {"seconds", timer.Seconds()}};
+      PretrainEpoch record;
+      record.layer = layer + 1;
+      record.units = gaussian ? "gaussian-bernoulli" : "bernoulli-bernoulli";
+      record.visible = visible;
+      record.hidden = rbm.Hidden();
+      record.epoch = epoch;
+      record.frames = frames;
+      record.recon_mse = mse(err, frames);
+      record.recon_mse_first = mse(err_first, frames_first);
+      record.recon_mse_last = mse(err_last, frames_last);
+      record.lr = rbm.LearningRate();
+      record.momentum = o.momentum_bug ? o.momentum_max : momentum;
+      record.scheduled_momentum = momentum;
+      record.guard_triggers = guards;
+      record.seconds = timer.Seconds();
       spdlog::info(
           "[pretrain] layer {} epoch {}: reconstruction MSE {:.5f} (first tenth {:.5f}, last "
           "{:.5f}), {} guard trigger(s), {:.1f} s",
-          layer + 1, epoch, record["recon_mse"].get<double>(),
-          record["recon_mse_first"].get<double>(), record["recon_mse_last"].get<double>(), guards,
-          timer.Seconds());
-      if (on_epoch) on_epoch(record);
+          layer + 1, epoch, *record.recon_mse, *record.recon_mse_first, *record.recon_mse_last,
+          guards, *record.seconds);
+      if (on_epoch) on_epoch(ToJson(record));
     }
     acts.emplace_back(backend, std::max(mb, kForwardChunk), rbm.Hidden());
     stack.push_back(std::move(rbm));

@@ -39,10 +39,9 @@ struct DbnOptions {
   std::function<void()> on_minibatch;  // called after every CD-1 step (e.g. a heartbeat)
 };
 
-// Called after every epoch of every layer with one pretrain.jsonl record: layer, units, epoch,
-// frames, recon_mse (mean squared reconstruction error per visible unit over the epoch),
-// recon_mse_first / recon_mse_last (the same over its first and last tenth), lr and momentum at
-// the end, guard_triggers, seconds.
+// Called after every epoch of every layer with one pretrain.jsonl record (PretrainEpoch,
+// records/pretrain_record.h) as JSON: reconstruction errors, lr and momentum at the end, guard
+// triggers, seconds.
 using DbnEpochCallback = std::function<void(const nlohmann::json&)>;
 
 // Pretrains a stack of hidden_dims.size() RBMs on every frame of `train`.

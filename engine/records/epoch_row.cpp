@@ -11,20 +11,7 @@ EpochRow EpochRowFromJson(const nlohmann::json& line, std::string_view where) {
 }
 
 EpochLines ReadEpochLines(const std::string& path) {
-  EpochLines out;
-  JsonLines read = ReadNumberedJsonLines(path);
-  for (int number : read.not_json) {
-    out.skipped.push_back(fmt::format("{}:{}: not a JSON line", path, number));
-  }
-  for (JsonLine& line : read.lines) {
-    try {
-      EpochRow row = EpochRowFromJson(line.value, fmt::format("{}:{}", path, line.number));
-      out.lines.push_back({std::move(row), std::move(line.value)});
-    } catch (const Error& e) {
-      out.skipped.push_back(e.what());
-    }
-  }
-  return out;
+  return records::ReadRecordLines(path, kEpochFields);
 }
 
 const std::vector<EpochMean>& EpochMeans() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/records/field_table.h"
+#include "engine/records/record_lines.h"
 
 namespace mavg {
 
@@ -87,17 +88,10 @@ nlohmann::json ToJson(const EpochRow& row);
 EpochRow EpochRowFromJson(const nlohmann::json& line, std::string_view where);
 
 // One parsed line of metrics.jsonl: the row and the whole line as written (kept whole in the
-// store, keys outside the table too).
-struct EpochLine {
-  EpochRow row;
-  nlohmann::json json;
-};
-struct EpochLines {
-  std::vector<EpochLine> lines;
-  // One line per line left out: "<file>:<n>: why" (not JSON, a field of the wrong type, no
-  // epoch). A torn last line (a process killed mid-write) is left out silently.
-  std::vector<std::string> skipped;
-};
+// store, keys outside the table too); the lines of a file, those left out named
+// (records/record_lines.h).
+using EpochLine = records::RecordLine<EpochRow>;
+using EpochLines = records::RecordLines<EpochRow>;
 EpochLines ReadEpochLines(const std::string& path);
 
 // A per-run mean the reports show: its name there, and the SQL expression over a row `e` of

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -38,10 +39,21 @@ using Cell = std::variant<std::monostate, int64_t, double, std::string>;
 // The SQL type of a field's own column; kNone: the field lives only in the row's JSON column.
 enum class Column { kNone, kInteger, kReal, kText };
 
+// A field's member, by its type:
+//   int64_t, std::string, bool        required: a reader refuses a record without it
+//   nlohmann::json                    required, a JSON object (the state of another part, whose
+//                                     own record reads it)
+//   std::vector<double>               required, an array of numbers
+//   std::optional<...>                may be absent (and JSON null): nullopt, and not written;
+//                                     optional<json> is an object, optional<vector<double>> an
+//                                     array of numbers or nulls (read as NaN)
 template <class R>
-using Member = std::variant<int64_t R::*, std::string R::*, std::optional<int64_t> R::*,
-                            std::optional<double> R::*, std::optional<bool> R::*,
-                            std::optional<std::string> R::*, std::optional<RunState> R::*>;
+using Member =
+    std::variant<int64_t R::*, std::string R::*, bool R::*, nlohmann::json R::*,
+                 std::vector<double> R::*, std::optional<int64_t> R::*, std::optional<double> R::*,
+                 std::optional<bool> R::*, std::optional<std::string> R::*,
+                 std::optional<RunState> R::*, std::optional<nlohmann::json> R::*,
+                 std::optional<std::vector<double>> R::*>;
 
 template <class R>
 struct Field {
@@ -49,7 +61,14 @@ struct Field {
   Member<R> member;
   Column column = Column::kNone;
   std::string_view report_mean = {};  // empty: reports do not average it
+  bool environment = false;  // where and how the run ran (the store's table env), not a result
 };
+
+// How a reader words a value it refuses. A file keeps the wording its earlier reader gave
+// (scripts and tests match it): checkpoints say what the value was ("'x' is "3", expected an
+// integer", "'y' is missing"); the other run files what type it was ("'x' is a string,
+// expected an integer", "no 'y'").
+enum class Wording { kRecord, kCheckpoint };
 
 // Names unique and not empty: checked at compile time for every table (static_assert beside it).
 template <class R, size_t N>
@@ -65,6 +84,11 @@ constexpr bool UniqueNames(const Field<R> (&table)[N]) {
 
 namespace detail {
 
+template <class T>
+inline constexpr bool kRequired =
+    std::is_same_v<T, int64_t> || std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
+    std::is_same_v<T, nlohmann::json> || std::is_same_v<T, std::vector<double>>;
+
 inline nlohmann::json Number(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
 }
@@ -79,13 +103,47 @@ inline const char* TypeName(const nlohmann::json& v) {
   return "an object";
 }
 
+// What a field holds, as messages name it.
+enum class Expected { kInteger, kNumber, kBoolean, kString, kObject, kNumbers };
+
+inline const char* ExpectedName(Expected e) {
+  switch (e) {
+    case Expected::kInteger:
+      return "an integer";
+    case Expected::kNumber:
+      return "a number";
+    case Expected::kBoolean:
+      return "a boolean";
+    case Expected::kString:
+      return "a string";
+    case Expected::kObject:
+      return "an object";
+    case Expected::kNumbers:
+      return "an array of numbers";
+  }
+  return "?";
+}
+
 [[noreturn]] inline void WrongType(std::string_view where, std::string_view name,
-                                   const nlohmann::json& v, std::string_view expected) {
-  MAVG_FAIL("{}: '{}' is {}, expected {}", where, name, TypeName(v), expected);
+                                   const nlohmann::json& v, Expected expected, Wording wording) {
+  if (wording == Wording::kRecord) {
+    MAVG_FAIL("{}: '{}' is {}, expected {}", where, name, TypeName(v), ExpectedName(expected));
+  }
+  switch (expected) {
+    case Expected::kString:
+    case Expected::kObject:
+      MAVG_FAIL("{}: '{}' is not {}", where, name, ExpectedName(expected));
+    case Expected::kBoolean:
+      MAVG_FAIL("{}: '{}' is {}, expected true or false", where, name, v.dump().substr(0, 80));
+    default:
+      MAVG_FAIL("{}: '{}' is {}, expected {}", where, name, v.dump().substr(0, 80),
+                ExpectedName(expected));
+  }
 }
 
 // An integer, or a number with an integral value (3.0: files written by other tools).
-inline int64_t ReadInteger(const nlohmann::json& v, std::string_view where, std::string_view name) {
+inline int64_t ReadInteger(const nlohmann::json& v, std::string_view where, std::string_view name,
+                           Wording wording) {
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
       MAVG_FAIL("{}: '{}' is {}, out of range", where, name, v.get<uint64_t>());
@@ -100,19 +158,53 @@ inline int64_t ReadInteger(const nlohmann::json& v, std::string_view where, std:
     }
     MAVG_FAIL("{}: '{}' is {}, expected an integer", where, name, x);
   }
-  WrongType(where, name, v, "an integer");
+  WrongType(where, name, v, Expected::kInteger, wording);
 }
 
-inline double ReadDouble(const nlohmann::json& v, std::string_view where, std::string_view name) {
+inline double ReadDouble(const nlohmann::json& v, std::string_view where, std::string_view name,
+                         Wording wording) {
   if (v.is_null()) return std::nan("");  // a non-finite value, written as null
-  if (!v.is_number()) WrongType(where, name, v, "a number");
+  if (!v.is_number()) WrongType(where, name, v, Expected::kNumber, wording);
   return v.get<double>();
 }
 
-inline std::string ReadText(const nlohmann::json& v, std::string_view where,
-                            std::string_view name) {
-  if (!v.is_string()) WrongType(where, name, v, "a string");
+inline std::string ReadText(const nlohmann::json& v, std::string_view where, std::string_view name,
+                            Wording wording) {
+  if (!v.is_string()) WrongType(where, name, v, Expected::kString, wording);
   return v.get<std::string>();
+}
+
+inline bool ReadBool(const nlohmann::json& v, std::string_view where, std::string_view name,
+                     Wording wording) {
+  if (!v.is_boolean()) WrongType(where, name, v, Expected::kBoolean, wording);
+  return v.get<bool>();
+}
+
+inline nlohmann::json ReadObject(const nlohmann::json& v, std::string_view where,
+                                 std::string_view name, Wording wording) {
+  if (!v.is_object()) WrongType(where, name, v, Expected::kObject, wording);
+  return v;
+}
+
+// Numbers, and nulls (NaN) where `nulls`.
+inline std::vector<double> ReadNumbers(const nlohmann::json& v, std::string_view where,
+                                       std::string_view name, Wording wording, bool nulls) {
+  const auto number = [&](const nlohmann::json& x) {
+    return x.is_number() || (nulls && x.is_null());
+  };
+  if (!v.is_array() || !std::all_of(v.begin(), v.end(), number)) {
+    WrongType(where, name, v, Expected::kNumbers, wording);
+  }
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (const nlohmann::json& x : v) out.push_back(x.is_null() ? std::nan("") : x.get<double>());
+  return out;
+}
+
+inline nlohmann::json Numbers(const std::vector<double>& xs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (double x : xs) out.push_back(Number(x));
+  return out;
 }
 
 }  // namespace detail
@@ -127,10 +219,14 @@ nlohmann::json ToJson(const R& record, const Field<R> (&table)[N]) {
         [&](auto member) {
           using T = std::remove_cvref_t<decltype(record.*member)>;
           const T& value = record.*member;
-          if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::string>) {
+          if constexpr (std::is_same_v<T, std::vector<double>>) {
+            out[name] = detail::Numbers(value);
+          } else if constexpr (detail::kRequired<T>) {
             out[name] = value;
           } else if constexpr (std::is_same_v<T, std::optional<double>>) {
             if (value) out[name] = detail::Number(*value);
+          } else if constexpr (std::is_same_v<T, std::optional<std::vector<double>>>) {
+            if (value) out[name] = detail::Numbers(*value);
           } else if constexpr (std::is_same_v<T, std::optional<RunState>>) {
             if (value) out[name] = std::string(ToString(*value));
           } else {
@@ -144,10 +240,11 @@ nlohmann::json ToJson(const R& record, const Field<R> (&table)[N]) {
 
 // Reads a record from a JSON object; `where` (a file, or file:line) starts every error. A field
 // of the wrong type, a required field absent or a status that is not a RunState throws naming
-// it; keys outside the table are ignored (the caller keeps the whole object where
-// they matter).
+// it, worded as `wording` says; keys outside the table are ignored (the caller keeps the whole
+// object where they matter).
 template <class R, size_t N>
-R FromJson(const nlohmann::json& object, const Field<R> (&table)[N], std::string_view where) {
+R FromJson(const nlohmann::json& object, const Field<R> (&table)[N], std::string_view where,
+           Wording wording = Wording::kRecord) {
   if (!object.is_object())
     MAVG_FAIL("{}: {}, expected a JSON object", where, detail::TypeName(object));
   R record{};
@@ -157,30 +254,73 @@ R FromJson(const nlohmann::json& object, const Field<R> (&table)[N], std::string
         [&](auto member) {
           using T = std::remove_cvref_t<decltype(record.*member)>;
           T& out = record.*member;
-          if (it == object.end()) {
-            if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::string>) {
+          // JSON null is an absent object ("progress": null); for a number it is NaN.
+          if (it == object.end() ||
+              (std::is_same_v<T, std::optional<nlohmann::json>> && it->is_null())) {
+            if constexpr (detail::kRequired<T>) {
+              if (wording == Wording::kCheckpoint) MAVG_FAIL("{}: '{}' is missing", where, f.name);
               MAVG_FAIL("{}: no '{}'", where, f.name);
             }
-            return;
+            return;  // absent (or null where null means absent)
           }
           const nlohmann::json& v = *it;
           if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::optional<int64_t>>) {
-            out = detail::ReadInteger(v, where, f.name);
+            out = detail::ReadInteger(v, where, f.name, wording);
           } else if constexpr (std::is_same_v<T, std::optional<double>>) {
-            out = detail::ReadDouble(v, where, f.name);
-          } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
-            if (!v.is_boolean()) detail::WrongType(where, f.name, v, "a boolean");
-            out = v.get<bool>();
+            out = detail::ReadDouble(v, where, f.name, wording);
+          } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
+            out = detail::ReadBool(v, where, f.name, wording);
           } else if constexpr (std::is_same_v<T, std::optional<RunState>>) {
-            out = ParseRunStateOrThrow(detail::ReadText(v, where, f.name),
+            out = ParseRunStateOrThrow(detail::ReadText(v, where, f.name, wording),
                                        fmt::format("{}: '{}'", where, f.name));
+          } else if constexpr (std::is_same_v<T, nlohmann::json> ||
+                               std::is_same_v<T, std::optional<nlohmann::json>>) {
+            out = detail::ReadObject(v, where, f.name, wording);
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            out = detail::ReadNumbers(v, where, f.name, wording, /*nulls=*/false);
+          } else if constexpr (std::is_same_v<T, std::optional<std::vector<double>>>) {
+            out = detail::ReadNumbers(v, where, f.name, wording, /*nulls=*/true);
           } else {
-            out = detail::ReadText(v, where, f.name);
+            out = detail::ReadText(v, where, f.name, wording);
           }
         },
         f.member);
   }
   return record;
+}
+
+// Every field that `from` has set (a required field always) replaces `into`'s.
+template <class R, size_t N>
+void Update(R& into, const R& from, const Field<R> (&table)[N]) {
+  for (const Field<R>& f : table) {
+    std::visit(
+        [&](auto member) {
+          using T = std::remove_cvref_t<decltype(from.*member)>;
+          if constexpr (detail::kRequired<T>) {
+            into.*member = from.*member;
+          } else {
+            if (from.*member) into.*member = from.*member;
+          }
+        },
+        f.member);
+  }
+}
+
+// The names of the fields, in table order (what a store keeps or refuses as a record's own).
+template <class R, size_t N>
+std::vector<std::string_view> Names(const Field<R> (&table)[N]) {
+  std::vector<std::string_view> out;
+  for (const Field<R>& f : table) out.push_back(f.name);
+  return out;
+}
+
+// The field named `name`, or nullptr.
+template <class R, size_t N>
+const Field<R>* FindField(const Field<R> (&table)[N], std::string_view name) {
+  for (const Field<R>& f : table) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
 }
 
 // The names of the fields with a column, in table order: "a, b, c".
@@ -218,6 +358,13 @@ std::vector<Cell> Cells(const R& record, const Field<R> (&table)[N]) {
             out.emplace_back(value);
           } else if constexpr (std::is_same_v<T, std::string>) {
             out.emplace_back(value);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            out.emplace_back(static_cast<int64_t>(value));
+          } else if constexpr (std::is_same_v<T, nlohmann::json> ||
+                               std::is_same_v<T, std::vector<double>> ||
+                               std::is_same_v<T, std::optional<nlohmann::json>> ||
+                               std::is_same_v<T, std::optional<std::vector<double>>>) {
+            MAVG_FAIL("field '{}': objects and arrays have no column of their own", f.name);
           } else if constexpr (std::is_same_v<T, std::optional<double>>) {
             out.push_back(value && std::isfinite(*value) ? Cell(*value) : Cell());
           } else if constexpr (std::is_same_v<T, std::optional<bool>>) {

@@ -31,7 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kRate = 16000;
 constexpr int kFrameLength = 400;  // 25 ms
 constexpr int kFrameShift = 160;   // 10 ms
 const char* const kSets[] = {"train", "dev", "test", "test_seen"};
@@ -264,8 +263,8 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
               std::vector<std::pair<size_t, size_t>> voiced;
               for (const auto& s : segs) {
                 if (s.phone != "sil")
-                  voiced.emplace_back(static_cast<size_t>(s.start * kRate),
-                                      static_cast<size_t>(s.end * kRate));
+                  voiced.emplace_back(static_cast<size_t>(s.start * kCorpusSampleRate),
+                                      static_cast<size_t>(s.end * kCorpusSampleRate));
               }
               Rng rng(u.seed);
               if (u.noise > 0) {
@@ -286,7 +285,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
               if (peak > 0.99f) {
                 for (float& v : x) v *= 0.99f / peak;
               }
-              WriteWav(dir + "/wav/" + u.id + ".wav", Waveform{kRate, x});
+              WriteWav(dir + "/wav/" + u.id + ".wav", Waveform{kCorpusSampleRate, x});
               lengths[i] = x.size();
               // Frame labels: the segment under each frame's centre; 3 states per phone split
               // uniformly inside the segment.
@@ -294,7 +293,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
               std::vector<int32_t> ali(static_cast<size_t>(frames));
               size_t seg = 0;
               for (int64_t t = 0; t < frames; ++t) {
-                const double centre = (t * kFrameShift + kFrameLength / 2.0) / kRate;
+                const double centre = (t * kFrameShift + kFrameLength / 2.0) / kCorpusSampleRate;
                 while (seg + 1 < segs.size() && segs[seg].end <= centre) ++seg;
                 const PhoneSegment& s = segs[seg];
                 const double frac = s.end > s.start ? (centre - s.start) / (s.end - s.start) : 0.0;
@@ -330,7 +329,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
         spk_seen.insert(u.speaker);
         st.utterances += 1;
         st.words += static_cast<int>(u.words.size());
-        st.hours += static_cast<double>(lengths[i]) / kRate / 3600.0;
+        st.hours += static_cast<double>(lengths[i]) / kCorpusSampleRate / 3600.0;
         st.frames += static_cast<int64_t>(alignments[i].size());
         stats.uniform_alignments += uniform[i];
       }

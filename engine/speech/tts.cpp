@@ -27,8 +27,6 @@ const char* const kDigitWords[11] = {"oh",   "zero", "one",   "two",   "three", 
 
 namespace {
 
-constexpr int kRate = 16000;
-
 std::map<std::string, cst_voice*>& FliteVoices() {
   static std::map<std::string, cst_voice*> voices;
   return voices;
@@ -197,7 +195,8 @@ Synthesis Synthesizer::Synthesize(const std::string& voice, const std::vector<st
       const double start = speech.front()->start, end = speech.back()->end;
       std::vector<PhoneSegment> segs;
       UniformSplit(expected, start, end, segs);
-      s.phones = Normalise(std::move(segs), static_cast<double>(s.audio.samples.size()) / kRate);
+      s.phones = Normalise(std::move(segs),
+                           static_cast<double>(s.audio.samples.size()) / kCorpusSampleRate);
       s.aligned_by_synth = false;
     }
     return s;
@@ -232,9 +231,9 @@ Synthesis Synthesizer::SynthesizeFlite(const std::string& name, const std::strin
     start = end;
   }
   delete_utterance(u);
-  out.audio.sample_rate = kRate;
-  out.audio.samples = Resample(samples, rate, kRate);
-  const double duration = static_cast<double>(out.audio.samples.size()) / kRate;
+  out.audio.sample_rate = kCorpusSampleRate;
+  out.audio.samples = Resample(samples, rate, kCorpusSampleRate);
+  const double duration = static_cast<double>(out.audio.samples.size()) / kCorpusSampleRate;
   out.phones = Normalise(std::move(segs), duration);
   return out;
 }
@@ -324,9 +323,9 @@ Synthesis Synthesizer::SynthesizeEspeak(const std::string& name,
   }
   std::vector<float> samples(capture.samples.size());
   for (size_t i = 0; i < samples.size(); ++i) samples[i] = capture.samples[i] / 32768.0f;
-  out.audio.sample_rate = kRate;
-  out.audio.samples = Resample(samples, capture.rate, kRate);
-  const double duration = static_cast<double>(out.audio.samples.size()) / kRate;
+  out.audio.sample_rate = kCorpusSampleRate;
+  out.audio.samples = Resample(samples, capture.rate, kCorpusSampleRate);
+  const double duration = static_cast<double>(out.audio.samples.size()) / kCorpusSampleRate;
   out.phones = Normalise(std::move(segs), duration);
   MAVG_CHECK(per_word.size() >= words.size(), "espeak-ng reported {} words for '{}' ({} expected)",
              per_word.size(), text, words.size());

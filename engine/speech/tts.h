@@ -14,6 +14,9 @@
 
 namespace mavg {
 
+// The corpus's audio: every synthesis is resampled to this rate (Hz).
+inline constexpr int kCorpusSampleRate = 16000;
+
 struct Prosody {
   double rate = 1.0;   // speaking-rate factor: > 1 is faster (flite: 1 / duration_stretch)
   double pitch = 0.0;  // pitch offset in semitones (flite diphone voices: f0 mean; espeak:
@@ -26,7 +29,7 @@ struct PhoneSegment {
 };
 
 struct Synthesis {
-  Waveform audio;                    // 16 kHz mono
+  Waveform audio;                    // kCorpusSampleRate mono
   std::vector<PhoneSegment> phones;  // contiguous, covering [0, duration]
   bool aligned_by_synth = true;      // false when a word fell back to a uniform split
 };

@@ -11,25 +11,31 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/sysinfo.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 
 namespace mavg {
 
-// Every result and report metric mavg writes or derives itself (result.json, the decode of the
-// test set, the per-run values reports compute): an outside metric never takes one's name.
-// clang-format off
-constexpr const char* kOwnResultNames[] = {
-    "status", "run_id", "epochs", "wall_s", "compute_s", "io_s", "frames", "frames_per_s",
-    "num_params", "world_size", "mode", "blas_kernels", "host", "finished", "build",
-    "cv_loss", "cv_acc", "test_loss", "test_acc", "test_frames", "diverged_at", "collapse",
-    "signal", "epoch", "pretrain_s", "pretrain_cached", "pretrain_key", "wer", "ser", "wer_dev",
-    "wer_sub", "wer_del", "wer_ins", "wer_ref_words", "decode_acoustic_scale",
-    "decode_word_penalty", "decode_no_path", "decode_rtf", "test_error", "cv_error",
-    "final_cv_loss", "epoch_s", "projected_epoch_s", "projected_compute_s", "comm_s", "wait_s",
-    "frames_per_epoch", "averagings", "global_averagings", "frames_dropped_per_epoch",
-    "max_change_limited", "time_to_target", "time_to_target_s"};
-// clang-format on
-
 namespace {
+
+// What reports derive per run beyond the result's fields and the epochs' means (report/): an
+// outside metric never takes one of these names either.
+constexpr const char* kReportDerivedNames[] = {"test_error", "cv_error", "final_cv_loss",
+                                               "time_to_target", "time_to_target_s"};
+
+// Every result and report metric mavg writes or derives itself: result.json's fields
+// (records/run_result.h), the per-run means of the epochs (records/epoch_row.h) and the
+// reports' own.
+bool IsOwnName(const std::string& name) {
+  for (std::string_view own : RunResultNames()) {
+    if (own == name) return true;
+  }
+  for (const EpochMean& mean : EpochMeans()) {
+    if (mean.name == name) return true;
+  }
+  return std::find(std::begin(kReportDerivedNames), std::end(kReportDerivedNames), name) !=
+         std::end(kReportDerivedNames);
+}
 
 void CheckName(const std::string& name, const std::string& where) {
   bool ok = !name.empty() && name.size() <= 64 && std::isalpha(static_cast<unsigned char>(name[0]));
@@ -80,7 +86,7 @@ std::pair<std::string, double> ParseMetricAssignment(const std::string& text) {
 
 std::map<std::string, double> WriteExtraMetrics(const std::string& run_dir,
                                                 const std::map<std::string, double>& metrics) {
-  const std::string result_path = run_dir + "/result.json";
+  const std::string result_path = RunResultPath(run_dir);
   MAVG_CHECK(PathExists(result_path),
              "{}: no result.json: metrics are attached to a run that has finished", run_dir);
   const nlohmann::json result = ReadObject(result_path);
@@ -88,9 +94,7 @@ std::map<std::string, double> WriteExtraMetrics(const std::string& run_dir,
     CheckName(name, run_dir);
     // mavg's own names are refused whether or not this run has them (a run without a test set
     // has no wer, but its wer is still mavg's word), and so is anything its result.json holds.
-    const bool own = std::find(std::begin(kOwnResultNames), std::end(kOwnResultNames), name) !=
-                     std::end(kOwnResultNames);
-    MAVG_CHECK(!own && !result.contains(name),
+    MAVG_CHECK(!IsOwnName(name) && !result.contains(name),
                "{}: '{}' is the name of a result mavg measures itself; give the outside metric "
                "its own name, e.g. {}_external",
                run_dir, name, name);

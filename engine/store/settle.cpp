@@ -5,18 +5,6 @@
 #include "engine/core/json.h"
 
 namespace mavg {
-namespace {
-
-// The "status" of result.json as a RunState, `absent` without one. A
-// text that is not a RunState throws naming the file and the valid ones.
-RunState FileStatus(const nlohmann::json& file, const std::string& path, RunState absent) {
-  if (!file.contains("status")) return absent;
-  const nlohmann::json& s = file["status"];
-  return ParseRunStateOrThrow(s.is_string() ? s.get<std::string>() : DumpJson(s), path);
-}
-
-}  // namespace
-
 RunFiles ReadRunFiles(const std::string& run_dir) {
   RunFiles files{run_dir, std::nullopt, std::nullopt, "", ""};
   try {
@@ -24,7 +12,7 @@ RunFiles ReadRunFiles(const std::string& run_dir) {
   } catch (const Error& e) {
     files.state_error = e.what();
   }
-  const std::string result = run_dir + "/result.json";
+  const std::string result = RunResultPath(run_dir);
   if (PathExists(result)) {
     try {
       files.result = ReadJsonFile(result);
@@ -47,23 +35,22 @@ SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> lau
     out.status = RunState::kFailed, out.reason = files.result_error;
   } else if (files.result) {
     try {
-      out.status = FileStatus(*files.result, files.run_dir + "/result.json", RunState::kFailed);
-      out.reason =
-          files.result->value("error", out.status == RunState::kCompleted ? "" : out.reason);
+      out.result = RunResultFromJson(*files.result, RunResultPath(files.run_dir));
+      out.status = out.result->status.value_or(RunState::kFailed);
+      out.reason = out.result->error.value_or(out.status == RunState::kCompleted ? "" : out.reason);
       out.result_usable = true;
     } catch (const Error& e) {
       out.status = RunState::kFailed, out.reason = e.what();
     }
   }
-  if (out.result_usable) {
-    const nlohmann::json& result = *files.result;
-    if (out.status == RunState::kDiverged && result.contains("diverged_at")) {
-      const auto& d = result["diverged_at"];
+  if (out.result) {
+    if (out.status == RunState::kDiverged && out.result->diverged_at) {
+      const DivergedAt d = DivergedAtOf(*out.result);
       out.reason = fmt::format("non-finite loss in epoch {} minibatch {} (lr {})",
-                               d.value("epoch", 0), d.value("minibatch", 0), d.value("lr", 0.0));
+                               d.epoch.value_or(0), d.minibatch.value_or(0), d.lr.value_or(0.0));
     }
-    if (out.status == RunState::kCollapsed && result.contains("collapse")) {
-      out.reason = result["collapse"].value("reason", out.reason);
+    if (out.status == RunState::kCollapsed && out.result->collapse) {
+      out.reason = CollapseOf(*out.result).reason.value_or(out.reason);
     }
   }
   // A run that stopped at a checkpoint because the launcher stopped it: the launcher's reason

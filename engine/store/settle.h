@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/core/run_state.h"
+#include "engine/records/run_result.h"
 #include "engine/records/run_state_file.h"
 
 namespace mavg {
@@ -26,15 +27,17 @@ RunFiles ReadRunFiles(const std::string& run_dir);
 struct SettledRun {
   RunState status = RunState::kNew;
   std::string reason;
-  // result.json was read and its status is a RunState: its values are the run's results.
+  // result.json was read as a record (records/run_result.h): its values are the run's results.
   bool result_usable = false;
+  std::optional<RunResult> result;  // that record, when usable
 };
 
 // The rules, in order:
 // - state.json's status (running without one), its error the reason; unreadable (not JSON, a
 //   field of the wrong type, a status that is not a RunState): failed, with why.
 // - result.json outranks it: its status (failed without one) and "error" (a completed run has
-//   no reason); unreadable or not a RunState: failed, with why.
+//   no reason); unreadable or not a result (a field of the wrong type, a status that is not a
+//   RunState): failed, with why.
 // - a diverged or collapsed result says where (non-finite loss in epoch E minibatch M / the
 //   collapse's reason).
 // - a run that stopped at a checkpoint (preempted) or never said it ended (running) takes the

@@ -10,6 +10,8 @@
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
 #include "engine/records/epoch_row.h"
+#include "engine/records/pretrain_record.h"
+#include "engine/records/run_result.h"
 #include "engine/store/extra_metrics.h"
 #include "engine/store/settle.h"
 
@@ -20,15 +22,6 @@ const std::vector<std::string>& Migrations();
 }
 
 namespace {
-
-sql::Value JsonToValue(const nlohmann::json& v) {
-  if (v.is_null()) return sql::Value();
-  if (v.is_boolean()) return sql::Value(static_cast<int64_t>(v.get<bool>()));
-  if (v.is_number_integer()) return sql::Value(v.get<int64_t>());
-  if (v.is_number()) return sql::Value(v.get<double>());
-  if (v.is_string()) return sql::Value(v.get<std::string>());
-  return sql::Value(DumpJson(v));
-}
 
 // A state's text as a bound parameter.
 template <class State>
@@ -254,55 +247,47 @@ std::optional<LaunchState> LatestLaunchState(sql::Database& db, const std::strin
   return last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
 }
 
-// Table epochs of a run: one row per metrics.jsonl line, its columns from the record's table.
-void ReplaceEpochs(sql::Database& db, const std::string& run_id, int attempt,
-                   const EpochLines& epochs) {
-  auto del = db.Prepare("DELETE FROM epochs WHERE run_id = ?");
+// `rows` into `table` of a run, replacing the run's rows: columns from the record's table, then
+// the whole line as written in `json_column`. Lines left out are warned about.
+template <class R, size_t N>
+void ReplaceRows(sql::Database& db, const std::string& table, const std::string& run_id,
+                 const std::vector<std::pair<std::string, records::Cell>>& leading,
+                 const records::RecordLines<R>& rows, const records::Field<R> (&fields)[N],
+                 const std::string& json_column) {
+  auto del = db.Prepare(fmt::format("DELETE FROM {} WHERE run_id = ?", table));
   del.Bind(1, run_id).Run();
-  for (const std::string& why : epochs.skipped) {
+  for (const std::string& why : rows.skipped) {
     spdlog::warn("[store] {} (line left out)", why);
   }
-  const int columns = records::ColumnCount(kEpochFields);
-  std::string params;
-  for (int i = 0; i < columns; ++i) params += ",?";
-  auto ins = db.Prepare(fmt::format(
-      "INSERT OR REPLACE INTO epochs(run_id, attempt, {}, metrics_json) VALUES (?,?{},?)",
-      records::ColumnList(kEpochFields), params));
-  for (const EpochLine& line : epochs.lines) {
-    ins.Bind(1, run_id).Bind(2, attempt);
-    int param = 3;
-    for (const records::Cell& cell : records::Cells(line.row, kEpochFields)) {
-      ins.Bind(param++, cell);
-    }
+  std::string columns = "run_id", params = "?";
+  for (const auto& [name, value] : leading) columns += ", " + name, params += ",?";
+  for (int i = 0; i < records::ColumnCount(fields); ++i) params += ",?";
+  auto ins = db.Prepare(fmt::format("INSERT OR REPLACE INTO {}({}, {}, {}) VALUES ({},?)", table,
+                                    columns, records::ColumnList(fields), json_column, params));
+  for (const records::RecordLine<R>& line : rows.lines) {
+    int param = 1;
+    ins.Bind(param++, run_id);
+    for (const auto& [name, value] : leading) ins.Bind(param++, value);
+    for (const records::Cell& cell : records::Cells(line.row, fields)) ins.Bind(param++, cell);
     ins.Bind(param, DumpJson(line.json)).Run();
   }
 }
 
-// Table pretrain of a run: one row per pretrain.jsonl line with a layer and an epoch.
-void ReplacePretrain(sql::Database& db, const std::string& run_id, const std::string& run_dir) {
-  auto del = db.Prepare("DELETE FROM pretrain WHERE run_id = ?");
-  del.Bind(1, run_id).Run();
-  auto ins = db.Prepare(
-      "INSERT OR REPLACE INTO pretrain(run_id, layer, epoch, units, visible, hidden, frames, "
-      "recon_mse, recon_mse_first, recon_mse_last, lr, momentum, guard_triggers, seconds, cached, "
-      "stack, record_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  for (const nlohmann::json& m : ReadJsonLines(run_dir + "/pretrain.jsonl")) {
-    auto get = [&](const char* k) { return m.contains(k) ? JsonToValue(m[k]) : sql::Value(); };
-    if (!m.contains("layer") || !m.contains("epoch")) continue;
-    int col = 1;
-    ins.Bind(col++, run_id);
-    for (const char* k :
-         {"layer", "epoch", "units", "visible", "hidden", "frames", "recon_mse", "recon_mse_first",
-          "recon_mse_last", "lr", "momentum", "guard_triggers", "seconds", "cached", "stack"}) {
-      ins.Bind(col++, get(k));
-    }
-    ins.Bind(col, DumpJson(m));
-    ins.Run();
-  }
+// Table epochs of a run: one row per metrics.jsonl line (records/epoch_row.h).
+void ReplaceEpochs(sql::Database& db, const std::string& run_id, int attempt,
+                   const EpochLines& epochs) {
+  ReplaceRows(db, "epochs", run_id, {{"attempt", records::Cell(int64_t{attempt})}}, epochs,
+              kEpochFields, "metrics_json");
 }
 
-// Tables results and env of a run: result.json's values (when usable) and the metrics computed
-// outside mavg beside them.
+// Table pretrain of a run: one row per pretrain.jsonl line (records/pretrain_record.h).
+void ReplacePretrain(sql::Database& db, const std::string& run_id, const std::string& run_dir) {
+  ReplaceRows(db, "pretrain", run_id, {}, ReadPretrainLines(run_dir + "/" + kPretrainFileName),
+              kPretrainFields, "record_json");
+}
+
+// Tables results and env of a run: result.json's entries (records/run_result.h: the table
+// says which are the environment), when usable, and the metrics computed outside mavg beside.
 void ReplaceResults(sql::Database& db, const std::string& run_id, const std::string& run_dir,
                     const nlohmann::json* result) {
   auto del_r = db.Prepare("DELETE FROM results WHERE run_id = ?");
@@ -312,23 +297,8 @@ void ReplaceResults(sql::Database& db, const std::string& run_id, const std::str
   if (result == nullptr) return;
   auto ins_r = db.Prepare("INSERT INTO results(run_id, key, value) VALUES (?,?,?)");
   auto ins_env = db.Prepare("INSERT INTO env(run_id, key, value) VALUES (?,?,?)");
-  for (const auto& [key, value] : result->items()) {
-    if (value.is_object()) {
-      // Nested objects (build, diverged_at) are the environment / details: key.sub.
-      for (const auto& [sub, v] : value.items()) {
-        ins_env.Bind(1, run_id)
-            .Bind(2, key + "." + sub)
-            .Bind(3, v.is_string() ? v.get<std::string>() : DumpJson(v))
-            .Run();
-      }
-    } else if (key == "host" || key == "finished") {
-      ins_env.Bind(1, run_id)
-          .Bind(2, key)
-          .Bind(3, value.is_string() ? value.get<std::string>() : DumpJson(value))
-          .Run();
-    } else {
-      ins_r.Bind(1, run_id).Bind(2, key).Bind(3, JsonToValue(value)).Run();
-    }
+  for (const ResultEntry& e : ResultEntries(*result)) {
+    (e.environment ? ins_env : ins_r).Bind(1, run_id).Bind(2, e.key).Bind(3, e.value).Run();
   }
   // Metrics computed outside mavg (engine/store/extra_metrics.h), beside its own.
   try {
@@ -376,9 +346,9 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
   const nlohmann::json* result = settled.result_usable ? &*files.result : nullptr;
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
   upd.Bind(1, AsValue(settled.status)).Bind(2, settled.reason).Bind(3, run_id).Run();
-  if (result && result->contains("build")) {
+  if (settled.result && settled.result->build) {
     auto cv = db_.Prepare("UPDATE runs SET code_version = ? WHERE run_id = ?");
-    cv.Bind(1, (*result)["build"].value("code_version", "")).Bind(2, run_id).Run();
+    cv.Bind(1, BuildOf(*settled.result).code_version.value_or("")).Bind(2, run_id).Run();
   }
   ReplaceEpochs(db_, run_id, attempt, epochs);
   ReplacePretrain(db_, run_id, run_dir);
@@ -393,7 +363,7 @@ CollectSummary Store::Collect(const std::string& sweep) {
   CollectSummary summary;
   for (const auto& [run_id, run] : RunsOfSweep(sweep)) {
     ++summary.runs;
-    if (!PathExists(run.run_dir + "/state.json") && !PathExists(run.run_dir + "/result.json")) {
+    if (!PathExists(RunStatePath(run.run_dir)) && !PathExists(RunResultPath(run.run_dir))) {
       ++summary.missing;
       ++summary.by_status[run.status];
       continue;

@@ -95,10 +95,10 @@ bool CheckpointDir::HasTensors(int64_t gen, const std::string& name) const {
   return std::filesystem::exists(TensorPath(gen, name), ec);
 }
 
-void CheckpointDir::Commit(const nlohmann::json& meta) const {
+void CheckpointDir::Commit(const CheckpointMeta& meta) const {
   MakeDirs(dir_);
-  WriteFileAtomic(dir_ + "/meta.json", DumpJson(meta, 2) + "\n");
-  const std::string keep = fmt::format(".{}.bin", meta.at("generation").get<int64_t>());
+  WriteFileAtomic(dir_ + "/meta.json", DumpJson(ToJson(meta), 2) + "\n");
+  const std::string keep = fmt::format(".{}.bin", meta.generation);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string file = entry.path().filename().string();
@@ -108,78 +108,11 @@ void CheckpointDir::Commit(const nlohmann::json& meta) const {
   }
 }
 
-void ValidateCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
-                            const std::string& path) {
-  MAVG_CHECK(meta.is_object(), "{}: a checkpoint record is a JSON object", path);
-  auto field = [&](const char* key) -> const nlohmann::json& {
-    MAVG_CHECK(meta.contains(key), "{}: '{}' is missing", path, key);
-    return meta.at(key);
-  };
-  auto integer = [&](const char* key, int64_t lo, int64_t hi, const char* range) {
-    const nlohmann::json& v = field(key);
-    MAVG_CHECK(v.is_number_integer(), "{}: '{}' is {}, expected an integer", path, key,
-               DumpJson(v));
-    const int64_t x = v.get<int64_t>();
-    MAVG_CHECK(x >= lo && x <= hi, "{}: '{}' is {}, must be {}", path, key, x, range);
-    return x;
-  };
-  auto boolean = [&](const char* key) {
-    MAVG_CHECK(field(key).is_boolean(), "{}: '{}' is {}, expected true or false", path, key,
-               DumpJson(field(key)));
-  };
-  auto number = [&](const char* key) {
-    const nlohmann::json& v = field(key);
-    MAVG_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0,
-               "{}: '{}' "
-               "is {}, expected a finite number >= 0",
-               path, key, DumpJson(v));
-  };
-  integer("generation", 1, INT64_MAX, ">= 1");
-  integer("epochs_done", 0, config.schedule.epochs,
-          fmt::format("0..{} (the config's schedule.epochs)", config.schedule.epochs).c_str());
-  integer("world_size", config.parallel.workers, config.parallel.workers,
-          fmt::format("{} (the config's parallel.workers)", config.parallel.workers).c_str());
-  MAVG_CHECK(field("run_id").is_string(), "{}: 'run_id' is not a string", path);
-  boolean("stopped");
-  boolean("has_best");
-  MAVG_CHECK(field("schedule").is_object(), "{}: 'schedule' is not an object", path);
-  if (meta.contains("averager")) {
-    MAVG_CHECK(meta.at("averager").is_object(), "{}: 'averager' is not an object", path);
-  }
-  const nlohmann::json& cv = field("cv_best");
-  MAVG_CHECK(cv.is_array() && cv.size() == 3 &&
-                 std::all_of(cv.begin(), cv.end(),
-                             [](const nlohmann::json& x) {
-                               return x.is_number() && std::isfinite(x.get<double>()) &&
-                                      x.get<double>() >= 0;
-                             }),
-             "{}: 'cv_best' is {}, expected 3 finite numbers >= 0", path, DumpJson(cv));
-  if (meta.contains("cv_losses")) {  // absent in checkpoints of older versions
-    const nlohmann::json& losses = meta.at("cv_losses");
-    MAVG_CHECK(losses.is_array() &&
-                   losses.size() == static_cast<size_t>(field("epochs_done").get<int64_t>()) &&
-                   std::all_of(losses.begin(), losses.end(),
-                               [](const nlohmann::json& x) {
-                                 return x.is_null() ||
-                                        (x.is_number() && std::isfinite(x.get<double>()) &&
-                                         x.get<double>() >= 0);
-                               }),
-               "{}: 'cv_losses' is {}, expected one number >= 0 (or null) per epoch done", path,
-               DumpJson(losses).substr(0, 80));
-  }
-  if (meta.contains("compute_total")) number("compute_total");
-  if (meta.contains("frames_total")) integer("frames_total", 0, INT64_MAX, ">= 0");
-  const nlohmann::json& progress = field("progress");
-  if (!progress.is_null()) {
-    MAVG_CHECK(progress.is_object() && progress.contains("minibatches") &&
-                   progress.at("minibatches").is_number_integer() &&
-                   progress.at("minibatches").get<int64_t>() >= 0,
-               "{}: 'progress' is {}, expected null or an object with minibatches >= 0", path,
-               DumpJson(progress).substr(0, 80));
-    MAVG_CHECK(field("epochs_done").get<int64_t>() < config.schedule.epochs,
-               "{}: 'progress' inside epoch {} after the last epoch ({})", path,
-               field("epochs_done").get<int64_t>() + 1, config.schedule.epochs);
-  }
+CheckpointMeta ReadCheckpointMeta(const nlohmann::json& meta, const RunConfig& config,
+                                  const std::string& path) {
+  CheckpointMeta m = CheckpointMetaFromJson(meta, path);
+  m.Validate({config.schedule.epochs, config.parallel.workers}, path);
+  return m;
 }
 
 }  // namespace mavg

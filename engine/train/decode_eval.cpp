@@ -43,7 +43,7 @@ std::optional<DecodeReport> DecodeTestSet(Network& net, const RunData& data,
   opts.decode.acoustic_scale = config.decode.acoustic_scale;
   opts.decode.word_penalty = config.decode.word_penalty;
 
-  nlohmann::json r;
+  RunResult r;
   Timer tune_timer;
   if (config.decode.tune) {
     const auto dev = NetworkLogLikelihoods(net, data.dev, context, data.label_counts);
@@ -61,7 +61,7 @@ std::optional<DecodeReport> DecodeTestSet(Network& net, const RunData& data,
         }
       }
     }
-    r["wer_dev"] = best;
+    r.wer_dev = best;
     spdlog::info(
         "[decode] dev: best WER {:.2f}% at acoustic scale {} and word penalty {} "
         "({} settings, {:.1f} s)",
@@ -72,22 +72,22 @@ std::optional<DecodeReport> DecodeTestSet(Network& net, const RunData& data,
   const auto test = NetworkLogLikelihoods(net, data.test, context, data.label_counts);
   const DecodeSetResult d = DecodeDataDir(decoder, config.data.test, data.test.utt_ids, test, opts);
   const WerStats& s = d.stats;
-  r["wer"] = s.Wer();
-  r["ser"] = s.Ser();
-  r["wer_sub"] = s.sub;
-  r["wer_del"] = s.del;
-  r["wer_ins"] = s.ins;
-  r["wer_ref_words"] = s.ref_words;
-  r["decode_acoustic_scale"] = opts.decode.acoustic_scale;
-  r["decode_word_penalty"] = opts.decode.word_penalty;
-  r["decode_no_path"] = d.no_path;
+  r.wer = s.Wer();
+  r.ser = s.Ser();
+  r.wer_sub = s.sub;
+  r.wer_del = s.del;
+  r.wer_ins = s.ins;
+  r.wer_ref_words = s.ref_words;
+  r.decode_acoustic_scale = opts.decode.acoustic_scale;
+  r.decode_word_penalty = opts.decode.word_penalty;
+  r.decode_no_path = d.no_path;
   // Real-time factor of the search alone, per core: decoding CPU time / audio time.
-  r["decode_rtf"] = d.audio_seconds > 0 ? d.decode_cpu_seconds / d.audio_seconds : 0.0;
+  r.decode_rtf = d.audio_seconds > 0 ? d.decode_cpu_seconds / d.audio_seconds : 0.0;
   spdlog::info(
       "[decode] test: {}, {} (scale {}, penalty {}; search RTF {:.5f} per core; "
       "{:.1f} s with the network)",
       FormatWer(s), FormatSer(s), opts.decode.acoustic_scale, opts.decode.word_penalty,
-      r["decode_rtf"].get<double>(), test_timer.Seconds());
+      *r.decode_rtf, test_timer.Seconds());
   DecodeReport report;
   report.result = std::move(r);
   for (const auto& a : d.alignments) report.alignments += a;

@@ -9,6 +9,7 @@
 
 #include "engine/config/config.h"
 #include "engine/nn/network.h"
+#include "engine/records/run_result.h"
 #include "engine/train/run_data.h"
 
 namespace mavg {
@@ -17,7 +18,7 @@ namespace mavg {
 std::string ResolveLangDir(const RunConfig& config);
 
 struct DecodeReport {
-  nlohmann::json result;   // wer, ser, wer_dev, ..., merged into result.json
+  RunResult result;        // the decode's fields only (wer, ser, wer_dev, ...), for result.json
   std::string alignments;  // per-utterance sclite-style alignments of the test set
 };
 

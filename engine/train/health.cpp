@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "engine/core/error.h"
-#include "engine/train/metrics.h"
+#include "engine/records/run_result.h"
 
 namespace mavg {
 
@@ -45,10 +45,11 @@ CollapseVerdict CheckCollapse(const std::vector<double>& cv_losses, double final
           "no better than chance: the best CV loss in {} epochs, {:.4f}, is not below {:.4f} "
           "(the input-free loss {:.4f} x schedule.collapse.chance_fraction {})",
           cv_losses.size(), best, bound, input_free_loss, t.chance_fraction);
-      v.detail = {{"check", "chance"},
-                  {"best_cv_loss", Num(best)},
-                  {"input_free_loss", input_free_loss},
-                  {"chance_fraction", t.chance_fraction}};
+      CollapseNote note;
+      note.check = "chance", note.reason = v.reason;
+      note.best_cv_loss = best, note.input_free_loss = input_free_loss;
+      note.chance_fraction = t.chance_fraction;
+      v.detail = ToJson(note);
       return v;
     }
   }
@@ -61,11 +62,11 @@ CollapseVerdict CheckCollapse(const std::vector<double>& cv_losses, double final
           "regressed: the final CV loss {:.4f} is at least {} x the first epoch's {:.4f} and at "
           "least half the input-free loss {:.4f}",
           final_loss, t.growth, first, input_free_loss);
-      v.detail = {{"check", "regressed"},
-                  {"final_cv_loss", Num(final_loss)},
-                  {"first_cv_loss", Num(first)},
-                  {"input_free_loss", input_free_loss},
-                  {"growth", t.growth}};
+      CollapseNote note;
+      note.check = "regressed", note.reason = v.reason;
+      note.final_cv_loss = final_loss, note.first_cv_loss = first;
+      note.input_free_loss = input_free_loss, note.growth = t.growth;
+      v.detail = ToJson(note);
     }
   }
   return v;

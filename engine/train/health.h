@@ -30,8 +30,10 @@ double InputFreeLoss(std::span<const double> train_counts, std::span<const int32
 
 struct CollapseVerdict {
   bool collapsed = false;
-  std::string reason;     // one line, empty when healthy
-  nlohmann::json detail;  // the check, the values and thresholds it compared (result.json)
+  std::string reason;  // one line, empty when healthy
+  // The check, the values and thresholds it compared, and the reason: result.json's "collapse"
+  // (a CollapseNote, records/run_result.h).
+  nlohmann::json detail;
 };
 
 // `cv_losses`: every epoch's CV loss in order (rejected epochs included); `final_cv_loss`: the

@@ -10,8 +10,6 @@ double PerFrame(double x, double frames) { return frames > 0 ? x / frames : 0.0;
 
 }  // namespace
 
-nlohmann::json Num(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
-
 StatsSummary Summarize(const std::vector<WorkerStats>& all) {
   StatsSummary s;
   s.workers = static_cast<int>(all.size());

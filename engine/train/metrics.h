@@ -35,9 +35,6 @@ struct EpochMetrics {
   std::optional<double> projected_wall_s;  // simulated workers: projected onto N devices
 };
 
-// Finite numbers as numbers; NaN/Inf as null (JSON has no NaN).
-nlohmann::json Num(double x);
-
 // The epoch's record: every field that applies (projected_wall_s for simulated workers,
 // max_change_limited where updates were made).
 EpochRow MetricsRow(const EpochMetrics& m);

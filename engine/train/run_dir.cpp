@@ -15,6 +15,7 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/sysinfo.h"
+#include "engine/records/pretrain_record.h"
 
 namespace mavg {
 
@@ -43,7 +44,7 @@ void CheckNotRunning(const std::string& path, const RunStateFile& state) {
 // those or of the run's first files, left by a process killed mid-write.
 bool IsPreRunFile(const std::string& name) {
   static const char* const kFiles[] = {"sweep-config.yaml", "launcher.log", ".lock"};
-  static const char* const kWritten[] = {"sweep-config.yaml", "state.json", "config.yaml"};
+  static const char* const kWritten[] = {"sweep-config.yaml", kStateFileName, "config.yaml"};
   for (const char* file : kFiles) {
     if (name == file) return true;
   }
@@ -79,7 +80,7 @@ RunDir RunDir::Resume(const std::string& path) {
   CheckNotRunning(path, state);
   const int lock = LockRunDir(path);
   // The previous attempt's result (preempted, failed) no longer describes the run.
-  std::filesystem::remove(path + "/result.json");
+  std::filesystem::remove(RunResultPath(path));
   return RunDir(path, state.Attempt() + 1, UtcNow(), lock);
 }
 
@@ -98,7 +99,7 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
   // directory would replace its config.yaml and model.bin. Besides a run directory (state.json)
   // an empty one is taken, and one that holds only what a sweep writes before the run starts,
   // or what a process killed before its first state.json can have left (a write's temporary).
-  if (IsDirectory(path) && !PathExists(path + "/state.json")) {
+  if (IsDirectory(path) && !PathExists(RunStatePath(path))) {
     std::vector<std::string> foreign;
     for (const auto& entry : std::filesystem::directory_iterator(path)) {
       const std::string name = entry.path().filename().string();
@@ -121,7 +122,7 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
     }
     CheckNotRunning(path, state);
     attempt = state.Attempt() + 1;
-    for (const char* name : {"metrics.jsonl", "pretrain.jsonl", "result.json", "model.bin"}) {
+    for (const char* name : {kMetricsFileName, kPretrainFileName, kResultFileName, "model.bin"}) {
       std::filesystem::remove(path + "/" + name);
     }
     std::filesystem::remove_all(path + "/checkpoint");
@@ -141,6 +142,10 @@ void RunDir::WriteState(RunState status) {
 
 void RunDir::AppendMetrics(const EpochRow& epoch) {
   AppendLine(File(kMetricsFileName), DumpJson(ToJson(epoch)));
+}
+
+void RunDir::WriteResult(const RunResult& result) const {
+  WriteJson(kResultFileName, ToJson(result));
 }
 
 void RunDir::WriteJson(const std::string& name, const nlohmann::json& value) const {

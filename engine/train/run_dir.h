@@ -1,9 +1,11 @@
 #pragma once
 // The run directory contract (README.md "Run directory"), written by `mavg train`, read by the
-// store:
-//   config.yaml   resolved config        state.json   status, attempt, pid, host, heartbeat
-//   metrics.jsonl one JSON line per epoch result.json  final summary
-//   model.bin     final model            log.txt      the run's log
+// store; the records of records/ define the files' fields:
+//   config.yaml    resolved config         state.json     RunStateFile (status, attempt, ...)
+//   metrics.jsonl  an EpochRow per epoch   result.json    RunResult (the final summary)
+//   pretrain.jsonl a PretrainEpoch per RBM layer and epoch (model.init rbm)
+//   model.bin      final model             log.txt        the run's log
+//   checkpoint/    train/checkpoint.h
 // Every JSON file is replaced atomically; metrics.jsonl is appended line by line.
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "engine/core/run_state.h"
 #include "engine/core/sysinfo.h"
 #include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 #include "engine/records/run_state_file.h"
 
 namespace mavg {
@@ -40,6 +43,8 @@ class RunDir {
   // fields set through State().
   void WriteState(RunState status);
   void AppendMetrics(const EpochRow& epoch);
+  // Writes result.json.
+  void WriteResult(const RunResult& result) const;
   void WriteJson(const std::string& name, const nlohmann::json& value) const;
 
  private:

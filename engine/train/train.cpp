@@ -34,8 +34,8 @@ std::unique_ptr<Communicator> MakeCommunicator(const RunConfig& config) {
 
 }  // namespace
 
-nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
-  Validate(config, "config");
+TrainOutcome Train(const ResolvedRun& spec, const TrainOptions& options) {
+  const RunConfig& config = spec.config;
   std::unique_ptr<Communicator> comm = MakeCommunicator(config);
   const bool root = comm->Rank() == 0;
   if (comm->IsDistributed()) SetLogRank(comm->Rank(), comm->WorldSize());
@@ -52,7 +52,7 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
       run->WriteState(RunState::kRunning);
       if (!options.resume) WriteFileAtomic(run->File("config.yaml"), ToYaml(config));
       AddLogFile(run->File("log.txt"));
-      spdlog::info("[train] run {} attempt {} in {}", RunId(config), run->Attempt(), run->Path());
+      spdlog::info("[train] run {} attempt {} in {}", spec.run_id, run->Attempt(), run->Path());
     }
     comm->Barrier();
   } catch (const std::exception& e) {
@@ -63,18 +63,21 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
     throw;
   }
 
-  nlohmann::json result;
+  TrainOutcome out;
+  out.rank = comm->Rank();
   try {
-    result = RunTraining(config, options, *comm, run ? &*run : nullptr);
+    out.result = RunTraining(spec, options, *comm, run ? &*run : nullptr);
   } catch (const std::exception& e) {
     if (root) {
       try {                                             // best effort: the disk may be what failed
         const std::string error = ErrorText(e.what());  // not every exception is an Error
         LogErrorToFiles(fmt::format("[train] failed: {}", error));
-        run->WriteJson("result.json", {{"status", ToString(RunState::kFailed)},
-                                       {"error", error},
-                                       {"run_id", RunId(config)},
-                                       {"finished", UtcNow()}});
+        RunResult failed;
+        failed.status = RunState::kFailed;
+        failed.error = error;
+        failed.run_id = spec.run_id;
+        failed.finished = UtcNow();
+        run->WriteResult(failed);
         run->State().error = error;
         run->WriteState(RunState::kFailed);
         RemoveLogFiles();
@@ -91,8 +94,8 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
   }
   if (root) {
     try {
-      run->WriteJson("result.json", result);
-      run->WriteState(ParseRunStateOrThrow(result["status"].get<std::string>(), "result.json"));
+      run->WriteResult(out.result);
+      run->WriteState(out.result.status.value_or(RunState::kFailed));
       RemoveLogFiles();
     } catch (const std::exception& e) {
       if (comm->IsDistributed()) {  // peers wait at the barrier below: take them down
@@ -105,8 +108,7 @@ nlohmann::json Train(const RunConfig& config, const TrainOptions& options) {
   // No rank leaves before the root has written the run's files: under mpirun a rank that exits
   // non-zero (preempted, diverged) gets the others killed.
   comm->Barrier();
-  result["rank"] = comm->Rank();  // for the caller; not part of result.json
-  return result;
+  return out;
 }
 
 }  // namespace mavg

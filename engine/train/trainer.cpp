@@ -26,6 +26,9 @@
 #include "engine/optim/factory.h"
 #include "engine/pretrain/dbn.h"
 #include "engine/pretrain/stack_cache.h"
+#include "engine/records/checkpoint_meta.h"
+#include "engine/records/pretrain_record.h"
+#include "engine/records/run_result.h"
 #include "engine/train/averager.h"
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
@@ -49,12 +52,13 @@ enum class EpochEnd { kDone, kDiverged, kPreempted };
 // One run, written once over a WorkerGroup: the same code drives N simulated replicas and one
 // MPI rank. The network holds no training state of its own: every worker owns its parameters
 // and binds them (ParamsBinding) for its steps; evaluation and saving bind the model, which
-// every worker holds after an epoch's last combine.
+// every worker holds after an epoch's last combine. What the run writes are the records of
+// records/: an EpochRow per epoch, a CheckpointMeta per checkpoint, the RunResult at the end.
 class Trainer {
  public:
-  Trainer(const RunConfig& config, const TrainOptions& options, Communicator& comm, RunDir* run)
-      : config_(config), options_(options), comm_(comm), run_(run) {
-    n_ = static_cast<int>(config.parallel.workers);
+  Trainer(const ResolvedRun& spec, const TrainOptions& options, Communicator& comm, RunDir* run)
+      : config_(spec.config), run_id_(spec.run_id), options_(options), comm_(comm), run_(run) {
+    n_ = static_cast<int>(config_.parallel.workers);
     // Testing hook: MAVG_TEST_STOP_AT=EPOCH:MINIBATCH acts like a SIGUSR1 arriving on rank 0
     // right after that minibatch, so preemption and resume can be tested deterministically.
     if (const char* at = std::getenv("MAVG_TEST_STOP_AT")) {
@@ -63,7 +67,8 @@ class Trainer {
     }
   }
 
-  nlohmann::json Run();
+  // The epoch loop: returns the result (run_->WriteResult is the caller's).
+  RunResult Run();
 
  private:
   bool IsRoot() const { return group_->IsRoot(); }
@@ -71,6 +76,15 @@ class Trainer {
   // The model: what every worker holds at an epoch's end (worker 0's parameters).
   MatrixView ModelParams() { return Workers()[0].params; }
   void Setup();
+  // Continues from the checkpoint (--resume), or starts afresh: RBM pretraining (model.init
+  // rbm), the initial CV loss (newbob).
+  void Start();
+  // After an epoch's training: CV, the schedule's decision (a rejected epoch goes back to the
+  // last accepted model), the epoch's record, the checkpoint.
+  EpochDecision EndEpoch(int epoch, const Timer& epoch_timer);
+  // The result of a run that stopped with `status`: the health check, the test set, the model
+  // and its decoding (completed or collapsed), and what the run measured.
+  RunResult Finish(RunState status, const Timer& wall);
   // model.init rbm: the hidden layers from a pretrained stack (cached), on every worker.
   void InitializeFromRbm();
   // Refreshes state.json's heartbeat at most once a minute (cluster launchers detect hung runs).
@@ -79,10 +93,10 @@ class Trainer {
     run_->WriteState(RunState::kRunning);
     heartbeat_.Reset();
   }
-  void RestoreCheckpoint(const nlohmann::json& meta);
+  void RestoreCheckpoint(const CheckpointMeta& meta);
   // Fresh streams and statistics for `epoch`; with `progress`, fast-forwarded to it.
-  void BeginEpoch(int epoch, const nlohmann::json* progress);
-  EpochEnd RunEpoch(int epoch, const nlohmann::json* progress);
+  void BeginEpoch(int epoch, const EpochProgress* progress);
+  EpochEnd RunEpoch(int epoch, const EpochProgress* progress);
   int64_t Step(Worker& w, StepLane& lane);
   bool AnyLossNonFinite();
   EvalSums EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards);
@@ -96,18 +110,15 @@ class Trainer {
   // WorkerStats::To layout of worker r at r * kFields, as checkpoints store them.
   std::vector<WorkerStats> GatherStats();
   std::vector<double> GatherStatsFlat();
-  nlohmann::json ProgressJson();  // a collective
-  void WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped = false);
+  EpochProgress PositionInEpoch();  // a collective
+  void WriteCheckpoint(int epochs_done, const std::optional<EpochProgress>& progress,
+                       bool stopped = false);
   EpochMetrics EndEpochMetrics(int epoch, const EvalSums& cv, bool accepted);
   CollapseVerdict CheckHealth() const;
-  nlohmann::json CvLossesJson() const {
-    nlohmann::json a = nlohmann::json::array();
-    for (double x : cv_losses_) a.push_back(Num(x));
-    return a;
-  }
 
   // Values are owned unless marked otherwise.
-  const RunConfig& config_;      // not owned (Train's caller)
+  const RunConfig& config_;      // not owned (Train's caller), validated
+  const std::string& run_id_;    // not owned: the config's identity, computed once
   const TrainOptions& options_;  // not owned
   Communicator& comm_;           // not owned: the world of processes
   RunDir* run_;                  // [root only], not owned
@@ -131,7 +142,6 @@ class Trainer {
   int64_t generation_ = 0;             // checkpoint generation
   std::string kernels_;                // the GEMM kernels of every rank (Backend::Kernels)
   std::unique_ptr<StepLanes> lanes_;   // owned: where this process's workers step (step_lanes.h)
-  nlohmann::json diverged_at_;         // where a non-finite loss was seen
   double load_io_s_ = 0.0;             // reading the data
   double compute_total_ = 0.0;         // over the epochs: the slowest worker's compute
   int64_t frames_total_ = 0;           // over the epochs: frames trained by all workers
@@ -141,9 +151,9 @@ class Trainer {
   bool restored_ = false;              // continuing from a checkpoint
   int test_stop_epoch_ = -1;           // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
-  nlohmann::json resume_progress_;  // the checkpoint's position inside an epoch, or null
-  nlohmann::json pretrain_info_;    // pretrain_s, pretrain_cached, pretrain_key (model.init rbm)
-  Timer heartbeat_;                 // since state.json's last heartbeat
+  std::optional<EpochProgress> resume_progress_;  // the checkpoint's position inside an epoch
+  RunResult result_;  // filled as the run goes: pretraining, how it stopped, then Finish
+  Timer heartbeat_;   // since state.json's last heartbeat
 };
 
 void Trainer::Setup() {
@@ -272,12 +282,13 @@ void Trainer::RestoreAcceptedOptimizerState() {
 void Trainer::InitializeFromRbm() {
   if (IsRoot()) {
     const StackKey key = RbmStackKey(config_);
-    const std::string records_path = run_ != nullptr ? run_->File("pretrain.jsonl") : "";
+    const std::string records_path = run_ != nullptr ? run_->File(kPretrainFileName) : "";
     if (!records_path.empty()) WriteFileAtomic(records_path, "");  // this attempt's records
-    auto record = [&](nlohmann::json r, bool cached) {
-      r["cached"] = cached;
-      r["stack"] = key.key;
-      if (!records_path.empty()) AppendLine(records_path, DumpJson(r));
+    auto record = [&](const nlohmann::json& line, bool cached) {
+      PretrainEpoch r = PretrainEpochFromJson(line, "pretraining record");
+      r.cached = cached;
+      r.stack = key.key;
+      if (!records_path.empty()) AppendLine(records_path, DumpJson(ToJson(r)));
     };
     DbnOptions o;
     o.rbm = config_.pretrain.rbm;
@@ -303,8 +314,9 @@ void Trainer::InitializeFromRbm() {
     }
     ParamsBinding bind(*network_, ModelParams());
     LoadDbnIntoNetwork(stack.dbn, *network_);
-    pretrain_info_ = {
-        {"pretrain_s", stack.seconds}, {"pretrain_cached", stack.hit}, {"pretrain_key", key.key}};
+    result_.pretrain_s = stack.seconds;
+    result_.pretrain_cached = stack.hit;
+    result_.pretrain_key = key.key;
     spdlog::info("[train] hidden layers from pretrained stack {} ({}, {:.1f} s)", key.key,
                  stack.hit ? "cached" : "pretrained now", stack.seconds);
   }
@@ -377,14 +389,17 @@ std::vector<WorkerStats> Trainer::GatherStats() {
   return out;
 }
 
-nlohmann::json Trainer::ProgressJson() {
-  return nlohmann::json{{"minibatches", Workers()[0].minibatches},
-                        {"averagings", averagings_},
-                        {"projected_s", averager_->ProjectedSeconds()},
-                        {"workers", GatherStatsFlat()}};
+EpochProgress Trainer::PositionInEpoch() {
+  EpochProgress p;
+  p.minibatches = Workers()[0].minibatches;
+  p.averagings = averagings_;
+  p.projected_s = averager_->ProjectedSeconds();
+  p.workers = GatherStatsFlat();
+  return p;
 }
 
-void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, bool stopped) {
+void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress>& progress,
+                              bool stopped) {
   CheckpointDir dir(options_.run_dir);
   const int64_t gen = ++generation_;
   const bool agree = averager_->WorkersAgree();
@@ -407,43 +422,51 @@ void Trainer::WriteCheckpoint(int epochs_done, const nlohmann::json& progress, b
   if (IsRoot()) {
     dir.WriteTensors(*backend_, gen, "params", {ModelParams()});
     if (best_.Cols() > 0) dir.WriteTensors(*backend_, gen, "best", {best_});
-    nlohmann::json meta = {{"generation", gen},
-                           {"epochs_done", epochs_done},
-                           {"progress", progress},
-                           {"stopped", stopped},  // the schedule ended training here
-                           {"schedule", schedule_->SaveState()},
-                           {"has_best", best_.Cols() > 0},
-                           {"run_id", RunId(config_)},
-                           {"world_size", n_},
-                           {"averager", averager_state},
-                           {"cv_best", {cv_best_.loss_sum, cv_best_.correct, cv_best_.frames}},
-                           {"cv_losses", CvLossesJson()},
-                           {"compute_total", compute_total_},
-                           {"frames_total", frames_total_},
-                           {"pretrain", pretrain_info_},
-                           {"written", UtcNow()}};
+    CheckpointMeta meta;
+    meta.generation = gen;
+    meta.epochs_done = epochs_done;
+    if (progress) meta.progress = ToJson(*progress);
+    meta.stopped = stopped;
+    meta.schedule = schedule_->SaveState();
+    meta.has_best = best_.Cols() > 0;
+    meta.run_id = run_id_;
+    meta.world_size = n_;
+    meta.averager = averager_state;
+    meta.cv_best = {cv_best_.loss_sum, cv_best_.correct, cv_best_.frames};
+    meta.cv_losses = cv_losses_;
+    meta.compute_total = compute_total_;
+    meta.frames_total = frames_total_;
+    if (result_.pretrain_key) {  // the result's pretraining fields, for the resumed run's result
+      RunResult pretrain;
+      pretrain.pretrain_s = result_.pretrain_s;
+      pretrain.pretrain_cached = result_.pretrain_cached;
+      pretrain.pretrain_key = result_.pretrain_key;
+      meta.pretrain = ToJson(pretrain);
+    }
+    meta.written = UtcNow();
     dir.Commit(meta);
   }
   group_->Barrier();
 }
 
-void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
+void Trainer::RestoreCheckpoint(const CheckpointMeta& meta) {
   CheckpointDir dir(options_.run_dir);
-  ValidateCheckpointMeta(meta, config_, dir.Path() + "/meta.json");
-  MAVG_CHECK(meta.at("run_id").get<std::string>() == RunId(config_),
+  const std::string where = dir.Path() + "/meta.json";
+  MAVG_CHECK(meta.run_id == run_id_,
              "{}: the checkpoint belongs to run {}, not to this config ({})", dir.Path(),
-             meta.at("run_id").get<std::string>(), RunId(config_));
-  generation_ = meta.at("generation").get<int64_t>();
+             meta.run_id, run_id_);
+  generation_ = meta.generation;
   restored_ = true;
+  resume_progress_ = meta.Progress(where);
   dir.ReadTensors(*backend_, generation_, "params", {ModelParams()});
   SetAllParams(ModelParams());
-  const nlohmann::json averager_state = meta.value("averager", nlohmann::json::object());
-  if (!averager_state.value("agree", true)) {
+  averager_->Load(dir, generation_, meta.averager.value_or(nlohmann::json::object()));
+  if (!averager_->WorkersAgree()) {
     for (Worker& w : Workers()) {
       dir.ReadTensors(*backend_, generation_, fmt::format("params-{}", w.rank), {w.params});
     }
   }
-  if (best_.Cols() > 0 && meta.value("has_best", false)) {
+  if (best_.Cols() > 0 && meta.has_best) {
     dir.ReadTensors(*backend_, generation_, "best", {best_});
   }
   for (Worker& w : Workers()) {
@@ -459,7 +482,7 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
       if (dir.HasTensors(generation_, name)) {
         dir.ReadTensors(*backend_, generation_, name, kept);
       } else {  // written before the copy was kept: the state as of the checkpoint
-        if (&w == &Workers()[0] && !meta.at("progress").is_null()) {
+        if (&w == &Workers()[0] && resume_progress_) {
           spdlog::warn(
               "[train] {}: the checkpoint has no copy of the last accepted epoch's optimizer "
               "state (an older mavg); if this epoch is rejected, its statistics are kept",
@@ -469,29 +492,25 @@ void Trainer::RestoreCheckpoint(const nlohmann::json& meta) {
       }
     }
   }
-  averager_->Load(dir, generation_, averager_state);
-  schedule_->LoadState(meta.at("schedule"));
-  const auto cv = meta.at("cv_best").get<std::vector<double>>();
-  cv_best_ = EvalSums{cv[0], cv[1], cv[2]};
+  schedule_->LoadState(meta.schedule);
+  cv_best_ = EvalSums{meta.cv_best[0], meta.cv_best[1], meta.cv_best[2]};
   cv_losses_.clear();  // older checkpoints have none: the health check sees the later epochs
-  for (const auto& x : meta.value("cv_losses", nlohmann::json::array())) {
-    cv_losses_.push_back(x.is_null() ? std::numeric_limits<double>::infinity() : x.get<double>());
+  for (double x : meta.cv_losses.value_or(std::vector<double>{})) {
+    cv_losses_.push_back(std::isnan(x) ? std::numeric_limits<double>::infinity() : x);
   }
-  compute_total_ = meta.value("compute_total", 0.0);
-  frames_total_ = meta.value("frames_total", int64_t{0});
-  pretrain_info_ = meta.value("pretrain", nlohmann::json());
-  start_epoch_ = meta.at("epochs_done").get<int>() + 1;
-  if (meta.value("stopped", false)) start_epoch_ = std::numeric_limits<int>::max();  // done
-  resume_progress_ = meta.at("progress");
+  compute_total_ = meta.compute_total.value_or(0.0);
+  frames_total_ = meta.frames_total.value_or(0);
+  if (meta.pretrain) Update(result_, RunResultFromJson(*meta.pretrain, where + ": 'pretrain'"));
+  start_epoch_ = static_cast<int>(meta.epochs_done) + 1;
+  if (meta.stopped) start_epoch_ = std::numeric_limits<int>::max();  // done
   spdlog::info("[train] resumed from checkpoint {}: {} epochs done{}", generation_,
                start_epoch_ - 1,
-               resume_progress_.is_null()
-                   ? ""
-                   : fmt::format(", {} minibatches into epoch {}",
-                                 resume_progress_.at("minibatches").get<int64_t>(), start_epoch_));
+               resume_progress_ ? fmt::format(", {} minibatches into epoch {}",
+                                              resume_progress_->minibatches, start_epoch_)
+                                : "");
 }
 
-void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
+void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
   const double scale = config_.parallel.lr_scaling == LrScaling::kLinear ? n_ : 1.0;
   lr_ = static_cast<float>(schedule_->LearningRate() * scale);
   epoch_ = epoch;
@@ -523,12 +542,16 @@ void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
   }
   // Resuming inside this epoch: the same streams, fast-forwarded; the averager's state and the
   // workers' parameters came with the checkpoint.
-  const int64_t done = progress->at("minibatches").get<int64_t>();
-  averagings_ = progress->at("averagings").get<int64_t>();
+  const int64_t done = progress->minibatches;
+  MAVG_CHECK(progress->averagings && progress->workers,
+             "checkpoint: progress inside epoch {} lacks its averagings or worker statistics "
+             "(written by another version of mavg?)",
+             epoch);
+  averagings_ = *progress->averagings;
   // One worker combines after every minibatch (older checkpoints counted no combines there).
   if (n_ == 1) averagings_ = done;
-  averager_->SetProjectedSeconds(progress->value("projected_s", 0.0));
-  const auto all = progress->at("workers").get<std::vector<double>>();
+  averager_->SetProjectedSeconds(progress->projected_s.value_or(0.0));
+  const std::vector<double>& all = *progress->workers;
   MAVG_CHECK(all.size() == static_cast<size_t>(n_) * WorkerStats::kFields,
              "checkpoint: progress has {} worker statistics, expected {} (written by another "
              "version of mavg?)",
@@ -549,7 +572,7 @@ void Trainer::BeginEpoch(int epoch, const nlohmann::json* progress) {
   }
 }
 
-EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
+EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
   BeginEpoch(epoch, progress);
   const int64_t mb = config_.optimizer.minibatch;
   const int64_t total_frames = plan_.minibatches * mb * static_cast<int64_t>(Workers().size());
@@ -570,14 +593,21 @@ EpochEnd Trainer::RunEpoch(int epoch, const nlohmann::json* progress) {
     group_->MaxOverProcesses(std::span<double>(flags, 2));
     stop_signal_ = static_cast<int>(flags[1]);
     if (flags[0] > 0) {
-      diverged_at_ = {{"epoch", epoch},
-                      {"minibatch", Workers()[0].minibatches},
-                      {"averaging", averagings_},
-                      {"lr", lr_}};
+      spdlog::error("[train] diverged: non-finite loss in epoch {} (lr {})", epoch, lr_);
+      DivergedAt at;
+      at.epoch = epoch, at.minibatch = Workers()[0].minibatches, at.averaging = averagings_;
+      at.lr = lr_;
+      result_.diverged_at = ToJson(at);
       return EpochEnd::kDiverged;
     }
     if (flags[1] > 0) {
-      WriteCheckpoint(epoch - 1, ProgressJson());
+      WriteCheckpoint(epoch - 1, PositionInEpoch());
+      spdlog::warn(
+          "[train] stop requested (signal {}): checkpointed in epoch {}; continue with "
+          "mavg train --resume {}",
+          stop_signal_, epoch, options_.run_dir);
+      result_.signal = stop_signal_;
+      result_.epoch = epoch;
       return EpochEnd::kPreempted;
     }
     double loss = 0.0, frames = 0.0, done = 0.0;
@@ -614,13 +644,11 @@ CollapseVerdict Trainer::CheckHealth() const {
   return CheckCollapse(cv_losses_, cv_best_.Loss(), input_free, config_.schedule.collapse);
 }
 
-nlohmann::json Trainer::Run() {
-  Timer wall;
-  Setup();
+void Trainer::Start() {
   if (options_.resume) {
-    const auto meta = CheckpointDir(options_.run_dir).ReadMeta();
-    if (meta) {
-      RestoreCheckpoint(*meta);
+    const CheckpointDir dir(options_.run_dir);
+    if (const auto meta = dir.ReadMeta()) {
+      RestoreCheckpoint(ReadCheckpointMeta(*meta, config_, dir.Path() + "/meta.json"));
     } else {
       spdlog::warn("[train] {}: no checkpoint yet; starting from the beginning", options_.run_dir);
     }
@@ -628,97 +656,76 @@ nlohmann::json Trainer::Run() {
   if (IsRoot() && run_ != nullptr && start_epoch_ < std::numeric_limits<int>::max()) {
     run_->TruncateMetrics(start_epoch_ - 1);
   }
-  if (config_.model.init == ModelInit::kRbm && !restored_) InitializeFromRbm();
-  if (schedule_->NeedsInitialCvLoss() && !restored_) {  // a checkpoint carries its own
+  if (restored_) return;  // a checkpoint carries the model and the schedule's state
+  if (config_.model.init == ModelInit::kRbm) InitializeFromRbm();
+  if (schedule_->NeedsInitialCvLoss()) {
     const EvalSums cv0 = EvaluateSet(data_.dev, dev_shards_);
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
                  100 * cv0.Accuracy());
     schedule_->SetInitialCvLoss(cv0.Loss());
     backend_->Copy(ModelParams(), best_);
   }
+}
 
-  RunState status = RunState::kCompleted;
-  nlohmann::json result;
-  const int max_epochs = static_cast<int>(config_.schedule.epochs);
-  for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
-    Timer epoch_timer;
-    const nlohmann::json* progress =
-        epoch == start_epoch_ && !resume_progress_.is_null() ? &resume_progress_ : nullptr;
-    const EpochEnd end = RunEpoch(epoch, progress);
-    if (end == EpochEnd::kDiverged) {
-      spdlog::error("[train] diverged: non-finite loss in epoch {} (lr {})", epoch, lr_);
-      status = RunState::kDiverged;
-      result = {{"diverged_at", diverged_at_}};
-      break;
-    }
-    if (end == EpochEnd::kPreempted) {
-      spdlog::warn(
-          "[train] stop requested (signal {}): checkpointed in epoch {}; continue with "
-          "mavg train --resume {}",
-          stop_signal_, epoch, options_.run_dir);
-      status = RunState::kPreempted;
-      result = {{"signal", stop_signal_}, {"epoch", epoch}};
-      break;
-    }
-    Timer cv_timer;
-    const EvalSums cv = EvaluateSet(data_.dev, dev_shards_);
-    const double cv_s = cv_timer.Seconds();
-    const EpochDecision decision = schedule_->EndEpoch(cv.Loss());
-    cv_losses_.push_back(cv.Loss());
-    if (decision.accept) {
-      cv_best_ = cv;
-      if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
-      KeepAcceptedOptimizerState();
-    } else {
-      SetAllParams(best_);              // newbob: back to the last accepted model
-      RestoreAcceptedOptimizerState();  // and to its optimizer statistics
-      averager_->Reset();
-    }
-    EpochMetrics m = EndEpochMetrics(epoch, cv, decision.accept);
-    m.cv_s = cv_s;
-    m.wall_s = epoch_timer.Seconds();
-    compute_total_ += m.stats.max.compute_s;
-    frames_total_ += static_cast<int64_t>(m.stats.sum.frames);
-    if (IsRoot()) {
-      run_->AppendMetrics(MetricsRow(m));
-      run_->State().epoch = epoch;
-      run_->WriteState(RunState::kRunning);
-    }
-    const double train_loss =
-        m.stats.sum.frames > 0 ? m.stats.sum.loss_sum / m.stats.sum.frames : 0;
-    const double train_acc = m.stats.sum.frames > 0 ? m.stats.sum.correct / m.stats.sum.frames : 0;
-    spdlog::info(
-        "[train] epoch {:2} lr {:.6g} train loss {:.4f} acc {:.2f}% | CV loss {:.4f} "
-        "acc {:.2f}% {} | {:.0f} frames/s, {:.1f}s{}",
-        epoch, lr_, train_loss, 100 * train_acc, cv.Loss(), 100 * cv.Accuracy(),
-        decision.accept ? "accepted" : "REJECTED", m.stats.sum.frames / m.stats.max.compute_s,
-        m.wall_s,
-        m.projected_wall_s
-            ? fmt::format(" (projected {:.1f}s on {} devices)", *m.projected_wall_s, n_)
-            : "");
-    WriteCheckpoint(epoch, nullptr, decision.stop);
-    if (decision.stop) break;
+EpochDecision Trainer::EndEpoch(int epoch, const Timer& epoch_timer) {
+  Timer cv_timer;
+  const EvalSums cv = EvaluateSet(data_.dev, dev_shards_);
+  const double cv_s = cv_timer.Seconds();
+  const EpochDecision decision = schedule_->EndEpoch(cv.Loss());
+  cv_losses_.push_back(cv.Loss());
+  if (decision.accept) {
+    cv_best_ = cv;
+    if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
+    KeepAcceptedOptimizerState();
+  } else {
+    SetAllParams(best_);              // newbob: back to the last accepted model
+    RestoreAcceptedOptimizerState();  // and to its optimizer statistics
+    averager_->Reset();
   }
+  EpochMetrics m = EndEpochMetrics(epoch, cv, decision.accept);
+  m.cv_s = cv_s;
+  m.wall_s = epoch_timer.Seconds();
+  compute_total_ += m.stats.max.compute_s;
+  frames_total_ += static_cast<int64_t>(m.stats.sum.frames);
+  if (IsRoot()) {
+    run_->AppendMetrics(MetricsRow(m));
+    run_->State().epoch = epoch;
+    run_->WriteState(RunState::kRunning);
+  }
+  const double train_loss = m.stats.sum.frames > 0 ? m.stats.sum.loss_sum / m.stats.sum.frames : 0;
+  const double train_acc = m.stats.sum.frames > 0 ? m.stats.sum.correct / m.stats.sum.frames : 0;
+  spdlog::info(
+      "[train] epoch {:2} lr {:.6g} train loss {:.4f} acc {:.2f}% | CV loss {:.4f} "
+      "acc {:.2f}% {} | {:.0f} frames/s, {:.1f}s{}",
+      epoch, lr_, train_loss, 100 * train_acc, cv.Loss(), 100 * cv.Accuracy(),
+      decision.accept ? "accepted" : "REJECTED", m.stats.sum.frames / m.stats.max.compute_s,
+      m.wall_s,
+      m.projected_wall_s
+          ? fmt::format(" (projected {:.1f}s on {} devices)", *m.projected_wall_s, n_)
+          : "");
+  WriteCheckpoint(epoch, std::nullopt, decision.stop);
+  return decision;
+}
 
+RunResult Trainer::Finish(RunState status, const Timer& wall) {
   if (status == RunState::kCompleted) {
     const CollapseVerdict health = CheckHealth();
     if (health.collapsed) {
       spdlog::error("[train] collapsed: {}", health.reason);
       status = RunState::kCollapsed;
-      result["collapse"] = health.detail;
-      result["collapse"]["reason"] = health.reason;
+      result_.collapse = health.detail;
     }
   }
-  result["status"] = std::string(ToString(status));
+  result_.status = status;
   // A collapsed run is measured like a completed one: its numbers show how bad it is.
   if (status == RunState::kCompleted || status == RunState::kCollapsed) {
-    result["cv_loss"] = Num(cv_best_.Loss());
-    result["cv_acc"] = cv_best_.Accuracy();
+    result_.cv_loss = cv_best_.Loss();
+    result_.cv_acc = cv_best_.Accuracy();
     if (!test_shards_.empty()) {
       const EvalSums test = EvaluateSet(data_.test, test_shards_);
-      result["test_loss"] = Num(test.Loss());
-      result["test_acc"] = test.Accuracy();
-      result["test_frames"] = static_cast<int64_t>(test.frames);
+      result_.test_loss = test.Loss();
+      result_.test_acc = test.Accuracy();
+      result_.test_frames = static_cast<int64_t>(test.frames);
       spdlog::info("[train] test loss {:.4f} accuracy {:.2f}% ({} frames)", test.Loss(),
                    100 * test.Accuracy(), static_cast<int64_t>(test.frames));
     }
@@ -730,44 +737,70 @@ nlohmann::json Trainer::Run() {
                               ? static_cast<int>(config_.device_options.threads)
                               : static_cast<int>(std::thread::hardware_concurrency());
       if (auto report = DecodeTestSet(*network_, data_, config_, threads)) {
-        for (const auto& [k, v] : report->result.items()) result[k] = v;
+        Update(result_, report->result);
         WriteFileAtomic(run_->File("decode_test.txt"), report->alignments);
       }
     }
   }
-  result["run_id"] = RunId(config_);
-  result["epochs"] = schedule_->EpochsDone();
-  result["wall_s"] = wall.Seconds();
-  result["compute_s"] = compute_total_;
-  result["io_s"] = load_io_s_;
-  result["frames"] = frames_total_;
-  result["frames_per_s"] = compute_total_ > 0 ? frames_total_ / compute_total_ : 0.0;
-  result["num_params"] = network_->NumParams();
-  result["world_size"] = n_;
-  if (pretrain_info_.is_object()) result.update(pretrain_info_);
-  result["mode"] = n_ == 1 ? "single" : ToString(config_.parallel.mode);
+  result_.run_id = run_id_;
+  result_.epochs = schedule_->EpochsDone();
+  result_.wall_s = wall.Seconds();
+  result_.compute_s = compute_total_;
+  result_.io_s = load_io_s_;
+  result_.frames = frames_total_;
+  result_.frames_per_s = compute_total_ > 0 ? frames_total_ / compute_total_ : 0.0;
+  result_.num_params = network_->NumParams();
+  result_.world_size = n_;
+  result_.mode = n_ == 1 ? "single" : std::string(ToString(config_.parallel.mode));
   // Timings are comparable only between runs on the same kernels.
-  result["blas_kernels"] = kernels_;
-  result["host"] = HostName();
-  result["build"] = {
-      {"git_commit", build_info::kGitCommit}, {"code_version", build_info::kCodeVersion},
-      {"build_type", build_info::kBuildType}, {"compiler", build_info::kCompiler},
-      {"with_cuda", build_info::kWithCuda},   {"device", backend_->Describe()},
-      {"communicator", comm_.Name()}};
+  result_.blas_kernels = kernels_;
+  result_.host = HostName();
+  BuildInfo build;
+  build.git_commit = build_info::kGitCommit;
+  build.code_version = build_info::kCodeVersion;
+  build.build_type = build_info::kBuildType;
+  build.compiler = build_info::kCompiler;
+  build.with_cuda = build_info::kWithCuda;
+  build.device = backend_->Describe();
+  build.communicator = comm_.Name();
   if (backend_->Kind() == DeviceKind::kCpu) {
     const BlasKernels& k = SelectBlasKernels();
-    result["build"]["blas_kernels_by"] = k.source;  // openblas | mavg | user
-    result["build"]["cpu"] = fmt::format("{} ({})", k.cpu.model_name, IsaName(k.cpu.isa));
+    build.blas_kernels_by = k.source;  // openblas | mavg | user
+    build.cpu = fmt::format("{} ({})", k.cpu.model_name, IsaName(k.cpu.isa));
   }
-  result["finished"] = UtcNow();
-  return result;
+  result_.build = ToJson(build);
+  result_.finished = UtcNow();
+  return result_;
+}
+
+RunResult Trainer::Run() {
+  Timer wall;
+  Setup();
+  Start();
+  RunState status = RunState::kCompleted;
+  const int max_epochs = static_cast<int>(config_.schedule.epochs);
+  for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
+    Timer epoch_timer;
+    const bool resumed_inside = epoch == start_epoch_ && resume_progress_.has_value();
+    const EpochEnd end = RunEpoch(epoch, resumed_inside ? &*resume_progress_ : nullptr);
+    if (end == EpochEnd::kDiverged) {
+      status = RunState::kDiverged;
+      break;
+    }
+    if (end == EpochEnd::kPreempted) {
+      status = RunState::kPreempted;
+      break;
+    }
+    if (EndEpoch(epoch, epoch_timer).stop) break;
+  }
+  return Finish(status, wall);
 }
 
 }  // namespace
 
-nlohmann::json RunTraining(const RunConfig& config, const TrainOptions& options, Communicator& comm,
-                           RunDir* run) {
-  Trainer trainer(config, options, comm, run);
+RunResult RunTraining(const ResolvedRun& run, const TrainOptions& options, Communicator& comm,
+                      RunDir* dir) {
+  Trainer trainer(run, options, comm, dir);
   return trainer.Run();
 }
 

@@ -2,10 +2,10 @@
 // `mavg train`: one training run from a config to a complete run directory, with one worker,
 // N simulated workers in this process, or one MPI rank per worker.
 
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/config/config.h"
+#include "engine/config/schema.h"
+#include "engine/records/run_result.h"
 
 namespace mavg {
 
@@ -22,12 +22,18 @@ struct TrainOptions {
   std::string cache_dir;  // pretrained stacks shared between runs (empty: no cache)
 };
 
+// What a training process ends with.
+struct TrainOutcome {
+  RunResult result;  // result.json's record (on every rank)
+  int rank = 0;      // this process's rank: rank 0 reports for everyone
+};
+
 // Trains and writes config.yaml, state.json, metrics.jsonl, result.json, model.bin, log.txt,
-// checkpoint/. Returns result.json's content; its "status" is "completed", "diverged" (a
-// non-finite loss on some worker: epoch, minibatch and lr recorded), "collapsed" (trained to the
-// end, but the CV loss says it learned nothing or was thrown back: the check in "collapse") or
-// "preempted" (a stop signal: checkpointed, resumable). Other problems throw after marking the run
-// "failed"; under MPI a failing rank aborts all ranks so none hangs.
-nlohmann::json Train(const RunConfig& config, const TrainOptions& options);
+// checkpoint/. The result's status is completed, diverged (a non-finite loss on some worker:
+// where in diverged_at), collapsed (trained to the end, but the CV loss says it learned nothing or
+// was thrown back: the check in collapse) or preempted (a stop signal: checkpointed, resumable).
+// Other problems throw after marking the run failed; under MPI a failing rank aborts all ranks
+// so none hangs.
+TrainOutcome Train(const ResolvedRun& run, const TrainOptions& options);
 
 }  // namespace mavg

@@ -1,0 +1,89 @@
+#pragma once
+// <run>/checkpoint/meta.json: the commit record of a checkpoint (train/checkpoint.h has the
+// directory: tensor files first, then this record, atomically). The trainer writes it at every
+// epoch end and at a preemption point and reads it back to resume; both through
+// kCheckpointFields, with the wording of the reader before it (records::Wording::kCheckpoint).
+// Parts owned by others are objects they read themselves: "schedule" (train/schedule.h),
+// "averager" (train/averager.h), "pretrain" (the result's pretraining fields, run_result.h).
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/records/field_table.h"
+
+namespace mavg {
+
+// "progress": where inside an epoch a checkpoint was taken (absent at an epoch's end).
+struct EpochProgress {
+  int64_t minibatches = 0;                     // per worker, done in the epoch
+  std::optional<int64_t> averagings;           // combine points done
+  std::optional<double> projected_s;           // the epoch's projected time so far
+  std::optional<std::vector<double>> workers;  // every worker's statistics (WorkerStats, flat)
+};
+inline constexpr records::Field<EpochProgress> kEpochProgressFields[] = {
+    {"minibatches", &EpochProgress::minibatches},
+    {"averagings", &EpochProgress::averagings},
+    {"projected_s", &EpochProgress::projected_s},
+    {"workers", &EpochProgress::workers},
+};
+static_assert(records::UniqueNames(kEpochProgressFields), "kEpochProgressFields: unique names");
+
+struct CheckpointMeta {
+  int64_t generation = 0;                  // G: the tensor files <name>.G.bin belong to it
+  int64_t epochs_done = 0;                 // completed epochs (accepted or rejected)
+  std::optional<nlohmann::json> progress;  // EpochProgress inside an epoch; absent at its end
+  bool stopped = false;                    // the schedule ended training here
+  nlohmann::json schedule = nlohmann::json::object();  // the schedule's state
+  bool has_best = false;                   // best.G.bin holds the last accepted model (newbob)
+  std::string run_id;                      // the run it belongs to
+  int64_t world_size = 0;                  // workers N
+  std::optional<nlohmann::json> averager;  // the averager's state
+  std::vector<double> cv_best;             // [loss_sum, correct, frames] of the last accepted epoch
+  std::optional<std::vector<double>> cv_losses;  // [epochs_done] every epoch's CV loss (NaN:
+                                                 // not finite); older checkpoints: absent
+  std::optional<double> compute_total;     // over the epochs done: the slowest worker's compute
+  std::optional<int64_t> frames_total;     // over the epochs done: frames trained by all workers
+  std::optional<nlohmann::json> pretrain;  // model.init rbm: the result's pretraining fields
+  std::optional<std::string> written;      // ISO-8601 UTC
+
+  // The limits a checkpoint is checked against: those of the config it is resumed with.
+  struct Limits {
+    int64_t epochs = 0;   // schedule.epochs
+    int64_t workers = 0;  // parallel.workers
+  };
+  // Checks every value against `limits` (ranges, sizes, progress inside the schedule); throws
+  // naming `where` and the field.
+  void Validate(const Limits& limits, std::string_view where) const;
+  // The progress inside an epoch, if any; throws naming `where` when it is not one.
+  std::optional<EpochProgress> Progress(std::string_view where) const;
+};
+
+inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
+    {"generation", &CheckpointMeta::generation},
+    {"epochs_done", &CheckpointMeta::epochs_done},
+    {"progress", &CheckpointMeta::progress},
+    {"stopped", &CheckpointMeta::stopped},
+    {"schedule", &CheckpointMeta::schedule},
+    {"has_best", &CheckpointMeta::has_best},
+    {"run_id", &CheckpointMeta::run_id},
+    {"world_size", &CheckpointMeta::world_size},
+    {"averager", &CheckpointMeta::averager},
+    {"cv_best", &CheckpointMeta::cv_best},
+    {"cv_losses", &CheckpointMeta::cv_losses},
+    {"compute_total", &CheckpointMeta::compute_total},
+    {"frames_total", &CheckpointMeta::frames_total},
+    {"pretrain", &CheckpointMeta::pretrain},
+    {"written", &CheckpointMeta::written},
+};
+static_assert(records::UniqueNames(kCheckpointFields), "kCheckpointFields: one unique name");
+
+nlohmann::json ToJson(const CheckpointMeta& meta);
+nlohmann::json ToJson(const EpochProgress& progress);
+// Reads the record (types and presence; Validate checks the values); throws naming `where`.
+CheckpointMeta CheckpointMetaFromJson(const nlohmann::json& json, std::string_view where);
+
+}  // namespace mavg
