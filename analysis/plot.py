@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-"""Figures from the results database (read-only): speedup, metric, breakdown, curves.
+"""Figures of a sweep: speedup, metric, breakdown, curves.
 
   analysis/plot.py results/mavg.db --sweep quickstart --kind speedup --out results/figures/
   analysis/plot.py results/mavg.db --sweep quickstart --kind all --out results/figures/
+
+mavg computes, this script lays out: every number drawn is one that `mavg report ... --format
+json` prints, run here on the database (read-only): the speedup figure is `report speedup`'s
+projected speedups per training frame, the metric figure and the time breakdown are `report
+table`'s cells (mean ± std over replicates), the CV loss curves are `report epochs`' rows. The
+binary is --mavg, else $MAVG, else build/bin/mavg of this source tree. `mavg report html` draws
+its page's figures with the same code, from the same reports in its report.json.
 
 Every figure is written as PNG and PDF. Needs Debian's python3-matplotlib and python3-yaml.
 """
 import argparse
 import json
-import math
 import os
-import sqlite3
-import statistics
+import subprocess
 import sys
 
 import matplotlib
@@ -26,6 +31,9 @@ LABELS = {
     "parallel.workers": "workers", "parallel.average_every": "averaging interval (minibatches)",
     "optimizer.minibatch": "minibatch (frames)",
 }
+# The time breakdown's parts: per-run means over epochs of the slowest worker's seconds.
+PARTS = {"compute_s": "compute", "comm_s": "averaging (comm)", "io_s": "data (io)",
+         "wait_s": "waiting for others"}
 
 
 class PlotError(Exception):
@@ -37,86 +45,133 @@ def fail(msg):
     raise PlotError(msg)
 
 
-def connect(path):
-    if not os.path.exists(path):
-        fail(f"{path}: no results database")
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        db.execute("SELECT 1 FROM sweep_results LIMIT 1")
-    except sqlite3.DatabaseError as e:
-        fail(f"{path}: not a mavg results database ({e})")
-    return db
+def mavg_binary(given=None):
+    """The mavg binary: `given` (--mavg), else $MAVG, else build/bin/mavg of this tree."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    default = os.path.join(root, "build", "bin", "mavg")
+    for path, origin in ((given, "--mavg"), (os.environ.get("MAVG"), "MAVG")):
+        if path:
+            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+                fail(f"{path} ({origin}): not an executable mavg binary")
+            return path
+    if not (os.path.isfile(default) and os.access(default, os.X_OK)):
+        fail(f"no mavg binary: {default} is not built; give --mavg PATH or set MAVG")
+    return default
 
 
-def load_runs(db, sweep):
-    rows = db.execute(
-        "SELECT run_id, status, axes_json, replicate FROM sweep_results WHERE sweep = ? "
-        "ORDER BY position", (sweep,)).fetchall()
-    if not rows:
-        fail(f"no runs for sweep '{sweep}' (sweeps: "
-             f"{', '.join(r[0] for r in db.execute('SELECT name FROM sweeps'))})")
-    runs = []
-    for run_id, status, axes_json, replicate in rows:
-        r = {"run_id": run_id, "status": status, "replicate": replicate,
-             "axes": dict(json.loads(axes_json)), "values": {}, "texts": {}}
-        for key, value in db.execute("SELECT key, value FROM results WHERE run_id = ?", (run_id,)):
-            (r["texts"] if isinstance(value, str) else r["values"])[key] = value
-        ep = db.execute(
-            "SELECT AVG(wall_s - COALESCE(cv_s, 0)), AVG(projected_wall_s), AVG(compute_s), "
-            "AVG(comm_s), AVG(io_s), AVG(wait_s), AVG(frames) FROM epochs WHERE run_id = ?",
-            (run_id,)).fetchone()
-        for k, v in zip(["epoch_s", "projected_epoch_s", "compute_s", "comm_s", "io_s", "wait_s",
-                         "frames_per_epoch"], ep):
-            if v is not None:
-                r["values"][k] = v
-        if "test_acc" in r["values"]:
-            r["values"]["test_error"] = 100 * (1 - r["values"]["test_acc"])
-        if "cv_acc" in r["values"]:
-            r["values"]["cv_error"] = 100 * (1 - r["values"]["cv_acc"])
-        r["curve"] = db.execute(
-            "SELECT epoch, cv_loss FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
-        runs.append(r)
-    return runs
+class Reports:
+    """`mavg report ... --format json` on one sweep of one database, each asked once."""
+
+    def __init__(self, mavg, db, sweep):
+        self.mavg, self.db, self.sweep, self.cache = mavg, db, sweep, {}
+
+    def text(self, args):
+        """What `mavg report ARGS --db DB` prints; on failure a PlotError with mavg's error
+        message (and `line`, the last line it wrote to standard error, as written)."""
+        cmd = [self.mavg, "report", *args, "--db", self.db]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            fail(f"{self.mavg}: {e.strerror}")
+        if p.returncode != 0:
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            errors = [l[len("mavg: error: "):] for l in lines if l.startswith("mavg: error: ")]
+            e = PlotError(errors[-1] if errors else lines[-1] if lines else
+                          f"mavg report {args[0]} failed (exit {p.returncode})")
+            e.line = lines[-1] if lines else None
+            raise e
+        return p.stdout
+
+    def get(self, args):
+        """`mavg report ARGS --format json`, parsed."""
+        key = tuple(args)
+        if key not in self.cache:
+            text = self.text([*args, "--format", "json"])
+            try:
+                self.cache[key] = json.loads(text)
+            except json.JSONDecodeError as e:
+                fail(f"mavg report {args[0]} printed no JSON ({e})")
+        return self.cache[key]
+
+    def epochs(self):
+        return self.get(["epochs", self.sweep])
+
+
+def where_args(where):
+    return [arg for k, v in where.items() for arg in ("--where", f"{k}={v}")]
+
+
+def epochs_table(data):
+    """(axes, rows as dicts) of `report epochs`: its JSON rows, whose axes are the keys between
+    status and epoch, or report.json's {columns, axes, rows}."""
+    if isinstance(data, dict):
+        return data["axes"], [dict(zip(data["columns"], row)) for row in data["rows"]]
+    keys = list(data[0]) if data else []
+    axes = keys[keys.index("status") + 1:keys.index("epoch")] if keys else []
+    return axes, data
+
+
+def axis_values(epochs, where):
+    """{axis: its values in plan order} over the runs (with epochs) that match `where`."""
+    axes, rows = epochs_table(epochs)
+    out = {a: [] for a in axes}
+    for r in rows:
+        if all(str(r.get(k)) == v for k, v in where.items() if k in out):
+            for a in axes:
+                if r[a] not in out[a]:
+                    out[a].append(r[a])
+    return out
+
+
+def prepare(reports, a):
+    """The command line's defaults, from the sweep's axes: no series when the series axis is
+    not one of them; the breakdown (one bar per x) holds a series axis that varies at its first
+    value, as the page of `mavg report html` does, instead of pooling its values."""
+    values = axis_values(reports.epochs(), a.where)
+    if a.series and a.series not in values:
+        a.series = None
+    a.held = {k: v[0] for k, v in values.items() if len(v) == 1}
+    a.breakdown_where = dict(a.where)
+    if a.series and a.series not in a.where and len(values[a.series]) > 1:
+        a.breakdown_where[a.series] = values[a.series][0]
+        a.breakdown_note = f" ({a.series} = {values[a.series][0]})"
+
+
+def fetch(kind, reports, a):
+    """The reports figure `kind` is drawn from, as report.json's figures.data holds them."""
+    s = a.sweep
+    if kind == "metric":
+        cols = ["--cols", a.series] if a.series else []
+        return reports.get(["table", s, "--rows", a.x, *cols, "--value", a.metric,
+                            *where_args(a.where)])
+    if kind == "speedup":
+        return reports.get(["speedup", s, "--baseline", f"{a.x}={getattr(a, 'baseline', '1')}",
+                            *where_args(a.where)])
+    if kind == "breakdown":
+        where = getattr(a, "breakdown_where", a.where)
+        present = set(epochs_table(reports.epochs())[1][0]) if reports.epochs() else set()
+        return {p: reports.get(["table", s, "--rows", a.x, "--value", p, *where_args(where)])
+                for p in PARTS if p in present}
+    return reports.epochs()
 
 
 def num(v):
     try:
         return float(v)
-    except ValueError:
+    except (TypeError, ValueError):
         return v
 
 
-def groups(runs, x, series, where):
-    """{series value: {x value: [runs]}} over completed runs matching `where`."""
-    out = {}
-    for r in runs:
-        if r["status"] != "completed" or x not in r["axes"]:
-            continue
-        if any(r["axes"].get(k) != v for k, v in where.items()):
-            continue
-        s = r["axes"].get(series, "") if series else ""
-        out.setdefault(s, {}).setdefault(num(r["axes"][x]), []).append(r)
-    if not out:
-        fail(f"no completed runs with axis '{x}'")
-    return out
+def order(v):
+    """Sort key: numbers in numeric order before text."""
+    n = num(v)
+    return (isinstance(n, str), n)
 
 
-def is_simulated(r):
-    return r["texts"].get("mode") == "simulated"
-
-
-def epoch_time(r):
-    return r["values"].get("projected_epoch_s" if is_simulated(r) else "epoch_s")
-
-
-def time_per_frame(r):
-    """Epoch seconds per training frame: speedups compare equal work, so a run that drops
-    frames (a shard's last partial averaging interval) does not look faster for doing less."""
-    frames = r["values"].get("frames_per_epoch")
-    t = epoch_time(r)
-    if not frames or t is None:
-        fail(f"run {r['run_id']} recorded no training frames: no speedup per frame")
-    return t / frames
+def number(cell):
+    """A table cell's number, or None for '–', 'simulated' and other text."""
+    n = num(cell)
+    return None if isinstance(n, str) else n
 
 
 def save(fig, out, name):
@@ -130,22 +185,45 @@ def save(fig, out, name):
     print("\n".join(paths))
 
 
-def plot_speedup(runs, a):
-    g = groups(runs, a.x, a.series, a.where)
+def plot_speedup(data, a):
+    """`report speedup`'s projected speedups per training frame (the measured ones where no run
+    is simulated, which the table copies into that column), one line per value of the series
+    axis (per combination of the axes the table splits its rows by, when more vary)."""
+    header, rows, text = data["header"], data["rows"], data["text_cols"]
+    group, xi = header[:text - 1], text - 1
+    col = {h: i for i, h in enumerate(header)}
+    speedup, measured, projected = (col["projected speedup"], col["measured epoch s"],
+                                    col["projected epoch s"])
+    key_axes = [a.series] if a.series in group else []
+    keys = [tuple(r[group.index(k)] for k in key_axes) + (r[xi],) for r in rows]
+    if len(set(keys)) < len(keys):  # another axis varies too: a line per combination
+        key_axes = group
+    lines, any_projected = {}, False
+    for r in rows:
+        y = number(r[speedup])
+        if y is None:
+            continue
+        lines.setdefault(tuple(r[group.index(k)] for k in key_axes), []).append((r[xi], y))
+        any_projected |= r[measured] != r[projected]  # simulated runs' times are projected
+    if not lines:
+        fail(f"no speedup per training frame in sweep {a.sweep}: its runs recorded no "
+             "training frames")
     fig, ax = plt.subplots(figsize=(6, 4.5))
     xmax = 1
-    any_projected = False
-    b = num(str(getattr(a, "baseline", 1)))  # the speedup table's --baseline value
-    for s, pts in sorted(g.items(), key=lambda kv: num(kv[0]) if kv[0] != "" else 0):
-        if b not in pts:
-            continue
-        base = statistics.mean(time_per_frame(r) for r in pts[b])
-        xs = sorted(pts)
-        ys = [base / statistics.mean(time_per_frame(r) for r in pts[x]) for x in xs]
-        any_projected |= any(is_simulated(r) for x in xs for r in pts[x])
-        label = f"{LABELS.get(a.series, a.series)} = {s}" if a.series else "mavg"
-        ax.plot(xs, ys, "o-", label=label)
-        xmax = max(xmax, max(xs))
+    held = {**getattr(a, "held", {}), **a.where}
+    for key in sorted(lines, key=lambda k: tuple(order(v) for v in k)):
+        pts = sorted(lines[key], key=lambda p: order(p[0]))
+        if key_axes == [a.series]:
+            label = f"{LABELS.get(a.series, a.series)} = {key[0]}"
+        elif key_axes:
+            label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(key_axes, key))
+        elif a.series and a.series in held:
+            label = f"{LABELS.get(a.series, a.series)} = {held[a.series]}"
+        else:
+            label = "mavg"
+        xs = [num(x) for x, _ in pts]
+        ax.plot(xs, [y for _, y in pts], "o-", label=label)
+        xmax = max([xmax] + [x for x in xs if not isinstance(x, str)])
     ref = load_reference(a.reference)
     if ref:
         t = ref["timing"]
@@ -160,21 +238,21 @@ def plot_speedup(runs, a):
     save(fig, a.out, f"{a.sweep}-speedup")
 
 
-def plot_metric(runs, a):
-    g = groups(runs, a.x, a.series, a.where)
+def plot_metric(data, a):
+    """`report table`'s cells: mean with the standard deviation as error bars, one line per
+    column (the series axis)."""
+    lines = {}
+    for c in data["cells"]:
+        if c["n"]:
+            lines.setdefault(c.get("col", ""), []).append((num(c["row"][0]), c["mean"], c["std"]))
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    for s, pts in sorted(g.items(), key=lambda kv: num(kv[0]) if kv[0] != "" else 0):
-        xs = sorted(pts, key=lambda x: (isinstance(x, str), x))
-        vals = [[r["values"][a.metric] for r in pts[x] if a.metric in r["values"]] for x in xs]
-        keep = [(x, v) for x, v in zip(xs, vals) if v]
-        if not keep:
-            continue
-        means = [statistics.mean(v) for _, v in keep]
-        errs = [statistics.stdev(v) if len(v) > 1 else 0 for _, v in keep]
+    for s in sorted(lines, key=order):
+        pts = sorted(lines[s], key=lambda p: order(p[0]))
         label = f"{LABELS.get(a.series, a.series)} = {s}" if a.series else a.metric
-        ax.errorbar([x for x, _ in keep], means, yerr=errs, fmt="o-", capsize=3, label=label)
-    ticks = sorted({x for pts in g.values() for x in pts}, key=str)
-    if all(isinstance(t, float) for t in ticks):  # numbers (workers, intervals): log2 axis
+        ax.errorbar([x for x, _, _ in pts], [m for _, m, _ in pts], yerr=[e for _, _, e in pts],
+                    fmt="o-", capsize=3, label=label)
+    ticks = sorted({x for pts in lines.values() for x, _, _ in pts}, key=str)
+    if ticks and all(isinstance(t, float) for t in ticks):  # numbers (workers): log2 axis
         ticks = sorted(ticks)
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
@@ -186,33 +264,39 @@ def plot_metric(runs, a):
     save(fig, a.out, f"{a.sweep}-{a.metric}")
 
 
-def plot_breakdown(runs, a):
-    g = groups(runs, a.x, None, a.where)[""]
-    xs = sorted(g)
-    parts = ["compute_s", "comm_s", "io_s", "wait_s"]
-    names = {"compute_s": "compute", "comm_s": "averaging (comm)", "io_s": "data (io)",
-             "wait_s": "waiting for others"}
+def plot_breakdown(data, a):
+    """`report table`'s means of compute, comm, io and wait seconds, stacked per x."""
+    if not data:
+        fail(f"no epoch of sweep {a.sweep} recorded its compute, averaging, data or waiting time")
+    means = {p: {c["row"][0]: c["mean"] for c in t["cells"] if c["n"]} for p, t in data.items()}
+    xs = sorted({x for m in means.values() for x in m}, key=order)
     fig, ax = plt.subplots(figsize=(6, 4.5))
     bottom = [0.0] * len(xs)
-    for p in parts:
-        h = [statistics.mean(r["values"].get(p, 0.0) for r in g[x]) for x in xs]
-        ax.bar([str(int(x)) if isinstance(x, float) and x.is_integer() else str(x) for x in xs],
-               h, bottom=bottom, label=names[p])
+    for p in PARTS:
+        h = [means.get(p, {}).get(x, 0.0) for x in xs]
+        ax.bar([str(int(num(x))) if isinstance(num(x), float) and num(x).is_integer() else str(x)
+                for x in xs], h, bottom=bottom, label=PARTS[p])
         bottom = [b + v for b, v in zip(bottom, h)]
     ax.set_xlabel(LABELS.get(a.x, a.x))
     ax.set_ylabel("seconds per epoch (slowest worker)")
-    ax.set_title(f"Where an epoch's time goes, sweep {a.sweep}")
+    ax.set_title(f"Where an epoch's time goes, sweep {a.sweep}{getattr(a, 'breakdown_note', '')}")
     ax.legend(fontsize=8)
     save(fig, a.out, f"{a.sweep}-breakdown")
 
 
-def plot_curves(runs, a):
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for r in runs:
-        if any(r["axes"].get(k) != v for k, v in a.where.items()) or not r["curve"]:
+def plot_curves(data, a):
+    """`report epochs`' CV loss per epoch, one line per run that matches --where."""
+    axes, rows = epochs_table(data)
+    runs = {}
+    for r in rows:
+        values = {k: r[k] for k in axes}
+        if any(str(values.get(k)) != v for k, v in a.where.items()):
             continue
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in r["axes"].items())
-        ax.plot([e for e, _ in r["curve"]], [l for _, l in r["curve"]], "o-", ms=3, label=label)
+        runs.setdefault(r["run_id"], (values, []))[1].append((r["epoch"], r.get("cv_loss")))
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for values, curve in runs.values():
+        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in values.items())
+        ax.plot([e for e, _ in curve], [l for _, l in curve], "o-", ms=3, label=label)
     ax.set_xlabel("epoch")
     ax.set_ylabel("CV cross-entropy (per frame)")
     ax.set_title(f"CV loss per epoch, sweep {a.sweep}")
@@ -232,6 +316,19 @@ FIGURES = {"speedup": plot_speedup, "metric": plot_metric, "breakdown": plot_bre
            "curves": plot_curves}
 
 
+def draw(kind, data, a):
+    """Figure `kind` from its reports (fetch's, or report.json's figures.data[kind])."""
+    if isinstance(data, dict) and "error" in data:
+        fail(data["error"])
+    FIGURES[kind](data, a)
+
+
+def figure(kind, reports, a):
+    """Figure `kind` as the command line draws it: the reports from mavg, then the drawing."""
+    prepare(reports, a)
+    draw(kind, fetch(kind, reports, a), a)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("db")
@@ -243,14 +340,13 @@ def main():
     p.add_argument("--metric", default="test_error")
     p.add_argument("--where", action="append", default=[], help="AXIS=VALUE (repeatable)")
     p.add_argument("--reference", default="sweeps/paper/reference.yaml", help="the paper's numbers")
+    p.add_argument("--mavg", help="the mavg binary (default: $MAVG, else build/bin/mavg here)")
     a = p.parse_args()
     a.where = dict(w.split("=", 1) for w in a.where)
     try:
-        runs = load_runs(connect(a.db), a.sweep)
-        if a.series and not any(a.series in r["axes"] for r in runs):
-            a.series = None
+        reports = Reports(mavg_binary(a.mavg), a.db, a.sweep)
         for kind in KINDS if a.kind == "all" else [a.kind]:
-            FIGURES[kind](runs, a)
+            figure(kind, reports, a)
     except PlotError as e:
         print(f"plot.py: error: {e}", file=sys.stderr)
         sys.exit(1)

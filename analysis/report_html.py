@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """The page of `mavg report html`, which runs this script; by hand:
 
-  analysis/report_html.py --data DIR/report.json --db results/mavg.db --out DIR [--reference Y]
+  analysis/report_html.py --data DIR/report.json --out DIR [--reference Y]
 
 mavg computes, this script lays out. report.json holds what the C++ report code computed (the
 metric and speedup tables exactly as `mavg report table|speedup --format json` print them, the
-runs as `mavg report runs` writes them, the spec, the status counts, and which figures to draw);
-the figures are analysis/plot.py's, drawn from the database as `plot.py --kind ...` draws them.
-Nothing here computes a number: the page cannot disagree with the terminal reports.
+runs as `mavg report runs` writes them, the spec, the status counts, which figures to draw and
+the reports each is drawn from); the figures are drawn by analysis/plot.py's drawing code from
+those reports, as `plot.py --kind ...` draws them from the same reports run by mavg. Nothing
+here computes a number and nothing reads the database: the page cannot disagree with the
+terminal reports.
 
 Writes into DIR: index.html (Jinja2 template templates/report.html.j2), figures/ (PNG + PDF),
 assets/ (jQuery and DataTables from Debian's libjs-jquery and libjs-jquery-datatables: the page
@@ -136,15 +138,12 @@ def copy_run_files(row, out):
     return links
 
 
-def figures(doc, db, out, reference):
-    """Draws the figures report.json asks for with plot.py; returns what the page shows."""
+def figures(doc, out, reference):
+    """Draws the figures report.json asks for with plot.py, each from the reports report.json
+    holds for it (figures.data); returns what the page shows."""
     spec = doc["figures"]
+    data = spec["data"]
     made = []
-    try:
-        runs = plot.load_runs(plot.connect(db), doc["sweep"])
-    except plot.PlotError as e:
-        print(f"report_html.py: no figures: {e}")
-        return made
     figdir = os.path.join(out, "figures")
     x, series, metric = spec["x"], spec["series"] or None, spec["metric"]
     label = plot.LABELS.get
@@ -176,7 +175,7 @@ def figures(doc, db, out, reference):
                "where": ", ".join(f"{k} = {v}" for k, v in where.items())}
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # plot.save lists the files
-                plot.FIGURES[kind](runs, a)
+                plot.draw(kind, data["epochs" if kind == "curves" else kind], a)
             fig["png"] = f"figures/{name}.png"
             fig["pdf"] = f"figures/{name}.pdf"
         except Exception as e:  # noqa: BLE001 -- one figure that fails must not cost the page
@@ -219,7 +218,6 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, help="report.json written by mavg report html")
-    p.add_argument("--db", required=True, help="the results database (figures)")
     p.add_argument("--out", required=True, help="the page's directory")
     p.add_argument("--reference", default="", help="the paper's numbers (speedup figure)")
     a = p.parse_args()
@@ -257,7 +255,7 @@ def main():
     page = env.get_template("report.html.j2").render(
         doc=doc, records=records, axes=runs["axes"], config_keys=runs["config_keys"],
         metrics=shown, integral=integral, metric_help=METRIC_HELP, replicates=replicates, speedup=speedup,
-        figures=figures(doc, a.db, a.out, a.reference), total_columns=len(columns))
+        figures=figures(doc, a.out, a.reference), total_columns=len(columns))
     tmp = os.path.join(a.out, "index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(page)

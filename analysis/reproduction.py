@@ -8,13 +8,28 @@ looking at the numbers; then the speedup table and the figures.
       --figures docs/reproduction --mavg build/bin/mavg
 
 Run by scripts/reproduce.sh. Needs Debian's python3-matplotlib and python3-yaml.
+
+The runs come from mavg's reports: `mavg report runs` (each run's status, axes and metrics:
+wer, max_change_limited, the GEMM kernels, epoch times and frames), `report epochs` (the
+within-run speedup's per-epoch times), `report speedup` (the speedup table) and analysis/plot.py
+(the figures, from `report table|speedup|epochs`).
+
+SQL kept here, and why (no report gives these, and none is worth one for this page alone):
+  - main, "Finished runs by build": runs.code_version of the finished runs (the builds that
+    made the page; no report prints a run's code version, `report html` only counts stale runs);
+  - timing_conditions: the attempts' started/ended times (how many runs ran at once) and the
+    CPU threads in env's build.device (no report reads either).
+Computed here from the reports' numbers (the page's own arithmetic, no report has it): the cells'
+mean ± std at 2 decimals and the effects' differences and standard errors (the agreement
+criteria), the one-worker runs' seconds per training frame (epoch time / frames, as `report
+speedup` divides them) and the within-run speedup (N x the mean worker's compute and data
+seconds over the projected epoch, per epoch).
 """
 import argparse
-import json
 import os
 import re
+import sqlite3
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,41 +44,66 @@ REL_LITTLE = 0.10
 PENDING = ("new", "running", "interrupted", "preempted")
 
 
+def axis_text(v):
+    """An axis value as `report runs` types it (from the run's config) back in the plan's text:
+    16, rbm, true."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
 class Runs:
-    def __init__(self, db, sweep):
-        self.sweep = sweep
+    def __init__(self, reports):
+        self.sweep, self.reports = reports.sweep, reports
         try:
-            self.runs = plot.load_runs(db, sweep)
+            rows = reports.get(["runs", reports.sweep])
         except plot.PlotError:
-            self.runs = []  # not run yet
-        for r in self.runs:  # an NG-SGD run's mean over its epochs
-            (v,) = db.execute(
-                "SELECT AVG(json_extract(metrics_json, '$.max_change_limited')) FROM epochs "
-                "WHERE run_id = ?", (r["run_id"],)).fetchone()
-            if v is not None:
-                r["values"]["max_change_limited"] = v
+            rows = []  # not run yet
+        # Each run: its status, replicate, axes as text and every metric (`report runs`'s row;
+        # a metric the run lacks is None).
+        self.runs = rows
 
     def values(self, axis, default):
         """The values (strings) an axis takes in this table's runs in numeric order, or
         `default` before the table has run."""
-        found = {r["axes"][axis] for r in self.runs if axis in r["axes"]}
+        found = {axis_text(r[axis]) for r in self.runs if axis in r}
         return sorted(found, key=plot.num) if found else [str(v) for v in default]
 
     def cell(self, axes, metric="wer"):
         """(values of completed runs, counts by status) of the runs matching `axes`."""
         vals, states = [], {}
         for r in self.runs:
-            if any(r["axes"].get(k) != str(v) for k, v in axes.items()):
+            if any(k not in r or axis_text(r[k]) != str(v) for k, v in axes.items()):
                 continue
             states[r["status"]] = states.get(r["status"], 0) + 1
-            if r["status"] == "completed" and metric in r["values"]:
-                vals.append(r["values"][metric])
+            if r["status"] == "completed" and r.get(metric) is not None:
+                vals.append(r[metric])
         return vals, states
 
     def complete(self):
         """Whether the table has run and every run of it has ended (completed, or failed,
         diverged or collapsed: results too)."""
         return bool(self.runs) and not any(r["status"] in PENDING for r in self.runs)
+
+
+def connect(path):
+    """The database, read-only, for the queries no report answers (see the top)."""
+    if not os.path.exists(path):
+        plot.fail(f"{path}: no results database")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.execute("SELECT 1 FROM runs LIMIT 1")
+    except sqlite3.DatabaseError as e:
+        plot.fail(f"{path}: not a mavg results database ({e})")
+    return db
+
+
+def epochs(reports):
+    """`report epochs`' rows, none before the sweep has run."""
+    try:
+        return reports.epochs()
+    except plot.PlotError:
+        return []
 
 
 def fmt(vals, states=None, digits=2):
@@ -120,37 +160,31 @@ def table(header, rows):
     return out + "".join("| " + " | ".join(str(c) for c in row) + " |\n" for row in rows)
 
 
-def speedup_md(mavg, db, results):
-    if not mavg:
-        return "(no mavg binary given: speedup table skipped)\n"
-    cmd = [mavg, "report", "speedup", "table1", "--db", db, "--results", results, "--format", "md"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"(no speedup table: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else 'failed'})\n"
-    return p.stdout
+def speedup_md(reports):
+    try:
+        return reports.text(["speedup", "table1", "--format", "md"])
+    except plot.PlotError as e:
+        return f"(no speedup table: {getattr(e, 'line', None) or 'failed'})\n"
 
 
-def kernels_from_device(device):
-    """The kernel family in a build.device string, as mavg's report reads it (KernelsFromDevice):
-    cuBLAS FP32/TF32, or the OpenBLAS family named before MAX_THREADS=."""
-    if device.startswith("cuda"):
-        return "cuBLAS TF32" if "tf32 on" in device else "cuBLAS FP32"
-    m = re.search(r"\(OpenBLAS .* (\S+) MAX_THREADS=", device)
-    return f"OpenBLAS {m.group(1)}" if m else None
-
-
-def kernel_families(db, runs_where, params):
-    """Runs per GEMM kernel family among the runs `runs_where` selects (a FROM ... WHERE clause
-    over runs r)."""
+def kernel_families(runs):
+    """Runs per GEMM kernel family (`report runs`' blas_kernels: result.json's, or for older
+    runs the family in build.device) among `runs`, a run shared by two tables once."""
+    kernels = {r["run_id"]: r.get("blas_kernels") for r in runs}
     counts = {}
-    for run_id, kernels, device in db.execute(
-            "SELECT r.run_id, (SELECT value FROM results x WHERE x.run_id = r.run_id AND "
-            "x.key = 'blas_kernels'), (SELECT value FROM env e WHERE e.run_id = r.run_id AND "
-            f"e.key = 'build.device') {runs_where} GROUP BY r.run_id", params):
-        k = kernels or (kernels_from_device(device) if device else None)
+    for run_id in sorted(kernels):
+        k = kernels[run_id]
         if k:
             counts[k] = counts.get(k, 0) + 1
     return counts
+
+
+def time_per_frame(r):
+    """Epoch seconds per training frame of a `report runs` row, as `report speedup` divides
+    them (simulated workers: the projected epoch); None without frames."""
+    t = r.get("projected_epoch_s" if r.get("mode") == "simulated" else "epoch_s")
+    frames = r.get("frames_per_epoch")
+    return t / frames if frames and t is not None else None
 
 
 def timing_conditions(db, one_worker_runs):
@@ -170,12 +204,7 @@ def timing_conditions(db, one_worker_runs):
     threads = sorted({int(m.group(1)) for (v,) in db.execute(
         "SELECT value FROM env WHERE key = 'build.device' AND run_id IN (SELECT run_id FROM "
         "sweep_runs WHERE sweep LIKE 'table_')") for m in [re.search(r"(\d+) threads", v)] if m})
-    per_frame = []
-    for r in one_worker_runs:
-        try:
-            per_frame.append(plot.time_per_frame(r))
-        except plot.PlotError:
-            pass
+    per_frame = [t for t in map(time_per_frame, one_worker_runs) if t is not None]
     text = (f"Timing conditions: up to {most} paper runs ran at once on this machine "
             f"({os.cpu_count()} cores), with {', '.join(map(str, threads)) or '?'} CPU "
             "thread(s) each, while other work (builds, tests) shared it at times.")
@@ -189,25 +218,24 @@ def timing_conditions(db, one_worker_runs):
     return text + "\n"
 
 
-def within_run_speedup(db, runs, paper):
+def within_run_speedup(epochs, paper):
     """Per worker count: N x the mean worker's measured seconds (compute and data) per epoch
     over the run's projected epoch, both from the same epochs of the same run, so a machine
-    slower or faster during that run moves both alike. One worker: 1 by definition."""
-    by_n = {}
-    for r in runs:
-        if r["status"] != "completed":
+    slower or faster during that run moves both alike. One worker: 1 by definition. `epochs`:
+    `report epochs`' rows (a run's in epoch order)."""
+    by_n, ratios, workers = {}, {}, {}
+    for e in epochs:
+        if e["status"] != "completed":
             continue
-        ratios = []
-        for (m,) in db.execute("SELECT metrics_json FROM epochs WHERE run_id = ?",
-                               (r["run_id"],)):
-            e = json.loads(m)
-            n, proj = e.get("world_size", 1), e.get("projected_wall_s")
-            work = e.get("compute_s_mean", 0) + e.get("io_s_mean", 0)
-            if n > 1 and proj and work > 0:
-                ratios.append(n * work / proj)
-        if ratios:
-            by_n.setdefault(int(r["axes"].get("parallel.workers", 1)), []).append(
-                statistics.mean(ratios))
+        r = ratios.setdefault(e["run_id"], [])
+        workers[e["run_id"]] = e.get("parallel.workers", 1)
+        n, proj = e.get("world_size") or 1, e.get("projected_wall_s")
+        work = (e.get("compute_s_mean") or 0) + (e.get("io_s_mean") or 0)
+        if n > 1 and proj and work > 0:
+            r.append(n * work / proj)
+    for run_id, r in ratios.items():
+        if r:
+            by_n.setdefault(int(workers[run_id]), []).append(statistics.mean(r))
     if not by_n:
         return ""
     rows = []
@@ -235,8 +263,7 @@ class Figures:
         a = argparse.Namespace(x=x, series=series, metric=metric, where=where or {}, out=self.out,
                                sweep=runs.sweep, reference="sweeps/paper/reference.yaml")
         try:
-            {"speedup": plot.plot_speedup, "metric": plot.plot_metric,
-             "curves": plot.plot_curves}[kind](runs.runs, a)
+            plot.figure(kind, runs.reports, a)
         except plot.PlotError:
             return
         name = {"speedup": f"{runs.sweep}-speedup", "metric": f"{runs.sweep}-{metric}",
@@ -255,11 +282,18 @@ def main():
     p.add_argument("--reference", default="sweeps/paper/reference.yaml")
     p.add_argument("--command", default="scripts/reproduce.sh", help="how the page was made")
     a = p.parse_args()
-    db = plot.connect(a.db)
+    try:
+        db = connect(a.db)
+        mavg = plot.mavg_binary(a.mavg)
+    except plot.PlotError as e:
+        print(f"reproduction.py: error: {e}", file=sys.stderr)
+        sys.exit(1)
     ref = plot.load_reference(a.reference)
     figs = Figures(a.figures, os.path.dirname(os.path.abspath(a.out)) or ".")
     os.makedirs(a.figures, exist_ok=True)
-    t = {k: Runs(db, k) for k in ["table1", "table2", "table3", "table4", "table5", "table6"]}
+    t = {k: Runs(plot.Reports(mavg, a.db, k))
+         for k in ["table1", "table2", "table3", "table4", "table5", "table6"]}
+    every = [r for tab in t.values() for r in tab.runs]  # a run shared by two tables twice
     md = ["# Su & Chen 2015 reproduced on the digits task",
           "",
           f"Generated by `{a.command}` from `{a.db}`; do not edit by hand. Every number below "
@@ -286,9 +320,8 @@ def main():
     builds = db.execute(
         f"SELECT r.code_version, COUNT(DISTINCT r.run_id) {table_runs} NOT IN ({pending}) "
         "GROUP BY r.code_version ORDER BY 2 DESC", PENDING).fetchall()
-    (unfinished,) = db.execute(  # started: the page's cells show 'new' runs as not run
-        f"SELECT COUNT(DISTINCT r.run_id) {table_runs} IN ({pending}) AND r.status != 'new'",
-        PENDING).fetchone()
+    # started: the page's cells show 'new' runs as not run
+    unfinished = len({r["run_id"] for r in every if r["status"] in PENDING and r["status"] != "new"})
     if builds:
         md += ["Finished runs by build (the engine sources' hash, `build.code_version` in "
                "result.json): " + ", ".join(f"`{v or 'unknown'}` {n}" for v, n in builds) +
@@ -297,7 +330,7 @@ def main():
                 "(in no mean below; the cells say so)."
                 if unfinished else ""), ""]
 
-    kernels = kernel_families(db, table_runs + f" NOT IN ({pending})", PENDING)
+    kernels = kernel_families([r for r in every if r["status"] not in PENDING])
     if kernels:
         md += ["Finished runs by GEMM kernels (`blas_kernels` in result.json; for older runs the "
                "family in `build.device`): " +
@@ -425,8 +458,7 @@ def main():
     for v in verdicts:
         if v[0] not in done and not v[-1].startswith(("not judged", "too few")):
             v[-1] += " (provisional: replicates to come)"
-    (reps,) = db.execute("SELECT MAX(replicate) + 1 FROM sweep_runs WHERE sweep LIKE 'table_'"
-                         ).fetchone()
+    reps = max(r["replicate"] for r in every) + 1 if every else None
     reps = f"{reps} replicates" if reps else "replicates"
     status = (f"**Complete**: every run of the six tables ({reps} a cell) has ended."
               if len(done) == len(t) else
@@ -473,9 +505,9 @@ def main():
            "labelled so); the paper's measured speedups on K20 GPUs are 1.39, 2.65, 4.99, 9.32 "
            "and 16.7 for 2 to 32 GPUs.", "",
            timing_conditions(db, [r for r in t["table1"].runs if r["status"] == "completed"
-                                  and r["axes"].get(W) == "1"]),
-           speedup_md(a.mavg, a.db, os.path.dirname(os.path.abspath(a.db))),
-           within_run_speedup(db, t["table1"].runs,
+                                  and axis_text(r.get(W)) == "1"]),
+           speedup_md(t["table1"].reports),
+           within_run_speedup(epochs(t["table1"].reports),
                               dict(zip(ref["timing"]["gpus"], ref["timing"]["speedup"])))]
 
     figs.make(t["table1"], "metric", "parallel.workers", series=None)

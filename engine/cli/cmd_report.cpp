@@ -1,4 +1,4 @@
-// mavg report table|speedup|paper|model|runs|html
+// mavg report table|speedup|paper|model|runs|epochs|html
 #include <cstdlib>
 #include <iostream>
 
@@ -167,6 +167,28 @@ void AddReportCommand(CLI::App& app) {
     } else {
       WriteFileAtomic(a->out, text);
       std::cout << fmt::format("{} runs of sweep {} in {}\n", t.rows.size(), a->name, a->out);
+    }
+  });
+
+  CLI::App* epochs = cmd->add_subcommand(
+      "epochs", "One flat row per epoch of each run: axes, status, the epoch's record");
+  epochs->add_option("name", a->name, "Sweep name")->required();
+  epochs->add_option("--format", a->runs_format, "csv | json")
+      ->check(CLI::IsMember({"csv", "json"}))
+      ->capture_default_str();
+  epochs->add_option("--out", a->out, "Write to this file (atomically) instead of stdout");
+  epochs->add_option("--results", a->results, "Results directory")->capture_default_str();
+  epochs->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  epochs->callback([a] {
+    auto store = OpenStore(a->results, a->db);
+    const EpochsTable t = MakeEpochsTable(a->name, LoadSweepRuns(*store, a->name));
+    const std::string text =
+        a->runs_format == "json" ? RowsJson(t.columns, t.rows) : RowsCsv(t.columns, t.rows);
+    if (a->out.empty()) {
+      std::cout << text;
+    } else {
+      WriteFileAtomic(a->out, text);
+      std::cout << fmt::format("{} epochs of sweep {} in {}\n", t.rows.size(), a->name, a->out);
     }
   });
 

@@ -61,8 +61,8 @@ std::string WriteHtmlReport(Store& store, const std::string& sweep, const HtmlPa
     WriteFileAtomic(tmp + "/runs.csv", RunsCsv(runs));
     WriteFileAtomic(tmp + "/runs.json", RunsJson(runs));
     WriteFileAtomic(tmp + "/" + kMarker, "written by mavg report html\n");
-    std::vector<std::string> argv = {
-        o.python, script, "--data", tmp + "/report.json", "--db", store.Db().Path(), "--out", tmp};
+    std::vector<std::string> argv = {o.python, script, "--data", tmp + "/report.json",
+                                     "--out",  tmp};
     if (!o.reference.empty()) argv.insert(argv.end(), {"--reference", o.reference});
     const CommandResult r = RunCommand(argv);
     for (const std::string& line : {r.out, r.err}) {

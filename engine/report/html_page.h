@@ -1,9 +1,10 @@
 #pragma once
 // `mavg report html`: the sweep's page, index.html in a directory of its own. The data comes
 // from HtmlReportData (html_report.h); analysis/report_html.py turns it into the page with
-// Jinja2 and draws the figures with analysis/plot.py. Python lays out, C++ computes: one place
-// for every table's numbers (shared with `report table|speedup|runs`), one for every figure's
-// (shared with plot.py's command line), and the page cannot disagree with either.
+// Jinja2 and draws the figures with analysis/plot.py from the reports in that data. Python lays
+// out, C++ computes: one place for every table's and figure's numbers (shared with `report
+// table|speedup|runs|epochs`, which plot.py's command line draws from), and the page cannot
+// disagree with either.
 //
 // The directory is made whole or not at all: everything is written into DIR.tmp-<pid> beside
 // it and swapped in at the end, so a failed render leaves the previous page as it was. An

@@ -114,6 +114,75 @@ std::string First(const std::vector<std::string>& candidates, const std::set<std
   return "";
 }
 
+std::vector<std::pair<std::string, std::string>> Pairs(const nlohmann::json& where) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : where.items()) out.emplace_back(k, v.get<std::string>());
+  return out;
+}
+
+// A figure's table as `report table --format json` prints it.
+nlohmann::json TableData(const std::string& sweep, const std::vector<ReportRun>& runs,
+                         const std::string& rows, const std::string& cols, const std::string& value,
+                         const nlohmann::json& where) {
+  TableOptions t;
+  t.rows = rows;
+  t.cols = cols;
+  t.value = value;
+  t.where = Pairs(where);
+  t.format = "json";
+  return nlohmann::json::parse(MetricTable(sweep, runs, t));
+}
+
+// What analysis/plot.py draws the page's figures from: the reports plot.py's command line runs
+// (`report table|speedup|epochs --format json`) with the options it would give them, computed
+// here from the runs this page reads once. A figure that cannot be drawn has {"error": why}.
+//   metric      report table --rows X --cols SERIES --value METRIC --where ...
+//   speedup     report speedup --baseline X=BASELINE --where ...
+//   breakdown   {compute_s, comm_s, io_s, wait_s: report table --rows X --value V --where ...},
+//               the parts some epoch recorded
+//   epochs      report epochs: {columns, axes, rows} (the CV loss curves)
+nlohmann::json FigureData(const std::string& sweep, const std::vector<ReportRun>& runs,
+                          const std::string& x, const std::string& series,
+                          const std::string& metric, const std::string& baseline,
+                          const nlohmann::json& where, const nlohmann::json& breakdown_where) {
+  auto attempt = [](const auto& make) -> nlohmann::json {
+    try {
+      return make();
+    } catch (const Error& e) {
+      return {{"error", e.what()}};
+    }
+  };
+  nlohmann::json data = nlohmann::json::object();
+  if (!x.empty() && !metric.empty()) {
+    data["metric"] = attempt([&] { return TableData(sweep, runs, x, series, metric, where); });
+  }
+  if (!baseline.empty()) {
+    data["speedup"] = attempt([&] {
+      SpeedupOptions s;
+      s.axis = x;
+      s.baseline = baseline;
+      s.where = Pairs(where);
+      s.format = "json";
+      return nlohmann::json::parse(SpeedupTable(sweep, runs, s));
+    });
+  }
+  if (!x.empty()) {
+    data["breakdown"] = attempt([&] {
+      nlohmann::json parts = nlohmann::json::object();
+      const std::vector<std::string> names = MetricNames(runs);
+      for (const char* part : {"compute_s", "comm_s", "io_s", "wait_s"}) {
+        // A part no epoch recorded is left out (drawn as 0), as plot.py leaves it out.
+        if (std::find(names.begin(), names.end(), part) == names.end()) continue;
+        parts[part] = TableData(sweep, runs, x, "", part, breakdown_where);
+      }
+      return parts;
+    });
+  }
+  const EpochsTable epochs = MakeEpochsTable(sweep, runs);
+  data["epochs"] = {{"columns", epochs.columns}, {"axes", epochs.axes}, {"rows", epochs.rows}};
+  return data;
+}
+
 }  // namespace
 
 nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const HtmlReportOptions& o) {
@@ -229,15 +298,19 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
   if (!series.empty() && !breakdown_where.contains(series)) {
     breakdown_where[series] = *runs[0].Axis(series);
   }
+  const std::string metric = First({"wer", "test_error", "cv_error", "final_cv_loss"}, have);
+  const bool speedup = x == "parallel.workers" && o.baseline_axis == "parallel.workers";
   doc["figures"] = {
       {"x", x},
       {"series", series},
-      {"metric", First({"wer", "test_error", "cv_error", "final_cv_loss"}, have)},
-      {"speedup", x == "parallel.workers" && o.baseline_axis == "parallel.workers"},
+      {"metric", metric},
+      {"speedup", speedup},
       {"baseline", o.baseline},
       {"where", where},
       {"curves_where", where},
       {"breakdown_where", breakdown_where},
+      {"data", FigureData(sweep, runs, x, series, metric, speedup ? o.baseline : "", where,
+                          breakdown_where)},
   };
   return doc;
 }

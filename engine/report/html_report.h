@@ -1,8 +1,8 @@
 #pragma once
 // What `mavg report html` puts on its page, as one JSON document that analysis/report_html.py
-// lays out (Jinja2) beside the figures it draws with analysis/plot.py. Every number on the
-// page comes from here or from plot.py, the code behind `report table`, `report speedup`,
-// `report runs` and the figure commands: the page recomputes nothing.
+// lays out (Jinja2), its figures drawn by analysis/plot.py's drawing code. Every number on the
+// page comes from here, the code behind `report table`, `report speedup`, `report runs` and
+// `report epochs`: the page recomputes nothing, and the database is read once.
 //   sweep, generated, db, build       what and when
 //   spec_yaml                         the spec as the store keeps it
 //   status                            runs per plan state (as `sweep status`), the problems
@@ -10,7 +10,9 @@
 //   tables                            one metric table per metric (MetricTable, json format)
 //   speedup                           SpeedupTable (json format), or {"error": why not}
 //   runs                              LoadRunsTable: columns, axes, config_keys, metrics, rows
-//   figures                           what plot.py draws: x, series, metric, where per figure
+//   figures                           what plot.py draws: x, series, metric, where per figure,
+//                                     and under "data" the reports each figure is drawn from
+//                                     (as plot.py's command line gets them from mavg)
 
 #include <nlohmann/json.hpp>
 #include <string>

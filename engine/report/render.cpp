@@ -124,11 +124,14 @@ std::string Render(const std::vector<std::string>& header,
   return out;
 }
 
+nlohmann::json TableJson(const std::string& caption, const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows, size_t text_cols) {
+  return {{"caption", caption}, {"header", header}, {"rows", rows}, {"text_cols", text_cols}};
+}
+
 std::string RenderJson(const std::string& caption, const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows, size_t text_cols) {
-  nlohmann::json t = {
-      {"caption", caption}, {"header", header}, {"rows", rows}, {"text_cols", text_cols}};
-  return DumpJson(t, 1) + "\n";
+  return DumpJson(TableJson(caption, header, rows, text_cols), 1) + "\n";
 }
 
 std::string Join(const std::vector<std::string>& v, const char* sep) {

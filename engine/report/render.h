@@ -2,6 +2,7 @@
 // What the report tables share: summaries over replicates, numbers to 4 significant digits,
 // axis values in plan order, and one renderer for Markdown, CSV, LaTeX and JSON.
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,5 +43,8 @@ std::string Render(const std::vector<std::string>& header,
 // Markdown table shows them: what `--format json` prints and the HTML report lays out.
 std::string RenderJson(const std::string& caption, const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows, size_t text_cols);
+// RenderJson's object, for a table that adds keys of its own before printing it.
+nlohmann::json TableJson(const std::string& caption, const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows, size_t text_cols);
 
 }  // namespace mavg::report

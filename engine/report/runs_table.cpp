@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/json.h"
+#include "engine/records/epoch_row.h"
 #include "engine/report/sweep_data.h"
 
 namespace mavg {
@@ -147,25 +148,76 @@ RunsTable LoadRunsTable(Store& store, const std::string& sweep) {
   return t;
 }
 
-std::string RunsCsv(const RunsTable& t) {
+std::string RowsCsv(const std::vector<std::string>& columns,
+                    const std::vector<std::vector<nlohmann::json>>& rows) {
   std::string out;
-  for (size_t i = 0; i < t.columns.size(); ++i) out += (i ? "," : "") + CsvCell(t.columns[i]);
+  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + CsvCell(columns[i]);
   out += "\n";
-  for (const auto& row : t.rows) {
+  for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + CsvCell(row[i]);
     out += "\n";
   }
   return out;
 }
 
-std::string RunsJson(const RunsTable& t) {
+std::string RowsJson(const std::vector<std::string>& columns,
+                     const std::vector<std::vector<nlohmann::json>>& rows) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const auto& row : t.rows) {
+  for (const auto& row : rows) {
     nlohmann::ordered_json o = nlohmann::ordered_json::object();
-    for (size_t i = 0; i < row.size(); ++i) o[t.columns[i]] = row[i];
+    for (size_t i = 0; i < row.size(); ++i) o[columns[i]] = row[i];
     all.push_back(std::move(o));
   }
   return all.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string RunsCsv(const RunsTable& t) { return RowsCsv(t.columns, t.rows); }
+
+std::string RunsJson(const RunsTable& t) { return RowsJson(t.columns, t.rows); }
+
+EpochsTable MakeEpochsTable(const std::string& sweep, const std::vector<ReportRun>& runs) {
+  EpochsTable t;
+  if (!runs.empty()) {
+    for (const auto& [axis, value] : runs[0].axes) t.axes.push_back(axis);
+  }
+  // Each epoch's fields as its record writes them; the columns are the fields any epoch has.
+  std::vector<std::vector<nlohmann::json>> records;  // per run, per epoch
+  std::vector<bool> present(std::size(kEpochFields), false);
+  for (const ReportRun& r : runs) {
+    records.emplace_back();
+    for (const EpochRecord& e : r.epochs) {
+      records.back().push_back(ToJson(e.row));
+      for (size_t i = 0; i < std::size(kEpochFields); ++i) {
+        if (records.back().back().contains(std::string(kEpochFields[i].name))) present[i] = true;
+      }
+    }
+  }
+  std::vector<std::string> fields = {"epoch"};
+  for (size_t i = 0; i < std::size(kEpochFields); ++i) {
+    const std::string name(kEpochFields[i].name);
+    if (present[i] && name != "epoch") fields.push_back(name);
+  }
+  t.columns = {"sweep", "run_id", "replicate", "status"};
+  t.columns.insert(t.columns.end(), t.axes.begin(), t.axes.end());
+  t.columns.insert(t.columns.end(), fields.begin(), fields.end());
+  t.columns.push_back("train_s");
+
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ReportRun& r = runs[i];
+    for (size_t k = 0; k < r.epochs.size(); ++k) {
+      std::vector<nlohmann::json> row = {sweep, r.run_id, r.replicate,
+                                         std::string(ToString(r.status))};
+      for (const auto& [axis, value] : r.axes) row.push_back(value);
+      const nlohmann::json& record = records[i][k];
+      for (const std::string& f : fields) {
+        const auto it = record.find(f);
+        row.push_back(it == record.end() ? nlohmann::json() : *it);
+      }
+      row.push_back(r.epochs[k].train_s);
+      t.rows.push_back(std::move(row));
+    }
+  }
+  return t;
 }
 
 }  // namespace mavg

@@ -113,7 +113,8 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
       if (row.projected_wall_s && std::isfinite(*row.projected_wall_s)) {
         e.projected_wall_s = row.projected_wall_s;
       }
-      runs[index.at(run_id)].epochs.push_back(e);
+      e.row = row;
+      runs[index.at(run_id)].epochs.push_back(std::move(e));
     }
   }
   for (ReportRun& r : runs) {

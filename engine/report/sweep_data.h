@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/run_state.h"
+#include "engine/records/epoch_row.h"
 #include "engine/store/store.h"
 
 namespace mavg {
@@ -20,6 +21,7 @@ struct EpochRecord {
   std::optional<double> cv_loss;
   double train_s = 0.0;                    // wall_s - cv_s: the epoch's measured training time
   std::optional<double> projected_wall_s;  // simulated workers' projection of train_s
+  EpochRow row;                            // every field of the record (`report epochs`)
 };
 
 struct ReportRun {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "engine/core/error.h"
+#include "engine/core/json.h"
 #include "engine/report/render.h"
 #include "engine/report/time_to_target.h"
 
@@ -226,8 +227,27 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
                        o.agg == "mean" ? " ± std over replicates" : "");
   }
   if (o.format == "json") {
-    return report::RenderJson(out.substr(0, out.find_last_not_of('\n') + 1), header, rows,
-                              row_axes.size());
+    nlohmann::json t = report::TableJson(out.substr(0, out.find_last_not_of('\n') + 1), header,
+                                         rows, row_axes.size());
+    // The cells' numbers unrounded, one object per cell as the csv format has them, for a
+    // program (the figures) that draws what the table shows.
+    t["cells"] = nlohmann::json::array();
+    for (const auto& rv : row_values) {
+      for (const auto& cv : col_values) {
+        const Stat s = Summarize(cells[{rv, cv}]);
+        nlohmann::json c = {{"row", rv}, {"n", s.n}};
+        if (!o.cols.empty()) c["col"] = cv;
+        if (s.n > 0) {
+          c["mean"] = s.mean;
+          c["std"] = s.std;
+          c["min"] = s.min;
+          c["max"] = s.max;
+        }
+        if (ttt) c["runs"] = tried[{rv, cv}];
+        t["cells"].push_back(std::move(c));
+      }
+    }
+    return DumpJson(t, 1) + "\n";
   }
   return out + Render(header, rows, o.format, row_axes.size());
 }
