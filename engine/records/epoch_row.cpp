@@ -30,8 +30,9 @@ const std::vector<EpochMean>& EpochMeans() {
       return std::string("NULL");  // unreachable: both members below are in the table
     };
     // TrainSeconds in SQL.
-    means.push_back({"epoch_s", fmt::format("{} - COALESCE({}, 0)", expr_of(&EpochRow::wall_s),
-                                            expr_of(&EpochRow::cv_s))});
+    means.push_back(
+        {kEpochSecondsMean, fmt::format("{} - COALESCE({}, 0)", expr_of(&EpochRow::wall_s),
+                                        expr_of(&EpochRow::cv_s))});
     for (const auto& f : kEpochFields) {
       if (!f.report_mean.empty()) means.push_back({std::string(f.report_mean), expr(f)});
     }

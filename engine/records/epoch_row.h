@@ -103,4 +103,14 @@ struct EpochMean {
 // epoch_s (the mean TrainSeconds), then every field with a report_mean, in table order.
 const std::vector<EpochMean>& EpochMeans();
 
+// The per-run mean of the epochs' TrainSeconds, as reports name it.
+inline constexpr const char* kEpochSecondsMean = "epoch_s";
+// The name under which reports show `member`'s per-run mean, e.g. MeanName(&EpochRow::frames)
+// is "frames_per_epoch" (empty for a field reports do not average).
+template <class T>
+std::string MeanName(T EpochRow::*member) {
+  const records::Field<EpochRow>* f = records::FieldOf(kEpochFields, member);
+  return f ? std::string(f->report_mean) : std::string();
+}
+
 }  // namespace mavg

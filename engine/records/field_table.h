@@ -306,6 +306,24 @@ void Update(R& into, const R& from, const Field<R> (&table)[N]) {
   }
 }
 
+// The name of the field holding `member`; code that reads a record's values from elsewhere (the
+// store's key-value tables) names them through this, never by spelling them. Empty for a member
+// the table lacks (a record's tests check that every member it names is there).
+template <class R, size_t N, class T>
+constexpr const Field<R>* FieldOf(const Field<R> (&table)[N], T R::*member) {
+  for (const Field<R>& f : table) {
+    if (std::holds_alternative<T R::*>(f.member) && std::get<T R::*>(f.member) == member) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+template <class R, size_t N, class T>
+constexpr std::string_view NameOf(const Field<R> (&table)[N], T R::*member) {
+  const Field<R>* f = FieldOf(table, member);
+  return f ? f->name : std::string_view();
+}
+
 // The names of the fields, in table order (what a store keeps or refuses as a record's own).
 template <class R, size_t N>
 std::vector<std::string_view> Names(const Field<R> (&table)[N]) {

@@ -183,6 +183,18 @@ struct ResultEntry {
 // the table (kept as they are: scalars as results, objects as environment), in key order.
 std::vector<ResultEntry> ResultEntries(const nlohmann::json& file);
 
+// The key of a result field in result.json and the store's tables results / env, e.g.
+// ResultKey(&RunResult::test_acc); BuildKey the same for the environment's "build.<field>".
+template <class T>
+std::string ResultKey(T RunResult::*member) {
+  return std::string(records::NameOf(kRunResultFields, member));
+}
+template <class T>
+std::string BuildKey(T BuildInfo::*member) {
+  return ResultKey(&RunResult::build) + "." +
+         std::string(records::NameOf(kBuildInfoFields, member));
+}
+
 // The names of the results mavg writes (the table's): an outside metric never takes one.
 std::vector<std::string_view> RunResultNames();
 

@@ -9,6 +9,8 @@
 #include "engine/core/error.h"
 #include "engine/core/run_state.h"
 #include "engine/core/sysinfo.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 #include "engine/report/render.h"
 #include "engine/report/runs_table.h"
 #include "engine/report/sweep_data.h"
@@ -18,8 +20,12 @@ namespace mavg {
 namespace {
 
 // The metric tables a page shows when none is asked for, in this order, if any run has them.
-const std::vector<std::string> kDefaultMetrics = {"wer",           "test_error", "cv_error",
-                                                  "final_cv_loss", "epoch_s",    "wall_s"};
+const std::vector<std::string>& DefaultMetrics() {
+  static const std::vector<std::string> kMetrics = {
+      ResultKey(&RunResult::wer),   "test_error", "cv_error", "final_cv_loss", kEpochSecondsMean,
+      ResultKey(&RunResult::wall_s)};
+  return kMetrics;
+}
 
 // The axes that take more than one value, in the sweep's order.
 std::vector<std::string> VaryingAxes(const std::vector<ReportRun>& runs) {
@@ -170,7 +176,8 @@ nlohmann::json FigureData(const std::string& sweep, const std::vector<ReportRun>
     data["breakdown"] = attempt([&] {
       nlohmann::json parts = nlohmann::json::object();
       const std::vector<std::string> names = MetricNames(runs);
-      for (const char* part : {"compute_s", "comm_s", "io_s", "wait_s"}) {
+      for (const std::string& part : {MeanName(&EpochRow::compute_s), MeanName(&EpochRow::comm_s),
+                                      MeanName(&EpochRow::io_s), MeanName(&EpochRow::wait_s)}) {
         // A part no epoch recorded is left out (drawn as 0), as plot.py leaves it out.
         if (std::find(names.begin(), names.end(), part) == names.end()) continue;
         parts[part] = TableData(sweep, runs, x, "", part, breakdown_where);
@@ -211,7 +218,7 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
   const std::set<std::string> have(names.begin(), names.end());
   std::vector<std::string> metrics = o.metrics;
   if (metrics.empty()) {
-    for (const std::string& m : kDefaultMetrics) {
+    for (const std::string& m : DefaultMetrics()) {
       if (have.count(m)) metrics.push_back(m);
     }
   }
@@ -298,7 +305,8 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
   if (!series.empty() && !breakdown_where.contains(series)) {
     breakdown_where[series] = *runs[0].Axis(series);
   }
-  const std::string metric = First({"wer", "test_error", "cv_error", "final_cv_loss"}, have);
+  const std::string metric =
+      First({ResultKey(&RunResult::wer), "test_error", "cv_error", "final_cv_loss"}, have);
   const bool speedup = x == "parallel.workers" && o.baseline_axis == "parallel.workers";
   doc["figures"] = {
       {"x", x},

@@ -7,6 +7,8 @@
 
 #include "engine/core/error.h"
 #include "engine/core/yaml.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 #include "engine/report/tables.h"
 
 namespace mavg {
@@ -28,9 +30,11 @@ std::string PaperComparisonFrom(const std::string& sweep, const std::vector<Repo
     if (r->status != RunState::kCompleted) continue;
     const int n = std::stoi(*r->Axis(o.axis));
     if (r->values.count(o.metric)) metric[n].push_back(r->values.at(o.metric));
-    const bool simulated = r->texts.count("mode") && r->texts.at("mode") == "simulated";
-    const char* key = simulated ? "projected_epoch_s" : "epoch_s";
-    const auto frames = r->values.find("frames_per_epoch");
+    const auto mode = r->texts.find(ResultKey(&RunResult::mode));
+    const bool simulated = mode != r->texts.end() && mode->second == "simulated";
+    const std::string key =
+        simulated ? MeanName(&EpochRow::projected_wall_s) : std::string(kEpochSecondsMean);
+    const auto frames = r->values.find(MeanName(&EpochRow::frames));
     if (r->values.count(key) && frames != r->values.end() && frames->second > 0) {
       epoch[n].push_back(r->values.at(key) / frames->second);
     }

@@ -13,6 +13,7 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/yaml.h"
+#include "engine/records/run_result.h"
 #include "engine/report/render.h"
 #include "engine/report/sweep_data.h"
 #include "engine/store/store.h"
@@ -102,7 +103,7 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
   const ReportRun& a = runs.at(0);
   const ReportRun& b = runs.at(1);
   auto run_id = [](const ReportRun& r, const std::string& dir) {
-    const auto it = r.texts.find("run_id");
+    const auto it = r.texts.find(ResultKey(&RunResult::run_id));
     return it != r.texts.end() ? it->second : std::filesystem::path(dir).filename().string();
   };
 
@@ -129,10 +130,12 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
     metric_rows.push_back({m, Number(a.values, m), Number(b.values, m), d});
   }
   // Text results (mode, ...) after the numbers; what the header lines show is left out.
+  const std::set<std::string> shown = {ResultKey(&RunResult::run_id), ResultKey(&RunResult::status),
+                                       ResultKey(&RunResult::error)};
   std::set<std::string> texts;
   for (const ReportRun* r : {&a, &b}) {
     for (const auto& [k, v] : r->texts) {
-      if (k != "run_id" && k != "status" && k != "error" && !metrics.count(k)) texts.insert(k);
+      if (!shown.count(k) && !metrics.count(k)) texts.insert(k);
     }
   }
   for (const std::string& t : texts) {

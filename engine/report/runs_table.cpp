@@ -7,6 +7,7 @@
 #include "engine/core/error.h"
 #include "engine/core/json.h"
 #include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 #include "engine/report/sweep_data.h"
 
 namespace mavg {
@@ -23,24 +24,31 @@ void Flatten(const nlohmann::json& j, const std::string& prefix,
 }
 
 // The metrics a researcher looks at first; the others follow in alphabetical order.
-const std::vector<std::string> kLeading = {"wer",
-                                           "wer_dev",
-                                           "ser",
-                                           "test_error",
-                                           "test_acc",
-                                           "test_loss",
-                                           "cv_error",
-                                           "cv_acc",
-                                           "cv_loss",
-                                           "final_cv_loss",
-                                           "epochs",
-                                           "epoch_s",
-                                           "projected_epoch_s",
-                                           "wall_s",
-                                           "world_size"};
+const std::vector<std::string>& Leading() {
+  static const std::vector<std::string> kLeading = {ResultKey(&RunResult::wer),
+                                                    ResultKey(&RunResult::wer_dev),
+                                                    ResultKey(&RunResult::ser),
+                                                    "test_error",
+                                                    ResultKey(&RunResult::test_acc),
+                                                    ResultKey(&RunResult::test_loss),
+                                                    "cv_error",
+                                                    ResultKey(&RunResult::cv_acc),
+                                                    ResultKey(&RunResult::cv_loss),
+                                                    "final_cv_loss",
+                                                    ResultKey(&RunResult::epochs),
+                                                    kEpochSecondsMean,
+                                                    MeanName(&EpochRow::projected_wall_s),
+                                                    ResultKey(&RunResult::wall_s),
+                                                    ResultKey(&RunResult::world_size)};
+  return kLeading;
+}
 
 // Text results that repeat another column.
-const std::set<std::string> kTextSkipped = {"status", "run_id", "error"};
+const std::set<std::string>& TextSkipped() {
+  static const std::set<std::string> kSkipped = {
+      ResultKey(&RunResult::status), ResultKey(&RunResult::run_id), ResultKey(&RunResult::error)};
+  return kSkipped;
+}
 
 std::string CsvCell(const nlohmann::json& v) {
   std::string s;
@@ -96,15 +104,17 @@ RunsTable LoadRunsTable(Store& store, const std::string& sweep) {
   for (const ReportRun& r : runs) {
     for (const auto& [k, v] : r.values) numeric.insert(k);
     for (const auto& [k, v] : r.texts) {
-      if (!kTextSkipped.count(k)) text.insert(k);
+      if (!TextSkipped().count(k)) text.insert(k);
     }
   }
   std::vector<std::string> metric_keys;  // the names in ReportRun; columns may be prefixed
-  for (const std::string& k : kLeading) {
+  for (const std::string& k : Leading()) {
     if (numeric.count(k)) metric_keys.push_back(k);
   }
   for (const std::string& k : numeric) {
-    if (std::find(kLeading.begin(), kLeading.end(), k) == kLeading.end()) metric_keys.push_back(k);
+    if (std::find(Leading().begin(), Leading().end(), k) == Leading().end()) {
+      metric_keys.push_back(k);
+    }
   }
   for (const std::string& k : text) {
     if (!numeric.count(k)) metric_keys.push_back(k);

@@ -10,6 +10,8 @@
 
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 #include "engine/report/perf_model.h"
 #include "engine/report/render.h"
 #include "engine/report/tables.h"
@@ -26,7 +28,7 @@ using report::Render;
 using report::Stat;
 using report::Summarize;
 
-double ValueOr(const ReportRun& r, const char* key, double fallback) {
+double ValueOr(const ReportRun& r, const std::string& key, double fallback) {
   const auto it = r.values.find(key);
   return it == r.values.end() ? fallback : it->second;
 }
@@ -49,7 +51,7 @@ bool ParallelBool(const ReportRun& r, const char* key) {
 }
 
 bool Simulated(const ReportRun& r) {
-  const auto mode = r.texts.find("mode");
+  const auto mode = r.texts.find(ResultKey(&RunResult::mode));
   return mode != r.texts.end() && mode->second == "simulated";
 }
 
@@ -84,25 +86,27 @@ Links ResolveLinks(const SpeedupOptions& o) {
 // The model's epoch for one run: its compute (this machine's averaging removed) plus the
 // modelled combines.
 double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
-  const int n = static_cast<int>(ValueOr(r, "world_size", 1));
+  const int n = static_cast<int>(ValueOr(r, ResultKey(&RunResult::world_size), 1));
   EpochShape s;
   s.workers = n;
-  s.bytes = 4.0 * ValueOr(r, "num_params", 0);
-  s.combines = ValueOr(r, "averagings", 0);
+  s.bytes = 4.0 * ValueOr(r, ResultKey(&RunResult::num_params), 0);
+  s.combines = ValueOr(r, MeanName(&EpochRow::averagings), 0);
   s.group_size = ParallelInt(r, "group_size");
   s.average_every = ParallelInt(r, "average_every");
   s.average_every_global = ParallelInt(r, "average_every_global");
-  s.global_combines = ValueOr(r, "global_averagings", -1.0);
+  s.global_combines = ValueOr(r, MeanName(&EpochRow::global_averagings), -1.0);
   s.overlap = ParallelBool(r, "overlap");
   // Compute: the projection's own compute part when the run wrote it; else the projection less
   // this machine's averaging time, which is exact without overlap. An overlapped run's
   // projection hides part of comm_s, so there the slowest worker's compute + data time.
-  if (Simulated(r) && r.values.count("projected_compute_s")) {
-    s.compute_s = r.values.at("projected_compute_s");
+  const std::string projected_compute = MeanName(&EpochRow::projected_compute_s);
+  if (Simulated(r) && r.values.count(projected_compute)) {
+    s.compute_s = r.values.at(projected_compute);
   } else if (s.overlap && n > 1) {
-    s.compute_s = ValueOr(r, "compute_s", 0.0) + ValueOr(r, "io_s", 0.0);
+    s.compute_s = ValueOr(r, MeanName(&EpochRow::compute_s), 0.0) +
+                  ValueOr(r, MeanName(&EpochRow::io_s), 0.0);
   } else {
-    s.compute_s = projected - (n > 1 ? ValueOr(r, "comm_s", 0.0) : 0.0);
+    s.compute_s = projected - (n > 1 ? ValueOr(r, MeanName(&EpochRow::comm_s), 0.0) : 0.0);
   }
   return ModelEpoch(s, {&*links.intra, &*links.inter, links.staging}).Total();
 }
@@ -121,26 +125,25 @@ struct Times {
 Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
   Times t;
   for (const ReportRun* r : runs) {
-    if (r->status != RunState::kCompleted || !r->values.count("epoch_s")) continue;
-    t.workers = static_cast<int>(ValueOr(*r, "world_size", 1));
-    const double epoch = r->values.at("epoch_s");
+    if (r->status != RunState::kCompleted || !r->values.count(kEpochSecondsMean)) continue;
+    t.workers = static_cast<int>(ValueOr(*r, ResultKey(&RunResult::world_size), 1));
+    const double epoch = r->values.at(kEpochSecondsMean);
     // A run without frames (none recorded) counts in the epoch times, not in the speedups.
-    const double frames = ValueOr(*r, "frames_per_epoch", 0.0);
+    const double frames = ValueOr(*r, MeanName(&EpochRow::frames), 0.0);
     const bool per_frame = frames > 0;
     if (!Simulated(*r)) {
       t.measured.push_back(epoch);
       if (per_frame) t.measured_per_frame.push_back(epoch / frames);
     }
     // Projected: simulated workers' projection, or the measured time when nothing is simulated.
-    const double projected = Simulated(*r) && r->values.count("projected_epoch_s")
-                                 ? r->values.at("projected_epoch_s")
-                                 : epoch;
+    const std::string projected_epoch = MeanName(&EpochRow::projected_wall_s);
+    const double projected =
+        Simulated(*r) && r->values.count(projected_epoch) ? r->values.at(projected_epoch) : epoch;
     t.projected.push_back(projected);
     if (per_frame) t.projected_per_frame.push_back(projected / frames);
     if (frames > 0) t.frames.push_back(frames);
-    if (r->values.count("frames_dropped_per_epoch")) {
-      t.dropped.push_back(r->values.at("frames_dropped_per_epoch"));
-    }
+    const std::string dropped = MeanName(&EpochRow::frames_dropped);
+    if (r->values.count(dropped)) t.dropped.push_back(r->values.at(dropped));
     if (links.inter) {
       const double modelled = ModelledEpoch(*r, projected, links);
       t.modelled.push_back(modelled);

@@ -7,6 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 
 namespace mavg {
 
@@ -65,13 +66,13 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     // Runs recorded before result.json had blas_kernels: the kernels from the build's device.
     auto s = db.Prepare(
         "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
-        "WHERE sr.sweep = ? AND e.key = 'build.device'");
-    s.Bind(1, sweep);
+        "WHERE sr.sweep = ? AND e.key = ?");
+    s.Bind(1, sweep).Bind(2, BuildKey(&BuildInfo::device));
     while (s.Step()) {
       ReportRun& r = runs[index.at(s.Text(0))];
-      if (r.texts.count("blas_kernels") == 0) {
+      if (r.texts.count(ResultKey(&RunResult::blas_kernels)) == 0) {
         const std::string k = KernelsFromDevice(s.Text(1));
-        if (!k.empty()) r.texts["blas_kernels"] = k;
+        if (!k.empty()) r.texts[ResultKey(&RunResult::blas_kernels)] = k;
       }
     }
   }
@@ -124,8 +125,11 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
         break;
       }
     }
-    if (r.values.count("test_acc")) r.values["test_error"] = 100.0 * (1.0 - r.values["test_acc"]);
-    if (r.values.count("cv_acc")) r.values["cv_error"] = 100.0 * (1.0 - r.values["cv_acc"]);
+    const auto error_from = [&](const std::string& accuracy, const char* error) {
+      if (r.values.count(accuracy)) r.values[error] = 100.0 * (1.0 - r.values[accuracy]);
+    };
+    error_from(ResultKey(&RunResult::test_acc), "test_error");
+    error_from(ResultKey(&RunResult::cv_acc), "cv_error");
   }
   return runs;
 }
@@ -148,7 +152,7 @@ std::string MixedKernelsWarning(const std::vector<const ReportRun*>& runs) {
   std::map<std::string, int> counts;
   for (const ReportRun* r : runs) {
     if (r->status != RunState::kCompleted) continue;
-    const auto it = r->texts.find("blas_kernels");
+    const auto it = r->texts.find(ResultKey(&RunResult::blas_kernels));
     if (it != r->texts.end()) ++counts[it->second];
   }
   if (counts.size() < 2) return "";
