@@ -7,6 +7,8 @@
 
 #include "engine/core/files.h"
 #include "engine/records/epoch_row.h"
+#include "engine/records/pretrain_record.h"
+#include "engine/records/run_result.h"
 #include "engine/store/store.h"
 #include "tests/testing/test_util.h"
 
@@ -77,6 +79,59 @@ TEST_F(Ingest, AStateThatIsNotARecordFailsTheRunWithWhy) {
   EXPECT_EQ(store_.IngestRun("r", dir_), RunState::kFailed);
   const RunRecord run = store_.RunsOfSweep("s").at("r");
   EXPECT_EQ(run.reason, dir_ + "/state.json: 'attempt' is a string, expected an integer");
+}
+
+}  // namespace
+}  // namespace mavg
+
+namespace mavg {
+namespace {
+
+// result.json's fields into table results, its environment into env (records/run_result.h), the
+// build's code version onto the run; pretrain.jsonl's records into table pretrain.
+TEST_F(Ingest, ResultAndPretrainRowsComeFromTheirRecords) {
+  RunResult r;
+  r.status = RunState::kCompleted, r.wer = 4.5, r.epochs = 2, r.host = "h";
+  BuildInfo b;
+  b.code_version = "v1", b.with_cuda = false;
+  r.build = ToJson(b);
+  WriteFileAtomic(dir_ + "/state.json", R"({"status": "completed", "attempt": 1})");
+  WriteFileAtomic(RunResultPath(dir_), ToJson(r).dump());
+  PretrainEpoch p;
+  p.layer = 1, p.epoch = 2, p.units = "gaussian-bernoulli", p.recon_mse = 0.5, p.cached = true;
+  WriteFileAtomic(dir_ + "/" + kPretrainFileName, ToJson(p).dump() + "\n{\"layer\": \"x\"}\n");
+  EXPECT_EQ(store_.IngestRun("r", dir_), RunState::kCompleted);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE run_id = 'r' AND key IN ('wer', 'epochs', "
+                  "'status')"),
+            3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE run_id = 'r' AND key = 'host'"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM env WHERE run_id = 'r' AND key = 'host' AND value = 'h'"),
+            1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM env WHERE run_id = 'r' AND key = 'build.with_cuda' AND "
+                  "value = 'false'"),
+            1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM runs WHERE run_id = 'r' AND code_version = 'v1'"), 1);
+  auto q = store_.Db().Prepare(
+      "SELECT layer, epoch, units, recon_mse, cached, stack FROM pretrain WHERE run_id = 'r'");
+  ASSERT_TRUE(q.Step());
+  EXPECT_EQ(q.Int(0), 1);
+  EXPECT_EQ(q.Int(1), 2);
+  EXPECT_EQ(q.Text(2), "gaussian-bernoulli");
+  EXPECT_EQ(q.Real(3), 0.5);
+  EXPECT_EQ(q.Int(4), 1);
+  EXPECT_TRUE(q.IsNull(5));
+  EXPECT_FALSE(q.Step()) << "the line that is not a record is left out";
+}
+
+// A result.json with a field of the wrong type is not the run's result: the run fails with why,
+// and no value of it is stored.
+TEST_F(Ingest, AResultThatIsNotARecordFailsTheRun) {
+  WriteFileAtomic(dir_ + "/state.json", R"({"status": "completed", "attempt": 1})");
+  WriteFileAtomic(RunResultPath(dir_), R"({"status": "completed", "wer": "low"})");
+  EXPECT_EQ(store_.IngestRun("r", dir_), RunState::kFailed);
+  EXPECT_EQ(store_.RunsOfSweep("s").at("r").reason,
+            dir_ + "/result.json: 'wer' is a string, expected a number");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE run_id = 'r'"), 0);
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+// An enum's text table (core/enum_text.h): text, parsing, the list of texts, fmt and streams;
+// and every config choice's table is what the config schema offers.
+#include "engine/core/enum_text.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "engine/config/choices.h"
+
+namespace mavg {
+namespace enum_text_test {
+
+enum class Color { kRed, kGreen, kBlue };
+inline constexpr EnumText<Color> kColorTexts[] = {
+    {Color::kRed, "red"}, {Color::kGreen, "green"}, {Color::kBlue, "blue"}};
+MAVG_ENUM_TEXTS(Color, kColorTexts)
+
+// The compile-time check refuses a table out of enum order, with a gap or a duplicate.
+inline constexpr EnumText<Color> kOutOfOrder[] = {{Color::kGreen, "green"}, {Color::kRed, "red"}};
+inline constexpr EnumText<Color> kDuplicate[] = {{Color::kRed, "red"}, {Color::kGreen, "red"}};
+inline constexpr EnumText<Color> kEmpty[] = {{Color::kRed, ""}};
+static_assert(!enum_text_detail::WellFormed(kOutOfOrder));
+static_assert(!enum_text_detail::WellFormed(kDuplicate));
+static_assert(!enum_text_detail::WellFormed(kEmpty));
+static_assert(ToString(Color::kBlue) == "blue");
+static_assert(ParseEnum<Color>("green") == Color::kGreen);
+
+TEST(EnumText, TextParseNamesAndFormatting) {
+  EXPECT_EQ(ToString(Color::kGreen), "green");
+  EXPECT_EQ(ParseEnum<Color>("blue"), Color::kBlue);
+  EXPECT_EQ(ParseEnum<Color>("Blue"), std::nullopt) << "exact, case-sensitive";
+  EXPECT_EQ(ParseEnum<Color>(""), std::nullopt);
+  EXPECT_EQ(EnumNames<Color>(), "red, green, blue");
+  EXPECT_EQ(EnumNames<Color>(" | "), "red | green | blue");
+  std::ostringstream out;
+  out << Color::kRed;
+  EXPECT_EQ(out.str(), "red");
+  EXPECT_EQ(fmt::format("{}", ParallelMode::kMpi), "mpi");
+}
+
+// Every value of every config choice has its text and parses back to itself.
+template <HasTexts E>
+void ExpectRoundTrip(size_t values) {
+  EXPECT_EQ(TextsOf(E{}).size(), values);
+  for (const EnumText<E>& row : TextsOf(E{})) {
+    EXPECT_EQ(ParseEnum<E>(ToString(row.value)), row.value) << row.text;
+  }
+}
+
+TEST(EnumText, EveryConfigChoiceRoundTrips) {
+  ExpectRoundTrip<Cmvn>(3);
+  ExpectRoundTrip<Activation>(3);
+  ExpectRoundTrip<ModelInit>(2);
+  ExpectRoundTrip<InitScheme>(4);
+  ExpectRoundTrip<OptimizerType>(2);
+  ExpectRoundTrip<MaxChangeMode>(2);
+  ExpectRoundTrip<RankCap>(2);
+  ExpectRoundTrip<ScheduleType>(3);
+  ExpectRoundTrip<ParallelMode>(2);
+  ExpectRoundTrip<LrScaling>(2);
+  ExpectRoundTrip<AveragingAlgorithm>(2);
+  ExpectRoundTrip<CommChoice>(2);
+  ExpectRoundTrip<Device>(2);
+}
+
+}  // namespace enum_text_test
+}  // namespace mavg

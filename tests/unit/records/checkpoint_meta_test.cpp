@@ -1,0 +1,80 @@
+// A checkpoint's meta.json as its record (records/checkpoint_meta.h): written and read back field
+// for field, the progress inside an epoch as its own record, and the pretraining part as the
+// result's fields. (tests/unit/train/checkpoint_test.cpp checks every bad value's message.)
+#include "engine/records/checkpoint_meta.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "engine/core/error.h"
+#include "engine/records/run_result.h"
+
+namespace mavg {
+namespace {
+
+using nlohmann::json;
+
+CheckpointMeta EveryCheckpointField() {
+  CheckpointMeta m;
+  m.generation = 7, m.epochs_done = 2, m.stopped = false, m.has_best = true;
+  EpochProgress p;
+  p.minibatches = 12, p.averagings = 4, p.projected_s = 1.5, p.workers = std::vector<double>(20, 1);
+  m.progress = ToJson(p);
+  m.schedule = {{"lr", 0.5}};
+  m.run_id = "0123456789abcdef", m.world_size = 2;
+  m.averager = json{{"agree", true}};
+  m.cv_best = {10.5, 3.0, 20.0};
+  m.cv_losses = std::vector<double>{0.9, std::numeric_limits<double>::infinity()};
+  m.compute_total = 2.5, m.frames_total = 1000;
+  RunResult pretrain;
+  pretrain.pretrain_key = "k", pretrain.pretrain_cached = true;
+  m.pretrain = ToJson(pretrain);
+  m.written = "now";
+  return m;
+}
+
+TEST(CheckpointMeta, RoundTripsEveryField) {
+  const CheckpointMeta m = EveryCheckpointField();
+  const json j = ToJson(m);
+  EXPECT_EQ(j.size(), std::size(kCheckpointFields));
+  EXPECT_EQ(j["cv_losses"], json::parse("[0.9, null]")) << "a non-finite loss is null";
+  const CheckpointMeta back = CheckpointMetaFromJson(json::parse(j.dump()), "meta.json");
+  EXPECT_EQ(back.generation, 7);
+  EXPECT_TRUE(std::isnan(back.cv_losses->at(1))) << "null reads as NaN";
+  const std::optional<EpochProgress> p = back.Progress("meta.json");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->minibatches, 12);
+  EXPECT_EQ(p->averagings, 4);
+  EXPECT_EQ(p->workers->size(), 20u);
+  EXPECT_EQ(RunResultFromJson(*back.pretrain, "pretrain").pretrain_key, "k");
+  EXPECT_NO_THROW(back.Validate({5, 2}, "meta.json"));
+}
+
+// A checkpoint at an epoch's end has no progress: written without it, and earlier builds' null
+// reads as none.
+TEST(CheckpointMeta, NoProgressAtAnEpochsEnd) {
+  CheckpointMeta m = EveryCheckpointField();
+  m.progress.reset();
+  m.pretrain.reset();
+  json j = ToJson(m);
+  EXPECT_FALSE(j.contains("progress"));
+  EXPECT_FALSE(j.contains("pretrain"));
+  j["progress"] = nullptr;
+  j["pretrain"] = nullptr;
+  const CheckpointMeta back = CheckpointMetaFromJson(j, "meta.json");
+  EXPECT_FALSE(back.Progress("meta.json").has_value());
+  EXPECT_FALSE(back.pretrain.has_value());
+}
+
+TEST(CheckpointMeta, ValidateChecksValuesAgainstTheLimits) {
+  CheckpointMeta m = EveryCheckpointField();
+  EXPECT_THROW(m.Validate({1, 2}, "meta.json"), Error) << "2 epochs done of 1";
+  EXPECT_THROW(m.Validate({5, 3}, "meta.json"), Error) << "another world size";
+  m.cv_losses->push_back(0.5);
+  EXPECT_THROW(m.Validate({5, 2}, "meta.json"), Error) << "one loss per epoch done";
+}
+
+}  // namespace
+}  // namespace mavg
