@@ -37,7 +37,7 @@ bool IsOwnName(const std::string& name) {
          std::end(kReportDerivedNames);
 }
 
-void CheckName(const std::string& name, const std::string& where) {
+void CheckMetricName(const std::string& name, const std::string& where) {
   bool ok = !name.empty() && name.size() <= 64 && std::isalpha(static_cast<unsigned char>(name[0]));
   for (char c : name) {
     ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-');
@@ -64,7 +64,7 @@ std::map<std::string, double> ReadExtraMetrics(const std::string& run_dir) {
   MAVG_CHECK(j.contains("metrics") && j["metrics"].is_object(),
              "{}: 'metrics' must be an object of name: number", path);
   for (const auto& [name, value] : j["metrics"].items()) {
-    CheckName(name, path);
+    CheckMetricName(name, path);
     MAVG_CHECK(value.is_number() && std::isfinite(value.get<double>()),
                "{}: metric '{}' is {}, expected a finite number", path, name, DumpJson(value));
     out[name] = value.get<double>();
@@ -76,7 +76,7 @@ std::pair<std::string, double> ParseMetricAssignment(const std::string& text) {
   const size_t eq = text.find('=');
   MAVG_CHECK(eq != std::string::npos, "--set '{}': expected NAME=VALUE", text);
   const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
-  CheckName(name, "--set");
+  CheckMetricName(name, "--set");
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
   MAVG_CHECK(!value.empty() && end == value.c_str() + value.size() && std::isfinite(v),
@@ -91,7 +91,7 @@ std::map<std::string, double> WriteExtraMetrics(const std::string& run_dir,
              "{}: no result.json: metrics are attached to a run that has finished", run_dir);
   const nlohmann::json result = ReadObject(result_path);
   for (const auto& [name, value] : metrics) {
-    CheckName(name, run_dir);
+    CheckMetricName(name, run_dir);
     // mavg's own names are refused whether or not this run has them (a run without a test set
     // has no wer, but its wer is still mavg's word), and so is anything its result.json holds.
     MAVG_CHECK(!IsOwnName(name) && !result.contains(name),

@@ -1,12 +1,7 @@
 #include "engine/sweep/controller.h"
 
-#include <signal.h>
-#include <unistd.h>
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -15,14 +10,12 @@
 #include <thread>
 
 #include "engine/config/schema.h"
-#include "engine/core/build_info.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/core/sysinfo.h"
-#include "engine/core/yaml.h"
 #include "engine/data/data_identity.h"
 #include "engine/pretrain/stack_cache.h"
 #include "engine/records/run_state_file.h"
@@ -34,89 +27,6 @@ std::string AxesJson(const Assignment& axes) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& [k, v] : axes) a.push_back({k, v});
   return DumpJson(a);
-}
-
-// A run not in the store yet is new; one made by an unknown code version counts as current.
-PlanState PlanStateOf(const RunRecord* rec) {
-  if (rec == nullptr) return PlanState::kNew;
-  return PlanStateOf(rec->status,
-                     rec->code_version.empty() || rec->code_version == build_info::kCodeVersion);
-}
-
-// A run recorded as running whose process is gone (same host) is resumable. Without a
-// state.json the run may be starting right now (another controller just launched it): alive.
-// Without even its run directory (a controller creates it right after claiming the run, before
-// launching) it was deleted or lost: dead. If another controller is between its claim and that
-// mkdir, the run directory's lock still keeps the run from being trained twice.
-// The reason a claimed run carries until it starts: which controller holds it.
-std::string ClaimerText() { return fmt::format("claimed by {}:{}", HostName(), getpid()); }
-
-// A claimed run that never wrote state.json: dead when the controller that claimed it, on this
-// host, is gone (killed before it started the run or gave the claim back).
-bool ClaimerDead(const std::string& reason) {
-  const std::string prefix = "claimed by " + HostName() + ":";
-  if (!reason.starts_with(prefix)) return false;  // another host's, or a SLURM job queued
-  return !ProcessAlive(std::atoi(reason.c_str() + prefix.size()));
-}
-
-bool RunningButDead(const std::string& run_dir, const std::string& reason) {
-  if (!PathExists(run_dir)) return true;
-  // No state.json, or a previous attempt's resumable one: the claim is all there is to check.
-  std::optional<RunStateFile> state;
-  try {
-    state = ReadRunState(run_dir);
-  } catch (const std::exception&) {
-    return true;
-  }
-  if (!state) return ClaimerDead(reason);
-  if (state->status == RunState::kRunning) {
-    return state->host.value_or("") == HostName() &&
-           !ProcessAlive(static_cast<int>(state->pid.value_or(0)));
-  }
-  // A run that ended (completed, failed, ...) is left for `sweep collect` to record.
-  return !(state->status && IsTerminal(*state->status)) && ClaimerDead(reason);
-}
-
-// The attempt number the next launch of a run will have (the run writes the same number).
-int NextAttempt(const std::string& run_dir) {
-  try {
-    const std::optional<RunStateFile> state = ReadRunState(run_dir);
-    return (state ? state->Attempt() : 0) + 1;
-  } catch (const std::exception&) {
-    return 1;
-  }
-}
-
-// One launch request; the same rules for `run` and `retry`.
-LaunchRequest MakeRequest(const std::string& run_id, const std::string& run_dir,
-                          const RunConfig& config, PlanState state, const SweepRunOptions& options,
-                          const SweepResources& resources) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  LaunchRequest q;
-  q.run_id = run_id;
-  q.run_dir = run_dir;
-  q.config_path = run_dir + "/sweep-config.yaml";
-  q.cache_dir = options.cache_dir;
-  q.config = config;
-  q.mpi = config.parallel.mode == ParallelMode::kMpi;
-  q.ranks = q.mpi ? static_cast<int>(config.parallel.workers) : 1;
-  q.threads = options.threads > 0     ? options.threads
-              : resources.threads > 0 ? resources.threads
-              : options.cluster       ? 1
-                                      : std::max(1, cores / (options.jobs * q.ranks));
-  // Threads are not part of the run's identity: the launcher chooses them for every attempt.
-  q.config.device_options.threads = q.threads;
-  q.timeout_s = options.timeout_s > 0 ? options.timeout_s : resources.TimeSeconds();
-  q.resources = resources;
-  // A run with a checkpoint continues from it (interrupted, timed out, crashed); a diverged or
-  // collapsed run would end the same way from there and starts over; a stale or done run is
-  // redone (--force).
-  q.force = state == PlanState::kStale || state == PlanState::kDone;
-  q.resume = !q.force && state != PlanState::kDiverged && state != PlanState::kCollapsed &&
-             PathExists(run_dir + "/checkpoint/meta.json");
-  q.attempt = NextAttempt(run_dir);
-  q.planned_state = state;
-  return q;
 }
 
 }  // namespace
@@ -253,27 +163,6 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   return any_failed ? 1 : 0;
 }
 
-std::vector<PlannedRun> PlanSweep(const SweepSpec& spec, Store& store, const SweepPaths& paths) {
-  std::vector<SweepPoint> points = ExpandSweep(spec);
-  std::vector<std::string> ids;
-  for (const auto& p : points) ids.push_back(p.run_id);
-  const std::map<std::string, RunRecord> known = store.FindRuns(ids);
-  std::vector<PlannedRun> plan;
-  plan.reserve(points.size());
-  for (auto& p : points) {
-    PlannedRun r;
-    const auto it = known.find(p.run_id);
-    const RunRecord* rec = it == known.end() ? nullptr : &it->second;
-    // The same point in another sweep is the same run: its directory is reused.
-    r.run_dir = rec ? rec->run_dir : paths.results + "/runs/" + spec.name + "/" + p.run_id;
-    r.state = PlanStateOf(rec);
-    r.reason = rec ? rec->reason : "";
-    r.point = std::move(p);
-    plan.push_back(std::move(r));
-  }
-  return plan;
-}
-
 std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
   std::vector<std::string> header = {"run_id", "state"};
   for (const auto& a : spec.axes) header.push_back(a);
@@ -304,53 +193,6 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   out += "totals:";
   for (const auto& [s, text] : kPlanStates) out += fmt::format(" {} {}", text, totals[s]);
   out += fmt::format(" (of {})\n", plan.size());
-  return out;
-}
-
-// The queue of an attempt's job, when its launcher has one and the attempt has a job id.
-static const JobQueue* QueueOfAttempt(const AttemptRecord& a, const JobQueues& queues) {
-  if (a.job_id.empty()) return nullptr;
-  const auto it = queues.find(a.launcher);
-  return it == queues.end() ? nullptr : it->second;
-}
-
-// The queue's view of the jobs of `attempts`: job id -> state, for the jobs still queued.
-static std::map<std::string, std::string> QueuedJobs(const std::vector<AttemptRecord>& attempts,
-                                                     const JobQueues& queues) {
-  std::map<const JobQueue*, std::vector<std::string>> jobs;
-  for (const AttemptRecord& a : attempts) {
-    if (const JobQueue* q = QueueOfAttempt(a, queues)) jobs[q].push_back(a.job_id);
-  }
-  std::map<std::string, std::string> queued;
-  for (const auto& [queue, ids] : jobs) queued.merge(queue->Queued(ids));
-  return queued;
-}
-
-// The runs of `pending` whose latest job has left its queue (or that never were in one): a run
-// still queued, e.g. waiting to be requeued, must not get a second job.
-static std::vector<PlannedRun*> WithoutQueuedJobs(Store& store, const std::string& sweep,
-                                                  const std::vector<PlannedRun*>& pending,
-                                                  const JobQueues& queues) {
-  if (pending.empty() || !store.GetSweep(sweep)) return pending;
-  const auto attempts = store.LatestAttempts(sweep);
-  std::vector<AttemptRecord> in_queues;
-  for (PlannedRun* r : pending) {
-    const auto it = attempts.find(r->point.run_id);
-    if (it != attempts.end() && QueueOfAttempt(it->second, queues)) in_queues.push_back(it->second);
-  }
-  if (in_queues.empty()) return pending;
-  const auto queued = QueuedJobs(in_queues, queues);
-  std::vector<PlannedRun*> out;
-  for (PlannedRun* r : pending) {
-    const auto it = attempts.find(r->point.run_id);
-    const JobQueue* queue = it == attempts.end() ? nullptr : QueueOfAttempt(it->second, queues);
-    if (queue && queued.count(it->second.job_id)) {
-      spdlog::info("[sweep] {} still has {} job {} ({}): not launched again", r->point.run_id,
-                   queue->Title(), it->second.job_id, queued.at(it->second.job_id));
-      continue;
-    }
-    out.push_back(r);
-  }
   return out;
 }
 
@@ -403,73 +245,56 @@ std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPa
   return out;
 }
 
-int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
-             const SweepRunOptions& options) {
-  std::vector<PlannedRun> plan = PlanSweep(spec, store, paths);
+// Records the sweep (refused when a different spec holds its name, unless --force), writes a
+// spec made on the command line where it was asked for, and adds the plan's runs not yet stored.
+static void RegisterSweep(Store& store, const SweepSpec& spec, const std::vector<PlannedRun>& plan,
+                          const SweepRunOptions& options) {
   std::string ids;
   for (const auto& r : plan) ids += r.point.run_id + "\n";
-  const SweepRecord record{spec.name, spec.yaml, Sha256Hex(ids), ""};
-
-  std::vector<PlannedRun*> pending;
-  for (auto& r : plan) {
-    const bool retry = std::find(options.retry_states.begin(), options.retry_states.end(),
-                                 r.state) != options.retry_states.end();
-    if (r.state == PlanState::kNew || r.state == PlanState::kInterrupted || retry ||
-        (r.state == PlanState::kStale && options.rerun_stale) ||
-        (r.state == PlanState::kRunning && RunningButDead(r.run_dir, r.reason))) {
-      pending.push_back(&r);
-    }
-  }
-  pending = WithoutQueuedJobs(store, spec.name, pending, KnownJobQueues());
-  // Replicate by replicate: a first seed of every point before any second one, so a sweep cut
-  // short (or --max-runs) still covers its whole grid.
-  std::stable_sort(pending.begin(), pending.end(), [](const PlannedRun* a, const PlannedRun* b) {
-    return a->point.replicate < b->point.replicate;
-  });
-  if (options.max_runs > 0 && static_cast<int>(pending.size()) > options.max_runs) {
-    pending.resize(options.max_runs);
-  }
-
-  std::vector<LaunchRequest> requests;
-  const auto known = store.FindRuns([&] {
-    std::vector<std::string> ids_of_pending;
-    for (PlannedRun* r : pending) ids_of_pending.push_back(r->point.run_id);
-    return ids_of_pending;
-  }());
-  for (PlannedRun* r : pending) {
-    LaunchRequest q = MakeRequest(r->point.run_id, r->run_dir, r->point.config, r->state, options,
-                                  spec.resources);
-    const auto it = known.find(q.run_id);
-    q.db_status = it == known.end() ? RunState::kNew : it->second.status;
-    requests.push_back(std::move(q));
-  }
-
-  WarnClusterOnly(spec.resources, launcher);
-  if (options.dry_run) {
-    std::cout << FormatPlan(spec, plan);
-    std::cout << fmt::format("dry run: {} run(s) would be launched ({})\n", requests.size(),
-                             launcher.Name());
-    for (const std::string& cmd : launcher.Describe(requests)) std::cout << "  " << cmd << "\n";
-    return 0;
-  }
-
-  store.PutSweep(record, options.force);
+  store.PutSweep({spec.name, spec.yaml, Sha256Hex(ids), ""}, options.force);
   if (!options.write_spec_to.empty()) {
     MakeDirs(std::filesystem::path(options.write_spec_to).parent_path().string());
     WriteFileAtomic(options.write_spec_to, spec.yaml);
     std::cout << fmt::format("sweep {}: spec written to {}\n", spec.name, options.write_spec_to);
   }
-  {
-    std::vector<RunRecord> runs;
-    std::vector<SweepMember> members;
-    int position = 0;
-    for (const auto& r : plan) {
-      runs.push_back(
-          {r.point.run_id, CanonicalJson(r.point.config), r.run_dir, RunState::kNew, "", ""});
-      members.push_back({r.point.run_id, AxesJson(r.point.axes), r.point.replicate, position++});
-    }
-    store.RegisterRuns(spec.name, runs, members);
+  std::vector<RunRecord> runs;
+  std::vector<SweepMember> members;
+  int position = 0;
+  for (const auto& r : plan) {
+    runs.push_back(
+        {r.point.run_id, CanonicalJson(r.point.config), r.run_dir, RunState::kNew, "", ""});
+    members.push_back({r.point.run_id, AxesJson(r.point.axes), r.point.replicate, position++});
   }
+  store.RegisterRuns(spec.name, runs, members);
+}
+
+int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
+             const SweepRunOptions& options) {
+  // Read: the plan and every fact a decision needs, once.
+  const SweepState state = ReadSweepState(
+      spec, store, paths,
+      [&options](const PlannedRun& r, const RunFacts& f) { return WantsLaunch(r, f, options); },
+      KnownJobQueues());
+  // Decide.
+  const LaunchChoice choice = ChooseLaunches(state, options);
+  for (size_t i : choice.still_queued) {
+    const QueuedJob& job = *state.facts[i].queued;
+    spdlog::info("[sweep] {} still has {} job {} ({}): not launched again",
+                 state.plan[i].point.run_id, job.queue, job.job_id, job.state);
+  }
+  std::vector<LaunchRequest> requests =
+      LaunchRequests(state, choice.launch, options, spec.resources);
+
+  // Act.
+  WarnClusterOnly(spec.resources, launcher);
+  if (options.dry_run) {
+    std::cout << FormatPlan(spec, state.plan);
+    std::cout << fmt::format("dry run: {} run(s) would be launched ({})\n", requests.size(),
+                             launcher.Name());
+    for (const std::string& cmd : launcher.Describe(requests)) std::cout << "  " << cmd << "\n";
+    return 0;
+  }
+  RegisterSweep(store, spec, state.plan, options);
   // Another controller may have registered a run first: its directory is the run's directory.
   {
     std::vector<std::string> request_ids;
@@ -480,22 +305,10 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
       q.config_path = q.run_dir + "/sweep-config.yaml";
     }
   }
-  spdlog::info("[sweep] {}: {} runs, {} to launch with the {} launcher", spec.name, plan.size(),
-               requests.size(), launcher.Name());
+  spdlog::info("[sweep] {}: {} runs, {} to launch with the {} launcher", spec.name,
+               state.plan.size(), requests.size(), launcher.Name());
 
   return LaunchAndCollect(store, launcher, spec.name, requests);
-}
-
-SweepResources StoredResources(Store& store, const std::string& sweep) {
-  const auto stored = store.GetSweep(sweep);
-  MAVG_CHECK(stored.has_value(), "{}: no sweep named '{}'", store.Db().Path(), sweep);
-  SweepResources resources;
-  const std::string source = fmt::format("{}: the spec of sweep '{}'", store.Db().Path(), sweep);
-  ReadingYaml(source, [&] {
-    const YAML::Node res = LoadYamlStrict(stored->spec_yaml, source)["resources"];
-    if (res) resources = ParseResources(res, source);
-  });
-  return resources;
 }
 
 int DefaultJobs(int cores, int threads_option, const SweepResources& resources) {
@@ -505,26 +318,9 @@ int DefaultJobs(int cores, int threads_option, const SweepResources& resources) 
 
 int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanState>& states,
                Launcher& launcher, const SweepRunOptions& options) {
-  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
-             sweep);
-  const auto runs = store.RunsOfSweep(sweep);
-  // The spec's resources apply to retries too, read as the spec was.
-  const SweepResources resources = StoredResources(store, sweep);
-  const std::string source = fmt::format("{}: the spec of sweep '{}'", store.Db().Path(), sweep);
-  WarnClusterOnly(resources, launcher);
-  std::vector<LaunchRequest> requests;
-  for (const SweepMember& m : store.MembersOfSweep(sweep)) {
-    const RunRecord& r = runs.at(m.run_id);
-    const PlanState state = PlanStateOf(&r);
-    if (std::find(states.begin(), states.end(), state) == states.end()) continue;
-    const RunConfig config =
-        ConfigFromJson(nlohmann::json::parse(r.config_json), store.Db().Path());
-    CheckResourcesFit(resources, config, fmt::format("{} run {}", source, r.run_id));
-    LaunchRequest q = MakeRequest(r.run_id, r.run_dir, config, state, options, resources);
-    q.db_status = r.status;
-    requests.push_back(std::move(q));
-    if (options.max_runs > 0 && static_cast<int>(requests.size()) >= options.max_runs) break;
-  }
+  const StoredSweep stored = ReadStoredSweep(store, sweep, states);
+  WarnClusterOnly(stored.resources, launcher);
+  const std::vector<LaunchRequest> requests = RetryRequests(stored, states, options);
   if (options.dry_run) {
     std::cout << fmt::format("dry run: {} run(s) would be relaunched\n", requests.size());
     for (const std::string& cmd : launcher.Describe(requests)) std::cout << "  " << cmd << "\n";
