@@ -81,6 +81,14 @@ inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
 };
 static_assert(records::UniqueNames(kCheckpointFields), "kCheckpointFields: one unique name");
 
+// A run directory's checkpoint folder, and the commit record in it (relative to the run
+// directory: kCheckpointMetaFile).
+inline constexpr const char* kCheckpointDirName = "checkpoint";
+inline constexpr const char* kCheckpointMetaFile = "checkpoint/meta.json";
+inline std::string CheckpointMetaPath(const std::string& run_dir) {
+  return run_dir + "/" + kCheckpointMetaFile;
+}
+
 nlohmann::json ToJson(const CheckpointMeta& meta);
 nlohmann::json ToJson(const EpochProgress& progress);
 // Reads the record (types and presence; Validate checks the values); throws naming `where`.

@@ -18,6 +18,7 @@
 #include "engine/core/subprocess.h"
 #include "engine/core/sysinfo.h"
 #include "engine/core/words.h"
+#include "engine/records/checkpoint_meta.h"
 #include "engine/sweep/launcher.h"
 
 namespace mavg {
@@ -293,7 +294,8 @@ class SlurmLauncher final : public Launcher {
     h += "#SBATCH --open-mode=append\n";
     const std::string mpirun =
         s.mpi ? fmt::format("mpirun -np {} --bind-to none ", s.ranks) : std::string();
-    h += fmt::format(R"SH(
+    h += fmt::format(
+        R"SH(
 # Written by mavg sweep run --launcher slurm for sweep {sweep}. Task i runs line i+1 of the
 # manifest: run id, run dir, config, mode (fresh | resume | force), cache dir.
 set -u
@@ -302,7 +304,7 @@ IFS=$'\t' read -r run_id run_dir config mode cache_dir < <(sed -n "$((SLURM_ARRA
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 echo "mavg: task $SLURM_ARRAY_TASK_ID of job $SLURM_ARRAY_JOB_ID: run $run_id (mode $mode, restart ${{SLURM_RESTART_COUNT:-0}}) on $(hostname)"
 # A run with a checkpoint is never restarted from scratch once it has started under SLURM.
-if [ -f "$run_dir/checkpoint/meta.json" ] && {{ [ "$mode" = resume ] || [ "${{SLURM_RESTART_COUNT:-0}}" -gt 0 ]; }}; then
+if [ -f "$run_dir/"{checkpoint_meta} ] && {{ [ "$mode" = resume ] || [ "${{SLURM_RESTART_COUNT:-0}}" -gt 0 ]; }}; then
   args=(train --resume "$run_dir")
 elif [ "$mode" = force ]; then
   args=(train "$config" --out "$run_dir" --force)
@@ -331,10 +333,9 @@ if [ $rc -eq 75 ] && [ "$sig" = USR1 ]; then
 fi
 exit $rc
 )SH",
-                     fmt::arg("sweep", options_.sweep),
-                     fmt::arg("manifest", ShellWord(ManifestPath(c))),
-                     fmt::arg("threads", s.threads), fmt::arg("mpirun", mpirun),
-                     fmt::arg("mavg", ShellWord(options_.mavg_path)));
+        fmt::arg("sweep", options_.sweep), fmt::arg("manifest", ShellWord(ManifestPath(c))),
+        fmt::arg("checkpoint_meta", ShellWord(kCheckpointMetaFile)), fmt::arg("threads", s.threads),
+        fmt::arg("mpirun", mpirun), fmt::arg("mavg", ShellWord(options_.mavg_path)));
     return h;
   }
 

@@ -11,6 +11,7 @@
 #include "engine/core/files.h"
 #include "engine/core/sysinfo.h"
 #include "engine/core/yaml.h"
+#include "engine/records/checkpoint_meta.h"
 #include "engine/records/run_state_file.h"
 
 namespace mavg {
@@ -67,9 +68,7 @@ int NextAttempt(const StateRead& read) {
   return (read.state ? read.state->Attempt() : 0) + 1;
 }
 
-bool HasCheckpoint(const std::string& run_dir) {
-  return PathExists(run_dir + "/checkpoint/meta.json");
-}
+bool HasCheckpoint(const std::string& run_dir) { return PathExists(CheckpointMetaPath(run_dir)); }
 
 // The queue's view of the jobs of `attempts`, one question per queue: job id -> state, for the
 // jobs still queued.

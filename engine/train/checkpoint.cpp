@@ -31,7 +31,7 @@ uint32_t Crc(const char* data, size_t bytes) {
 }  // namespace
 
 std::optional<nlohmann::json> CheckpointDir::ReadMeta() const {
-  const std::string path = dir_ + "/meta.json";
+  const std::string& path = meta_;
   if (!PathExists(path)) return std::nullopt;
   try {
     return nlohmann::json::parse(ReadFile(path));
@@ -97,7 +97,7 @@ bool CheckpointDir::HasTensors(int64_t gen, const std::string& name) const {
 
 void CheckpointDir::Commit(const CheckpointMeta& meta) const {
   MakeDirs(dir_);
-  WriteFileAtomic(dir_ + "/meta.json", DumpJson(ToJson(meta), 2) + "\n");
+  WriteFileAtomic(meta_, DumpJson(ToJson(meta), 2) + "\n");
   const std::string keep = fmt::format(".{}.bin", meta.generation);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {

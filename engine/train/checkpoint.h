@@ -30,9 +30,11 @@ namespace mavg {
 
 class CheckpointDir {
  public:
-  explicit CheckpointDir(std::string run_dir) : dir_(std::move(run_dir) + "/checkpoint") {}
+  explicit CheckpointDir(std::string run_dir)
+      : dir_(std::move(run_dir) + "/" + kCheckpointDirName), meta_(dir_ + "/meta.json") {}
 
   const std::string& Path() const { return dir_; }
+  const std::string& MetaPath() const { return meta_; }  // CheckpointMetaPath(run_dir)
   // The committed meta.json, if any.
   std::optional<nlohmann::json> ReadMeta() const;
 
@@ -51,6 +53,7 @@ class CheckpointDir {
 
  private:
   std::string dir_;
+  std::string meta_;
 };
 
 // A checkpoint's meta.json read as its record and checked against the config it is resumed with

@@ -15,6 +15,7 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/sysinfo.h"
+#include "engine/records/checkpoint_meta.h"
 #include "engine/records/pretrain_record.h"
 
 namespace mavg {
@@ -125,7 +126,7 @@ RunDir RunDir::Prepare(const std::string& path, bool force) {
     for (const char* name : {kMetricsFileName, kPretrainFileName, kResultFileName, "model.bin"}) {
       std::filesystem::remove(path + "/" + name);
     }
-    std::filesystem::remove_all(path + "/checkpoint");
+    std::filesystem::remove_all(path + "/" + kCheckpointDirName);
   }
   return RunDir(path, attempt, UtcNow(), lock);
 }

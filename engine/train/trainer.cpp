@@ -451,7 +451,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress
 
 void Trainer::RestoreCheckpoint(const CheckpointMeta& meta) {
   CheckpointDir dir(options_.run_dir);
-  const std::string where = dir.Path() + "/meta.json";
+  const std::string& where = dir.MetaPath();
   MAVG_CHECK(meta.run_id == run_id_,
              "{}: the checkpoint belongs to run {}, not to this config ({})", dir.Path(),
              meta.run_id, run_id_);
@@ -648,7 +648,7 @@ void Trainer::Start() {
   if (options_.resume) {
     const CheckpointDir dir(options_.run_dir);
     if (const auto meta = dir.ReadMeta()) {
-      RestoreCheckpoint(ReadCheckpointMeta(*meta, config_, dir.Path() + "/meta.json"));
+      RestoreCheckpoint(ReadCheckpointMeta(*meta, config_, dir.MetaPath()));
     } else {
       spdlog::warn("[train] {}: no checkpoint yet; starting from the beginning", options_.run_dir);
     }
