@@ -39,6 +39,14 @@ std::string FromEnv(const char* var, const std::vector<std::string>& defaults) {
   return defaults.back();
 }
 
+using report::Aggregate;
+using report::Format;
+
+// The formats of the tables (report table, speedup) and of the flat rows (runs, epochs).
+constexpr std::initializer_list<Format> kTableFormats = {Format::kMd, Format::kCsv, Format::kLatex,
+                                                         Format::kJson};
+constexpr std::initializer_list<Format> kRowFormats = {Format::kCsv, Format::kJson};
+
 }  // namespace
 
 void AddReportCommand(CLI::App& app) {
@@ -54,6 +62,7 @@ void AddReportCommand(CLI::App& app) {
     PaperProjectionOptions model;
     std::string model_reference = "sweeps/paper/reference.yaml";
     std::string runs_format = "csv", out;
+    std::string table_agg = "mean", table_format = "md", speedup_format = "md";
     HtmlPageOptions html;
     std::vector<std::string> figure_where;
   };
@@ -80,9 +89,12 @@ void AddReportCommand(CLI::App& app) {
       ->add_option("--baseline", a->baseline,
                    "AXIS=VALUE of the runs whose final CV loss is time_to_target's target")
       ->capture_default_str();
-  table->add_option("--agg", a->table.agg, "mean | min | max")->capture_default_str();
-  table->add_option("--format", a->table.format, "md | csv | latex | json")->capture_default_str();
+  table->add_option("--agg", a->table_agg, "mean | min | max")->capture_default_str();
+  table->add_option("--format", a->table_format, "md | csv | latex | json")->capture_default_str();
   table->callback([a] {
+    a->table.agg =
+        ParseOneOf(a->table_agg, {Aggregate::kMean, Aggregate::kMin, Aggregate::kMax}, "--agg");
+    a->table.format = ParseOneOf(a->table_format, kTableFormats, "--format");
     auto store = OpenStore(a->results, a->db);
     a->table.where = ParseWhere(a->where);
     const auto b = ParseWhere({a->baseline});
@@ -108,9 +120,10 @@ void AddReportCommand(CLI::App& app) {
   speedup->add_option("--staging", a->speedup.staging, "Host staging link for the model column");
   speedup->add_option("--fit", a->speedup.fit,
                       "Model column from a measured all-reduce (mavg bench allreduce --json)");
-  speedup->add_option("--format", a->speedup.format, "md | csv | latex | json")
+  speedup->add_option("--format", a->speedup_format, "md | csv | latex | json")
       ->capture_default_str();
   speedup->callback([a] {
+    a->speedup.format = ParseOneOf(a->speedup_format, kTableFormats, "--format");
     auto store = OpenStore(a->results, a->db);
     const auto w = ParseWhere({a->baseline});
     a->speedup.axis = w[0].first;
@@ -161,7 +174,8 @@ void AddReportCommand(CLI::App& app) {
   runs->callback([a] {
     auto store = OpenStore(a->results, a->db);
     const RunsTable t = LoadRunsTable(*store, a->name);
-    const std::string text = a->runs_format == "json" ? RunsJson(t) : RunsCsv(t);
+    const bool json = ParseOneOf(a->runs_format, kRowFormats, "--format") == Format::kJson;
+    const std::string text = json ? RunsJson(t) : RunsCsv(t);
     if (a->out.empty()) {
       std::cout << text;
     } else {
@@ -182,8 +196,8 @@ void AddReportCommand(CLI::App& app) {
   epochs->callback([a] {
     auto store = OpenStore(a->results, a->db);
     const EpochsTable t = MakeEpochsTable(a->name, LoadSweepRuns(*store, a->name));
-    const std::string text =
-        a->runs_format == "json" ? RowsJson(t.columns, t.rows) : RowsCsv(t.columns, t.rows);
+    const bool json = ParseOneOf(a->runs_format, kRowFormats, "--format") == Format::kJson;
+    const std::string text = json ? RowsJson(t.columns, t.rows) : RowsCsv(t.columns, t.rows);
     if (a->out.empty()) {
       std::cout << text;
     } else {

@@ -22,7 +22,7 @@ void AddRunCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Work on one run directory");
   cmd->require_subcommand(1);
   struct Args {
-    std::string run_dir, results = "results", db;
+    std::string run_dir, results = "results", db, diff_format = "md";
     std::vector<std::string> sets;
     std::string run_a, run_b;
     RunDiffOptions diff;
@@ -70,13 +70,15 @@ void AddRunCommand(CLI::App& app) {
       ->required();
   diff->add_option("run_b", a->run_b, "The other run")->required();
   diff->add_flag("--all", a->diff.all, "Show every config key, not only those that differ");
-  diff->add_option("--format", a->diff.format, "md | json")
+  diff->add_option("--format", a->diff_format, "md | json")
       ->check(CLI::IsMember({"md", "json"}))
       ->capture_default_str();
   diff->add_option("--results", a->results, "Results directory (mavg.db, to look up run ids)")
       ->capture_default_str();
   diff->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
   diff->callback([a] {
+    a->diff.format =
+        ParseOneOf(a->diff_format, {report::Format::kMd, report::Format::kJson}, "--format");
     const std::string db = a->db.empty() ? a->results + "/mavg.db" : a->db;
     std::cout << RunDiff(ResolveRunDir(a->run_a, db), ResolveRunDir(a->run_b, db), a->diff);
   });

@@ -10,11 +10,14 @@
 
 #include <concepts>
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "engine/core/error.h"
 
 namespace mavg {
 
@@ -67,6 +70,21 @@ std::string EnumNames(std::string_view separator = ", ") {
     out += row.text;
   }
   return out;
+}
+
+// The value of `allowed` whose text is `text`; else throws mavg::Error "<what> must be a, b or c,
+// not '<text>'" (a command-line option that takes some of an enum's values).
+template <HasTexts E>
+E ParseOneOf(std::string_view text, std::initializer_list<E> allowed, std::string_view what) {
+  std::string list;
+  size_t i = 0;
+  for (E e : allowed) {
+    if (ToString(e) == text) return e;
+    list += i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ";
+    list += ToString(e);
+    ++i;
+  }
+  throw Error(fmt::format("{} must be {}, not '{}'", what, list, text));
 }
 
 // Streams the text (test failure messages print the choice, not its number).

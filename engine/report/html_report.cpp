@@ -135,7 +135,7 @@ nlohmann::json TableData(const std::string& sweep, const std::vector<ReportRun>&
   t.cols = cols;
   t.value = value;
   t.where = Pairs(where);
-  t.format = "json";
+  t.format = report::Format::kJson;
   return nlohmann::json::parse(MetricTable(sweep, runs, t));
 }
 
@@ -168,7 +168,7 @@ nlohmann::json FigureData(const std::string& sweep, const std::vector<ReportRun>
       s.axis = x;
       s.baseline = baseline;
       s.where = Pairs(where);
-      s.format = "json";
+      s.format = report::Format::kJson;
       return nlohmann::json::parse(SpeedupTable(sweep, runs, s));
     });
   }
@@ -230,7 +230,7 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
     t.rows = rows;
     t.cols = cols;
     t.value = m;
-    t.format = "json";
+    t.format = report::Format::kJson;
     t.baseline_axis = o.baseline_axis;
     t.baseline = o.baseline;
     nlohmann::json table;
@@ -251,7 +251,7 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
     s.axis = o.baseline_axis;
     s.baseline = o.baseline;
     s.interconnect = o.interconnect;
-    s.format = "json";
+    s.format = report::Format::kJson;
     doc["speedup"] = nlohmann::json::parse(SpeedupTable(sweep, runs, s));
   } catch (const Error& e) {
     doc["speedup"] = {{"error", e.what()}};

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "engine/config/choices.h"
 #include "engine/core/error.h"
 #include "engine/core/yaml.h"
 #include "engine/records/epoch_row.h"
@@ -31,7 +32,8 @@ std::string PaperComparisonFrom(const std::string& sweep, const std::vector<Repo
     const int n = std::stoi(*r->Axis(o.axis));
     if (r->values.count(o.metric)) metric[n].push_back(r->values.at(o.metric));
     const auto mode = r->texts.find(ResultKey(&RunResult::mode));
-    const bool simulated = mode != r->texts.end() && mode->second == "simulated";
+    const bool simulated =
+        mode != r->texts.end() && mode->second == ToString(ParallelMode::kSimulated);
     const std::string key =
         simulated ? MeanName(&EpochRow::projected_wall_s) : std::string(kEpochSecondsMean);
     const auto frames = r->values.find(MeanName(&EpochRow::frames));

@@ -39,15 +39,15 @@ std::string MeanStd(const Stat& s, bool latex) {
   return fmt::format("{} {} {:.{}f}", mean, latex ? "$\\pm$" : "±", s.std, decimals);
 }
 
-std::string Cell(const Stat& s, const std::string& agg, bool latex) {
+std::string Cell(const Stat& s, Aggregate agg, bool latex) {
   if (s.n == 0) {
     if (s.bad.empty()) return latex ? "--" : "–";
     std::string b;
     for (const auto& x : s.bad) b += (b.empty() ? "" : "/") + x;
     return b;
   }
-  if (agg == "min") return fmt::format("{} (n={})", Num(s.min), s.n);
-  if (agg == "max") return fmt::format("{} (n={})", Num(s.max), s.n);
+  if (agg == Aggregate::kMin) return fmt::format("{} (n={})", Num(s.min), s.n);
+  if (agg == Aggregate::kMax) return fmt::format("{} (n={})", Num(s.max), s.n);
   return fmt::format("{} (n={})", MeanStd(s, latex), s.n);
 }
 
@@ -75,10 +75,11 @@ void CheckAxis(const std::vector<ReportRun>& runs, const std::string& axis) {
 }
 
 std::string Render(const std::vector<std::string>& header,
-                   const std::vector<std::vector<std::string>>& rows, const std::string& format,
+                   const std::vector<std::vector<std::string>>& rows, Format format,
                    size_t text_cols) {
+  MAVG_CHECK(format != Format::kJson, "Render: JSON tables are RenderJson's");
   std::string out;
-  if (format == "csv") {
+  if (format == Format::kCsv) {
     auto csv = [](const std::string& s) {
       if (s.find_first_of(",\"\n") == std::string::npos) return s;
       std::string q = "\"";
@@ -91,7 +92,7 @@ std::string Render(const std::vector<std::string>& header,
       for (size_t i = 0; i < r.size(); ++i) out += (i ? "," : "") + csv(r[i]);
       out += "\n";
     }
-  } else if (format == "latex") {
+  } else if (format == Format::kLatex) {
     const size_t text = std::min(std::max<size_t>(text_cols, 1), header.size());
     out += "\\begin{tabular}{" + std::string(text, 'l') + std::string(header.size() - text, 'r') +
            "}\n\\hline\n";

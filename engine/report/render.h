@@ -7,9 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/enum_text.h"
 #include "engine/report/sweep_data.h"
 
 namespace mavg::report {
+
+// How a report prints: Markdown, CSV, LaTeX or JSON (the options --format).
+enum class Format { kMd, kCsv, kLatex, kJson };
+inline constexpr EnumText<Format> kFormatTexts[] = {
+    {Format::kMd, "md"}, {Format::kCsv, "csv"}, {Format::kLatex, "latex"}, {Format::kJson, "json"}};
+MAVG_ENUM_TEXTS(Format, kFormatTexts)
+
+// What a table cell shows of a cell's replicates (--agg).
+enum class Aggregate { kMean, kMin, kMax };
+inline constexpr EnumText<Aggregate> kAggregateTexts[] = {
+    {Aggregate::kMean, "mean"}, {Aggregate::kMin, "min"}, {Aggregate::kMax, "max"}};
+MAVG_ENUM_TEXTS(Aggregate, kAggregateTexts)
 
 struct Stat {
   int n = 0;
@@ -23,7 +36,7 @@ std::string Num(double x);
 // "mean ± std" with the std at the mean's decimals ("mean" alone for n = 1, "" for n = 0).
 std::string MeanStd(const Stat& s, bool latex);
 // A table cell: the aggregate with n, `–` when empty, or the statuses of the runs without one.
-std::string Cell(const Stat& s, const std::string& agg, bool latex);
+std::string Cell(const Stat& s, Aggregate agg, bool latex);
 double Mean(const std::vector<double>& values);  // NaN when empty
 // "a, b, c" (with `sep` between).
 std::string Join(const std::vector<std::string>& v, const char* sep = ", ");
@@ -34,10 +47,10 @@ std::vector<std::string> Ordered(const std::vector<const ReportRun*>& runs,
 // Throws listing the sweep's axes when `axis` is not one of them.
 void CheckAxis(const std::vector<ReportRun>& runs, const std::string& axis);
 
-// md | csv | latex. The first `text_cols` cells of a row are text (escaped for LaTeX); the
-// others are numbers we formatted.
+// Markdown, CSV or LaTeX (JSON: RenderJson). The first `text_cols` cells of a row are text
+// (escaped for LaTeX); the others are numbers we formatted.
 std::string Render(const std::vector<std::string>& header,
-                   const std::vector<std::vector<std::string>>& rows, const std::string& format,
+                   const std::vector<std::vector<std::string>>& rows, Format format,
                    size_t text_cols = 1);
 // The same table as one JSON object {"caption", "header", "rows", "text_cols"}, cells as the
 // Markdown table shows them: what `--format json` prints and the HTML report lays out.
@@ -48,3 +61,6 @@ nlohmann::json TableJson(const std::string& caption, const std::vector<std::stri
                          const std::vector<std::vector<std::string>>& rows, size_t text_cols);
 
 }  // namespace mavg::report
+
+MAVG_ENUM_FORMATTER(mavg::report::Format);
+MAVG_ENUM_FORMATTER(mavg::report::Aggregate);

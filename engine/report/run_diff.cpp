@@ -86,8 +86,8 @@ std::string ResolveRunDir(const std::string& arg, const std::string& db) {
 }
 
 std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const RunDiffOptions& o) {
-  MAVG_CHECK(o.format == "md" || o.format == "json", "--format must be md or json, not '{}'",
-             o.format);
+  MAVG_CHECK(o.format == report::Format::kMd || o.format == report::Format::kJson,
+             "--format must be md or json, not '{}'", o.format);
   const auto config_a = ReadConfig(dir_a), config_b = ReadConfig(dir_b);
   // The runs' files through the store's ingestion into a private in-memory database, then read
   // back as a report reads a sweep: the same metrics, derived the same way.
@@ -158,7 +158,7 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
                           ab.second.empty() ? "–" : ab.second});
   }
 
-  if (o.format == "json") {
+  if (o.format == report::Format::kJson) {
     auto side = [&](const ReportRun& r, const std::string& dir) {
       return nlohmann::json{{"run_dir", dir},
                             {"run_id", run_id(r, dir)},
@@ -210,15 +210,17 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
     out += fmt::format("Config: {} of {} keys differ{}.\n\n", differ, keys.size(),
                        o.all ? " (all keys shown)" : "");
   }
-  if (!config_rows.empty()) out += report::Render({"key", "A", "B"}, config_rows, "md", 3) + "\n";
+  if (!config_rows.empty())
+    out += report::Render({"key", "A", "B"}, config_rows, report::Format::kMd, 3) + "\n";
   if (metric_rows.empty()) {
     out += "Metrics: neither run has any yet.\n";
   } else {
     out += "Metrics (B - A: the difference; – where a run has none):\n\n";
-    out += report::Render({"metric", "A", "B", "B - A"}, metric_rows, "md");
+    out += report::Render({"metric", "A", "B", "B - A"}, metric_rows, report::Format::kMd);
   }
   if (!epoch_rows.empty()) {
-    out += "\nCV loss per epoch:\n\n" + report::Render({"epoch", "A", "B"}, epoch_rows, "md");
+    out += "\nCV loss per epoch:\n\n" +
+           report::Render({"epoch", "A", "B"}, epoch_rows, report::Format::kMd);
   }
   return out;
 }

@@ -7,11 +7,13 @@
 
 #include <string>
 
+#include "engine/report/render.h"
+
 namespace mavg {
 
 struct RunDiffOptions {
-  bool all = false;           // every config key, not only those that differ
-  std::string format = "md";  // md | json
+  bool all = false;                             // every config key, not only those that differ
+  report::Format format = report::Format::kMd;  // md | json
 };
 
 // A run directory for `arg`: the directory itself, or the run dir the database at `db` records

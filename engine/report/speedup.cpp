@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "engine/config/choices.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
 #include "engine/records/epoch_row.h"
@@ -52,7 +53,7 @@ bool ParallelBool(const ReportRun& r, const char* key) {
 
 bool Simulated(const ReportRun& r) {
   const auto mode = r.texts.find(ResultKey(&RunResult::mode));
-  return mode != r.texts.end() && mode->second == "simulated";
+  return mode != r.texts.end() && mode->second == ToString(ParallelMode::kSimulated);
 }
 
 // The model's links, from the options: one for everything, or intra + inter.
@@ -157,9 +158,7 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
 
 std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                          const SpeedupOptions& o) {
-  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex" || o.format == "json",
-             "--format must be md, csv, latex or json, not '{}'", o.format);
-  const bool csv = o.format == "csv", latex = o.format == "latex";
+  const bool csv = o.format == report::Format::kCsv, latex = o.format == report::Format::kLatex;
   report::CheckAxis(runs, o.axis);
   // Every axis may vary: rows are split by the other axes instead of refusing them.
   std::vector<std::string> all_axes;
@@ -265,7 +264,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
   const std::string mixed = MixedKernelsWarning(timed);
   if (!mixed.empty() && (csv || latex)) spdlog::warn("[report] {}", mixed);
   std::string out;
-  if (o.format == "md" || o.format == "json") {
+  if (o.format == report::Format::kMd || o.format == report::Format::kJson) {
     std::string model;
     if (links.inter && links.two) {
       model = fmt::format(
@@ -302,7 +301,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         model, kTimeToTargetClock);
     if (!mixed.empty()) out += mixed + "\n\n";
   }
-  if (o.format == "json") {
+  if (o.format == report::Format::kJson) {
     return report::RenderJson(out.substr(0, out.find_last_not_of('\n') + 1), header, rows,
                               group_axes.size() + 1);
   }

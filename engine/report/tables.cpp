@@ -72,10 +72,6 @@ std::vector<std::string> SplitAxes(const std::string& list) {
 
 std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                         const TableOptions& o) {
-  MAVG_CHECK(o.agg == "mean" || o.agg == "min" || o.agg == "max",
-             "--agg must be mean, min or max, not '{}'", o.agg);
-  MAVG_CHECK(o.format == "md" || o.format == "csv" || o.format == "latex" || o.format == "json",
-             "--format must be md, csv, latex or json, not '{}'", o.format);
   const std::vector<std::string> row_axes = SplitAxes(o.rows);
   MAVG_CHECK(!row_axes.empty(), "--rows needs an axis (or several: --rows A,B)");
   MAVG_CHECK(std::find(row_axes.begin(), row_axes.end(), o.cols) == row_axes.end(),
@@ -162,7 +158,7 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
       }
     }
   }
-  if (o.format == "csv") {
+  if (o.format == report::Format::kCsv) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& rv : row_values) {
       for (const auto& cv : col_values) {
@@ -173,9 +169,9 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
           // Blank, not 0: e.g. a target never reached has no time.
           row.insert(row.end(), {"", "", "0"});
         } else {
-          row.insert(row.end(), {fmt::format("{}", o.agg == "min"   ? s.min
-                                                   : o.agg == "max" ? s.max
-                                                                    : s.mean),
+          row.insert(row.end(), {fmt::format("{}", o.agg == report::Aggregate::kMin   ? s.min
+                                                   : o.agg == report::Aggregate::kMax ? s.max
+                                                                                      : s.mean),
                                  fmt::format("{}", s.std), std::to_string(s.n)});
         }
         if (ttt) row.push_back(std::to_string(tried[{rv, cv}]));
@@ -184,15 +180,15 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
     }
     std::vector<std::string> header = row_axes;
     if (!o.cols.empty()) header.push_back(o.cols);
-    header.insert(header.end(), {o.value + "_" + o.agg, o.value + "_std", "n"});
+    header.insert(header.end(), {fmt::format("{}_{}", o.value, o.agg), o.value + "_std", "n"});
     if (ttt) header.push_back("runs");
-    return Render(header, rows, "csv");
+    return Render(header, rows, report::Format::kCsv);
   }
   std::vector<std::string> header = row_axes;
   if (!o.cols.empty()) header.back() += " \\ " + o.cols;
   for (const auto& cv : col_values) header.push_back(o.cols.empty() ? o.value : cv);
   std::vector<std::vector<std::string>> rows;
-  const bool latex = o.format == "latex";
+  const bool latex = o.format == report::Format::kLatex;
   for (const auto& rv : row_values) {
     std::vector<std::string> row = rv;
     for (const auto& cv : col_values) {
@@ -201,10 +197,10 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
       const int m = tried[{rv, cv}];
       if (ttt && m > 0) {
         // The value (blank when no replicate reached the target) and how many of how many did.
-        const std::string v = s.n == 0         ? ""
-                              : o.agg == "min" ? Num(s.min)
-                              : o.agg == "max" ? Num(s.max)
-                                               : report::MeanStd(s, latex);
+        const std::string v = s.n == 0                           ? ""
+                              : o.agg == report::Aggregate::kMin ? Num(s.min)
+                              : o.agg == report::Aggregate::kMax ? Num(s.max)
+                                                                 : report::MeanStd(s, latex);
         row.push_back(fmt::format("{}{}({} of {} reached)", v, v.empty() ? "" : " ", s.n, m));
       } else {
         row.push_back(Cell(s, o.agg, latex));
@@ -213,20 +209,22 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
     rows.push_back(std::move(row));
   }
   std::string out;
-  if (o.format != "latex" && ttt) {
+  if (!latex && ttt) {
     out += fmt::format(
         "time_to_target of sweep {} ({}{} reached it): seconds of training until the end of the "
         "first accepted epoch whose CV loss is at most the target, the mean final CV loss of the "
         "{}={} runs{}. {}\n\n",
-        sweep, o.agg, o.agg == "mean" ? " ± std over the replicates that" : " over the runs that",
+        sweep, o.agg,
+        o.agg == report::Aggregate::kMean ? " ± std over the replicates that"
+                                          : " over the runs that",
         o.baseline_axis, o.baseline,
         baselines->Varying().empty() ? "" : " with the same " + Join(baselines->Varying(), ", "),
         kTimeToTargetClock);
-  } else if (o.format != "latex") {
+  } else if (!latex) {
     out += fmt::format("{} of sweep {} ({}{}):\n\n", o.value, sweep, o.agg,
-                       o.agg == "mean" ? " ± std over replicates" : "");
+                       o.agg == report::Aggregate::kMean ? " ± std over replicates" : "");
   }
-  if (o.format == "json") {
+  if (o.format == report::Format::kJson) {
     nlohmann::json t = report::TableJson(out.substr(0, out.find_last_not_of('\n') + 1), header,
                                          rows, row_axes.size());
     // The cells' numbers unrounded, one object per cell as the csv format has them, for a

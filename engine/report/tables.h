@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/report/render.h"
 #include "engine/report/sweep_data.h"
 
 namespace mavg {
@@ -14,8 +15,8 @@ namespace mavg {
 struct TableOptions {
   std::string rows, cols;  // axes (cols may be empty)
   std::string value = "test_acc";
-  std::string agg = "mean";                                // mean | min | max
-  std::string format = "md";                               // md | csv | latex
+  report::Aggregate agg = report::Aggregate::kMean;
+  report::Format format = report::Format::kMd;
   std::vector<std::pair<std::string, std::string>> where;  // fixed values of other axes
   // value time_to_target only: the runs whose final CV loss is the target (--baseline)
   std::string baseline_axis = "parallel.workers";
@@ -37,7 +38,7 @@ struct SpeedupOptions {
   std::string intra, inter;  // preset names ("" = none)
   std::string staging;       // host staging link for the model ("" = none)
   std::string fit;           // or: a measured all-reduce JSON (the inter link)
-  std::string format = "md";
+  report::Format format = report::Format::kMd;
   std::vector<std::pair<std::string, std::string>> where;
 };
 

@@ -39,6 +39,22 @@ TEST(EnumText, TextParseNamesAndFormatting) {
   EXPECT_EQ(fmt::format("{}", ParallelMode::kMpi), "mpi");
 }
 
+// An option taking some of an enum's values names them in its error.
+TEST(EnumText, ParseOneOfNamesTheAllowedTexts) {
+  EXPECT_EQ(ParseOneOf("blue", {Color::kRed, Color::kBlue}, "--color"), Color::kBlue);
+  try {
+    ParseOneOf("green", {Color::kRed, Color::kBlue}, "--color");
+    ADD_FAILURE() << "accepted a value outside the allowed ones";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--color must be red or blue, not 'green'");
+  }
+  try {
+    ParseOneOf("x", {Color::kRed, Color::kGreen, Color::kBlue}, "--color");
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--color must be red, green or blue, not 'x'");
+  }
+}
+
 // Every value of every config choice has its text and parses back to itself.
 template <HasTexts E>
 void ExpectRoundTrip(size_t values) {

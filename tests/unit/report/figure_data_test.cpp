@@ -66,7 +66,7 @@ TEST(MetricTable, JsonHasTheCellsUnrounded) {
   o.rows = "parallel.workers";
   o.cols = "parallel.average_every";
   o.value = "test_acc";
-  o.format = "json";
+  o.format = report::Format::kJson;
   const json t = json::parse(MetricTable("g", s.Load(), o));
   ASSERT_EQ(t["cells"].size(), 4u);
   // Runs 0 and 1: test_acc 0.9 and 0.89.
@@ -101,10 +101,10 @@ TEST(HtmlReport, FigureDataIsTheReportsJson) {
   t.rows = "parallel.workers";
   t.cols = "parallel.average_every";
   t.value = "test_error";
-  t.format = "json";
+  t.format = report::Format::kJson;
   EXPECT_EQ(data["metric"], json::parse(MetricTable("g", runs, t)));
   SpeedupOptions sp;
-  sp.format = "json";
+  sp.format = report::Format::kJson;
   EXPECT_EQ(data["speedup"], json::parse(SpeedupTable("g", runs, sp)));
   // The breakdown holds the series at one value (breakdown_where).
   t.cols = "";

@@ -39,7 +39,7 @@ TEST(RunDiff, ConfigKeysThatDifferAndMetrics) {
   RunDiffOptions all;
   all.all = true;
   EXPECT_NE(RunDiff(s.Dir(0), s.Dir(5), all).find("| data.train | tr | tr |"), std::string::npos);
-  all.format = "json";
+  all.format = report::Format::kJson;
   const json j = json::parse(RunDiff(s.Dir(0), s.Dir(5), all));
   EXPECT_EQ(j["config_differ"], 4);
   EXPECT_EQ(j["a"]["run_id"], "run0000");

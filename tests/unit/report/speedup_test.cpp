@@ -102,7 +102,7 @@ TEST(TimeToTarget, SpeedupColumns) {
   AddTimeToTargetRuns(s);
   const std::vector<ReportRun> runs = s.Load();
   SpeedupOptions o;
-  o.format = "csv";
+  o.format = report::Format::kCsv;
   const auto rows = ParseCsv(SpeedupTable("ttt", runs, o));
   ASSERT_EQ(rows.size(), 3u);
   const std::string t = "time to baseline CV loss s", sd = "time to baseline CV loss std";
@@ -122,7 +122,7 @@ TEST(TimeToTarget, SpeedupColumns) {
   // Projected speedup against the baseline's measured 9 s epochs: 9 / 3.5 (r0 3 s, r1 4 s).
   EXPECT_EQ(rows[1].at("projected speedup"), fmt::format("{:.2f}", 9.0 / 3.5));
 
-  o.format = "md";
+  o.format = report::Format::kMd;
   const std::string md = SpeedupTable("ttt", runs, o);
   EXPECT_NE(md.find("| 27.00 | 1 of 2 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 9.000 ± 4.243 | 2 of 2 |"), std::string::npos) << md;
@@ -141,7 +141,7 @@ TEST(TimeToTarget, MetricTable) {
   EXPECT_NE(md.find("| 27.00 (1 of 2 reached) |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 9.000 ± 4.243 (2 of 2 reached) |"), std::string::npos) << md;
   EXPECT_NE(md.find("| (0 of 2 reached) |"), std::string::npos) << md;
-  o.format = "csv";
+  o.format = report::Format::kCsv;
   const auto rows = ParseCsv(MetricTable("ttt", runs, o));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[2].at("time_to_target_mean"), "");
@@ -173,7 +173,7 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
   }
   const std::vector<ReportRun> runs = s.Load();
   SpeedupOptions o;
-  o.format = "csv";
+  o.format = report::Format::kCsv;
   const auto rows = ParseCsv(SpeedupTable("algos", runs, o));
   ASSERT_EQ(rows.size(), 6u);
   // Columns for the other axes, rows in plan order of their combinations.
@@ -218,7 +218,7 @@ TEST(Speedup, ComparesTimePerTrainingFrame) {
   FakeSweep s("frames");
   AddRunsThatDropFrames(s);
   SpeedupOptions o;
-  o.format = "csv";
+  o.format = report::Format::kCsv;
   const auto rows = ParseCsv(SpeedupTable("frames", s.Load(), o));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].at("frames/epoch"), "690.0");
@@ -257,8 +257,10 @@ TEST(Kernels, MixedKernelsAreNamedInTimingTables) {
   s.Add(b);
   FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
   r.epochs = {{1.1, 0, 1.0}};
-  r.results = {{"build", {{"device", "cpu (OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Cooperlake "
-                                     "MAX_THREADS=64; 1 threads)"}}}};
+  r.results = {{"build",
+                {{"device",
+                  "cpu (OpenBLAS 0.3.21 DYNAMIC_ARCH USE_OPENMP Cooperlake "
+                  "MAX_THREADS=64; 1 threads)"}}}};
   s.Add(r);
   const std::vector<ReportRun> runs = s.Load();
   EXPECT_EQ(runs[1].texts.at("blas_kernels"), "OpenBLAS Cooperlake");
@@ -330,7 +332,7 @@ TEST(MetricTable, SeveralRowAxesAndCellsThatNeverMix) {
       << md;
   EXPECT_NE(md.find("| 1 | average | 1.000 (n=1) |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 4 | bmuf | 0.9500 ± 0.0707 (n=2) |"), std::string::npos) << md;
-  o.format = "csv";
+  o.format = report::Format::kCsv;
   EXPECT_EQ(MetricTable("rows", runs, o).substr(0, 75),
             "parallel.workers,parallel.algorithm,final_cv_loss_mean,final_cv_loss_std,n\n");
   o.rows = "parallel.workers";
@@ -369,7 +371,7 @@ TEST(Speedup, TwoLinkModelColumn) {
   }
   const std::vector<ReportRun> runs = s.Load();
   SpeedupOptions o;
-  o.format = "csv";
+  o.format = report::Format::kCsv;
   o.intra = "nvlink4";
   o.inter = "ib-hdr";
   const auto rows = ParseCsv(SpeedupTable("links", runs, o));
@@ -387,7 +389,7 @@ TEST(Speedup, TwoLinkModelColumn) {
   EXPECT_NEAR(std::stod(rows[2].at(col)), two, 1e-3 * two);
   // --interconnect alone: today's behaviour, every combine on that link.
   SpeedupOptions one;
-  one.format = "csv";
+  one.format = report::Format::kCsv;
   one.interconnect = "ib-hdr";
   const auto single = ParseCsv(SpeedupTable("links", runs, one));
   const double two_on_ib = 10.0 + 7 * ring(2, ib) + 3 * ring(4, ib);
