@@ -7,6 +7,7 @@
 
 #include "engine/cli/commands.h"
 #include "engine/cli/wspecifier.h"
+#include "engine/config/choices.h"
 #include "engine/core/error.h"
 #include "engine/data/dataset.h"
 #include "engine/data/feature_pipeline.h"
@@ -138,7 +139,8 @@ void AddDataCommand(CLI::App& app) {
     o.ignore_labels = fa->ali.empty();
     o.alignments = fa->ali;
     o.alignments_setting = "--ali";
-    o.pipeline.speaker_cmvn = fa->cmvn == "speaker";
+    o.pipeline.speaker_cmvn =
+        ParseOneOf(fa->cmvn, {Cmvn::kNone, Cmvn::kSpeaker}, "--cmvn") == Cmvn::kSpeaker;
     MAVG_CHECK(!fa->norm_vars || o.pipeline.speaker_cmvn, "--norm-vars needs --cmvn speaker");
     o.pipeline.norm_vars = fa->norm_vars;
     o.pipeline.delta_order = fa->deltas;

@@ -107,7 +107,9 @@ void AddSweepCommand(CLI::App& app) {
     // Part of the paths below; a new sweep's name has passed the name rule already, a stored
     // one (retry) may predate it.
     CheckExistingName("sweep name", name);
-    if (args.launcher == "slurm") {
+    const LauncherKind kind =
+        ParseOneOf(args.launcher, {LauncherKind::kLocal, LauncherKind::kSlurm}, "--launcher");
+    if (kind == LauncherKind::kSlurm) {
       args.run.cluster = true;
       args.slurm.sweep = name;
       args.slurm.script_dir = args.paths.results + "/runs/" + name + "/slurm";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/core/enum_text.h"
 #include "engine/core/run_state.h"
 #include "engine/sweep/resources.h"
 
@@ -96,6 +97,12 @@ struct LocalLauncherOptions {
 };
 
 std::unique_ptr<Launcher> CreateLocalLauncher(const LocalLauncherOptions& options);
+
+// The launchers `sweep run --launcher` chooses from.
+enum class LauncherKind { kLocal, kSlurm };
+inline constexpr EnumText<LauncherKind> kLauncherKindTexts[] = {{LauncherKind::kLocal, "local"},
+                                                                {LauncherKind::kSlurm, "slurm"}};
+MAVG_ENUM_TEXTS(LauncherKind, kLauncherKindTexts)
 
 struct SlurmLauncherOptions {
   std::string sweep;       // job names: mavg-<sweep>
