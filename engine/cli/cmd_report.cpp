@@ -162,48 +162,44 @@ void AddReportCommand(CLI::App& app) {
       ->capture_default_str();
   model->callback([a] { std::cout << PaperProjection(a->model, a->model_reference); });
 
-  CLI::App* runs = cmd->add_subcommand(
-      "runs", "One flat row per run: axes, varying config keys, status, every metric");
-  runs->add_option("name", a->name, "Sweep name")->required();
-  runs->add_option("--format", a->runs_format, "csv | json")
-      ->check(CLI::IsMember({"csv", "json"}))
-      ->capture_default_str();
-  runs->add_option("--out", a->out, "Write to this file (atomically) instead of stdout");
-  runs->add_option("--results", a->results, "Results directory")->capture_default_str();
-  runs->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
-  runs->callback([a] {
-    auto store = OpenStore(a->results, a->db);
-    const RunsTable t = LoadRunsTable(*store, a->name);
-    const bool json = ParseOneOf(a->runs_format, kRowFormats, "--format") == Format::kJson;
-    const std::string text = json ? RunsJson(t) : RunsCsv(t);
+  // Flat rows (runs, epochs): the same options, printed or written to --out.
+  auto rows_command = [a](CLI::App* c) {
+    c->add_option("name", a->name, "Sweep name")->required();
+    c->add_option("--format", a->runs_format, "csv | json")
+        ->check(CLI::IsMember({"csv", "json"}))
+        ->capture_default_str();
+    c->add_option("--out", a->out, "Write to this file (atomically) instead of stdout");
+    c->add_option("--results", a->results, "Results directory")->capture_default_str();
+    c->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  };
+  auto print_rows = [a](const std::string& text, size_t rows, const char* what) {
     if (a->out.empty()) {
       std::cout << text;
     } else {
       WriteFileAtomic(a->out, text);
-      std::cout << fmt::format("{} runs of sweep {} in {}\n", t.rows.size(), a->name, a->out);
+      std::cout << fmt::format("{} {} of sweep {} in {}\n", rows, what, a->name, a->out);
     }
+  };
+
+  CLI::App* runs = cmd->add_subcommand(
+      "runs", "One flat row per run: axes, varying config keys, status, every metric");
+  rows_command(runs);
+  runs->callback([a, print_rows] {
+    auto store = OpenStore(a->results, a->db);
+    const RunsTable t = LoadRunsTable(*store, a->name);
+    const bool json = ParseOneOf(a->runs_format, kRowFormats, "--format") == Format::kJson;
+    print_rows(json ? RunsJson(t) : RunsCsv(t), t.rows.size(), "runs");
   });
 
   CLI::App* epochs = cmd->add_subcommand(
       "epochs", "One flat row per epoch of each run: axes, status, the epoch's record");
-  epochs->add_option("name", a->name, "Sweep name")->required();
-  epochs->add_option("--format", a->runs_format, "csv | json")
-      ->check(CLI::IsMember({"csv", "json"}))
-      ->capture_default_str();
-  epochs->add_option("--out", a->out, "Write to this file (atomically) instead of stdout");
-  epochs->add_option("--results", a->results, "Results directory")->capture_default_str();
-  epochs->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
-  epochs->callback([a] {
+  rows_command(epochs);
+  epochs->callback([a, print_rows] {
     auto store = OpenStore(a->results, a->db);
     const EpochsTable t = MakeEpochsTable(a->name, LoadSweepRuns(*store, a->name));
     const bool json = ParseOneOf(a->runs_format, kRowFormats, "--format") == Format::kJson;
-    const std::string text = json ? RowsJson(t.columns, t.rows) : RowsCsv(t.columns, t.rows);
-    if (a->out.empty()) {
-      std::cout << text;
-    } else {
-      WriteFileAtomic(a->out, text);
-      std::cout << fmt::format("{} epochs of sweep {} in {}\n", t.rows.size(), a->name, a->out);
-    }
+    print_rows(json ? RowsJson(t.columns, t.rows) : RowsCsv(t.columns, t.rows), t.rows.size(),
+               "epochs");
   });
 
   CLI::App* html = cmd->add_subcommand(
