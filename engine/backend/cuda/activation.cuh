@@ -1,11 +1,13 @@
 #pragma once
 // Activation kernel bodies: the functions and their derivatives written in terms of the forward
 // output y, applied per element. y may alias x and dx may alias dy (each element is read before
-// it is written, by the same thread).
+// it is written, by the same thread). The derivatives and ReLU give the CPU backend's bits
+// (rounding.cuh); sigmoid and tanh differ by the device's expf/tanhf (within 2 ulp).
 
 #include <math.h>
 
 #include "engine/backend/cuda/dev_view.cuh"
+#include "engine/backend/cuda/rounding.cuh"
 
 namespace mavg::cuda {
 
@@ -23,7 +25,7 @@ struct SigmoidGradOp {
   MAVG_HOST_DEVICE float operator()(float y, float g) const { return g * y * (1.0f - y); }
 };
 struct TanhGradOp {
-  MAVG_HOST_DEVICE float operator()(float y, float g) const { return g * (1.0f - y * y); }
+  MAVG_HOST_DEVICE float operator()(float y, float g) const { return g * SubRn(1.0f, MulRn(y, y)); }
 };
 struct ReluGradOp {
   MAVG_HOST_DEVICE float operator()(float y, float g) const { return y > 0.0f ? g : 0.0f; }

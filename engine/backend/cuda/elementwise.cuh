@@ -1,9 +1,10 @@
 #pragma once
 // Element-wise kernel bodies: fills, scaled sums and row-vector broadcasts. Each body is called
 // once per element (r, c) by the 2-D launch in launch.cuh on the device and by a plain loop on
-// the host (tests).
+// the host (tests). Each rounds as the CPU backend does (rounding.cuh): the same bits.
 
 #include "engine/backend/cuda/dev_view.cuh"
+#include "engine/backend/cuda/rounding.cuh"
 
 namespace mavg::cuda {
 
@@ -19,7 +20,7 @@ struct AxpbyBody {
   DevView y;
   float alpha, beta;
   MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
-    y(r, c) = beta == 0.0f ? alpha * x(r, c) : alpha * x(r, c) + beta * y(r, c);
+    y(r, c) = beta == 0.0f ? alpha * x(r, c) : SumOfProductsRn(alpha, x(r, c), beta, y(r, c));
   }
 };
 
@@ -29,7 +30,7 @@ struct AddRowVectorBody {
   DevView m;
   float alpha, beta;
   MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
-    m(r, c) = beta == 0.0f ? alpha * row[c] : alpha * row[c] + beta * m(r, c);
+    m(r, c) = beta == 0.0f ? alpha * row[c] : SumOfProductsRn(alpha, row[c], beta, m(r, c));
   }
 };
 

@@ -5,6 +5,7 @@
 // by timing, so repeated runs agree).
 
 #include "engine/backend/cuda/dev_view.cuh"
+#include "engine/backend/cuda/rounding.cuh"
 
 namespace mavg::cuda {
 
@@ -18,7 +19,7 @@ struct ColumnSumBody {
     double acc = 0.0;
     for (int64_t r = 0; r < rows; ++r) acc += m(r, c);
     const float s = static_cast<float>(alpha * acc);
-    out[c] = beta == 0.0f ? s : s + beta * out[c];
+    out[c] = beta == 0.0f ? s : AddRn(s, MulRn(beta, out[c]));
   }
 };
 

@@ -3,6 +3,7 @@
 // summing a strided share of the columns, then a block reduction) and rows scaled by a vector.
 
 #include "engine/backend/cuda/dev_view.cuh"
+#include "engine/backend/cuda/rounding.cuh"
 
 namespace mavg::cuda {
 
@@ -14,7 +15,7 @@ MAVG_HOST_DEVICE inline double RowSquaresPartial(const float* row, int64_t cols,
   return s;
 }
 
-// y = beta y + scales[r] x (row r scaled); beta == 0 ignores y.
+// y = beta y + scales[r] x (row r scaled); beta == 0 ignores y. The CPU backend's bits.
 struct MulRowsAddBody {
   const float* scales;
   DevConstView x;
@@ -22,12 +23,12 @@ struct MulRowsAddBody {
   float beta;
   MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
     const float s = scales[r];
-    y(r, c) = beta == 0.0f ? s * x(r, c) : s * x(r, c) + beta * y(r, c);
+    y(r, c) = beta == 0.0f ? s * x(r, c) : SumOfProductsRn(s, x(r, c), beta, y(r, c));
   }
 };
 
 // y = alpha (*scalar) x + beta y, the scalar a result in device memory (NG-SGD's step size, the
-// RBM's gated learning rate); beta == 0 ignores y.
+// RBM's gated learning rate); beta == 0 ignores y. The CPU backend's bits.
 struct AxpbyScaledBody {
   DevConstView x;
   DevView y;
@@ -35,7 +36,7 @@ struct AxpbyScaledBody {
   float alpha, beta;
   MAVG_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
     const float a = alpha * *scalar;
-    y(r, c) = beta == 0.0f ? a * x(r, c) : a * x(r, c) + beta * y(r, c);
+    y(r, c) = beta == 0.0f ? a * x(r, c) : SumOfProductsRn(a, x(r, c), beta, y(r, c));
   }
 };
 

@@ -303,6 +303,55 @@ TEST_F(CudaKernelBodies, ColumnSumsAreTheCpuBackendsBitForBit) {
   EXPECT_EQ(got.v, want.v);
 }
 
+// Products that meet sums are rounded one at a time on a device too (rounding.cuh); on the host
+// these run the plain expressions, so this pins the CPU backend's formulas, with factors whose
+// products are inexact (tests/gpu repeats it on a device, where contraction would show).
+TEST_F(CudaKernelBodies, ArithmeticBodiesAreTheCpuBackendsBitForBitAtAnyScale) {
+  const float alpha = 0.7f, beta = 0.3f, scalar = 1.3f;
+  const HostMat x = RandomHost(6, 7, 40), y0 = RandomHost(6, 7, 41), row = RandomHost(1, 7, 42);
+  const HostMat scales = RandomHost(1, 6, 43);
+  HostMat xc = x, rowc = row, sc = scales;
+  const ConstMatrixView xv = ViewOf(xc);
+  auto body = [&](auto make) {
+    Strided ys(y0);
+    RunElementwise(Extent{6, 7, false}, make(Dev(ys.view)));
+    EXPECT_TRUE(ys.PaddingIntact());
+    return ys.Host();
+  };
+  HostMat want = y0;
+  Cpu().Axpby(alpha, xv, beta, ViewOf(want));
+  EXPECT_EQ(body([&](DevView y) { return AxpbyBody{Dev(xv), y, alpha, beta}; }).v, want.v);
+  want = y0;
+  Cpu().AxpbyScaled(&scalar, alpha, xv, beta, ViewOf(want));
+  EXPECT_EQ(body([&](DevView y) {
+              return AxpbyScaledBody{Dev(xv), y, &scalar, alpha, beta};
+            }).v,
+            want.v);
+  want = y0;
+  Cpu().AddRowVector(alpha, ViewOf(rowc), beta, ViewOf(want));
+  EXPECT_EQ(body([&](DevView y) {
+              return AddRowVectorBody{rowc.v.data(), y, alpha, beta};
+            }).v,
+            want.v);
+  want = y0;
+  Cpu().MulRowsAdd(ViewOf(sc), xv, beta, ViewOf(want));
+  EXPECT_EQ(body([&](DevView y) {
+              return MulRowsAddBody{sc.v.data(), Dev(xv), y, beta};
+            }).v,
+            want.v);
+
+  HostMat sums = RandomHost(1, 7, 44), got = sums;
+  for (int64_t c = 0; c < 7; ++c) ColumnSumBody{Dev(xv), 6, got.v.data(), alpha, beta}(c);
+  Cpu().SumRows(alpha, xv, beta, ViewOf(sums));
+  EXPECT_EQ(got.v, sums.v);
+
+  HostMat yact = RandomHost(6, 7, 45, 0.5), dy = RandomHost(6, 7, 46), d(6, 7);
+  Cpu().TanhBackward(ViewOf(yact), ViewOf(dy), ViewOf(d));
+  EXPECT_EQ(Mapped2<TanhGradOp>(yact, dy).v, d.v);
+  Cpu().SigmoidBackward(ViewOf(yact), ViewOf(dy), ViewOf(d));
+  EXPECT_EQ(Mapped2<SigmoidGradOp>(yact, dy).v, d.v);
+}
+
 TEST_F(CudaKernelBodies, RowProductsAndScalingsMatchCpu) {
   const HostMat x = RandomHost(8, 300, 13);
   Strided xs(x);
