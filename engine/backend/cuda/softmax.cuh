@@ -16,10 +16,18 @@ struct ArgMax {
   int64_t index;
 };
 
+// The CPU backend's arg-max is a left-to-right scan that moves on `x[c] > x[arg]` from arg = 0:
+// a NaN in column 0 is the result whatever follows, a NaN elsewhere is never taken, and of equal
+// values the first wins. The partials and their combination give that result in any split of
+// the columns: a NaN past column 0 is not seen, one in column 0 wins every combination.
+MAVG_HOST_DEVICE inline bool NaNInFirstColumn(const ArgMax& m) {
+  return m.index == 0 && isnan(m.value);
+}
+
 // The larger value; on ties the smaller index (the first maximum, as a left-to-right scan).
 MAVG_HOST_DEVICE inline ArgMax CombineArgMax(const ArgMax& a, const ArgMax& b) {
-  if (a.index < 0) return b;
-  if (b.index < 0) return a;
+  if (a.index < 0 || NaNInFirstColumn(b)) return b;
+  if (b.index < 0 || NaNInFirstColumn(a)) return a;
   if (b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
   return a;
 }
@@ -32,7 +40,9 @@ struct ArgMaxOp {
 MAVG_HOST_DEVICE inline ArgMax RowArgMaxPartial(const float* row, int64_t cols, int tid, int nt) {
   ArgMax m{0.0f, -1};
   for (int64_t c = tid; c < cols; c += nt) {
-    if (m.index < 0 || row[c] > m.value) m = ArgMax{row[c], c};
+    const float v = row[c];
+    if (isnan(v) && c != 0) continue;
+    if (m.index < 0 || v > m.value) m = ArgMax{v, c};
   }
   return m;
 }

@@ -225,6 +225,44 @@ TEST_F(CudaKernelBodies, ArgMaxTakesTheFirstMaximumWhateverTheThreadCount) {
   }
 }
 
+TEST_F(CudaKernelBodies, ArgMaxWithNaNIsTheCpuBackendsWhateverTheThreadCount) {
+  const float nan = NAN, inf = INFINITY;
+  const std::vector<std::vector<float>> rows = {
+      {nan, 1, 2, 3, 4, 5},         {1, nan, 3, 2, 3, 0},
+      {3, nan, 1, nan, 2, 3},       {nan, nan, nan, nan, nan, nan},
+      {1, nan, nan, nan, nan, nan}, {-inf, nan, -inf, -inf, nan, -inf},
+      {2, nan, 2, nan, 5, 5},       {nan, inf, 1, 2, 3, 4},
+      {0, 1, 2, nan, inf, inf}};
+  const int64_t cols = 6;
+  HostMat x(static_cast<int64_t>(rows.size()), cols);
+  std::vector<int32_t> want(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::copy(rows[r].begin(), rows[r].end(), &x(static_cast<int64_t>(r), 0));
+    int64_t arg = 0;  // the CPU backend's scan
+    for (int64_t c = 1; c < cols; ++c) {
+      if (rows[r][c] > rows[r][arg]) arg = c;
+    }
+    want[r] = static_cast<int32_t>(arg);
+  }
+  for (int nt : {1, 2, 3, 4, 5, 7, 256}) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const RowRun run = ReduceRowPhases(rows[r].data(), cols, nt);
+      EXPECT_EQ(run.arg, want[r]) << "row " << r << ", " << nt << " threads";
+      EXPECT_EQ(std::isnan(run.max), std::isnan(rows[r][want[r]])) << "row " << r;
+    }
+  }
+  // The CPU backend counts every row correct when its label is that arg-max.
+  double stats[3] = {0, 0, 0};
+  Cpu().SoftmaxCrossEntropy(ViewOf(x), want.data(), MatrixView(), stats);
+  EXPECT_EQ(stats[1], static_cast<double>(rows.size()));
+}
+
+TEST_F(CudaKernelBodies, RowsWithoutColumnsHaveNoValidLabel) {
+  // The cross-entropy kernel runs for rows > 0 with no columns too: each row's label is then
+  // reported and its scratch written (zeros), as the CPU backend throws for such labels.
+  for (int32_t label : {0, 1, -1}) EXPECT_FALSE(LabelValid(label, 0));
+}
+
 TEST_F(CudaKernelBodies, SoftmaxPhasesMatchCpu) {
   HostMat x = RandomHost(9, 300, 9, 3.0);
   x(0, 4) = 80.0f;  // a large logit: the maximum is subtracted first
