@@ -98,16 +98,12 @@ class CudaBackend final : public Backend {
 
   void CopyFromHost(const float* src, MatrixView dst) override {
     if (dst.Empty()) return;
-    CUDA_CHECK(cudaMemcpy2DAsync(dst.data, Pitch(dst.stride), src, Pitch(dst.cols), Pitch(dst.cols),
-                                 static_cast<size_t>(dst.rows), cudaMemcpyHostToDevice,
-                                 stream_.Get()));
+    CopyMatrix(ConstMatrixView(src, dst.rows, dst.cols), dst, cudaMemcpyHostToDevice);
     AfterHostSourceCopy(src);
   }
   void CopyToHost(ConstMatrixView src, float* dst) override {
     if (src.Empty()) return;
-    CUDA_CHECK(cudaMemcpy2DAsync(dst, Pitch(src.cols), src.data, Pitch(src.stride), Pitch(src.cols),
-                                 static_cast<size_t>(src.rows), cudaMemcpyDeviceToHost,
-                                 stream_.Get()));
+    CopyMatrix(src, MatrixView(dst, src.rows, src.cols), cudaMemcpyDeviceToHost);
     Synchronize();
   }
 
@@ -134,9 +130,7 @@ class CudaBackend final : public Backend {
   void Copy(ConstMatrixView src, MatrixView dst) override {
     CheckSameShape("Copy", src, dst);
     if (src.Empty()) return;
-    CUDA_CHECK(cudaMemcpy2DAsync(dst.data, Pitch(dst.stride), src.data, Pitch(src.stride),
-                                 Pitch(src.cols), static_cast<size_t>(src.rows),
-                                 cudaMemcpyDeviceToDevice, stream_.Get()));
+    CopyMatrix(src, dst, cudaMemcpyDeviceToDevice);
   }
   void Fill(MatrixView x, float value) override { cuda::LaunchFill(S(), x, value); }
   void Axpby(float alpha, ConstMatrixView x, float beta, MatrixView y) override {
@@ -235,6 +229,24 @@ class CudaBackend final : public Backend {
   static int Int(int64_t v) {
     MAVG_CHECK(v <= INT32_MAX, "matrix dimension {} exceeds cuBLAS's 32-bit limit", v);
     return static_cast<int>(v);
+  }
+
+  // src to dst (same shape, not empty), queued on the stream. A 2-D copy takes pitches up to the
+  // device's limit (cudaDeviceProp::memPitch, 2^31 - 1 bytes on current GPUs) only, which a
+  // 1 x P view of P > 2^29 floats exceeds: views whose rows follow each other are one plain
+  // copy, and a strided view with a pitch past the limit is copied row by row.
+  void CopyMatrix(ConstMatrixView src, MatrixView dst, cudaMemcpyKind kind) {
+    if (src.Contiguous() && dst.Contiguous()) {
+      CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, Pitch(src.Size()), kind, stream_.Get()));
+    } else if (Pitch(std::max(src.stride, dst.stride)) <= props_.memPitch) {
+      CUDA_CHECK(cudaMemcpy2DAsync(dst.data, Pitch(dst.stride), src.data, Pitch(src.stride),
+                                   Pitch(src.cols), static_cast<size_t>(src.rows), kind,
+                                   stream_.Get()));
+    } else {
+      for (int64_t r = 0; r < src.rows; ++r) {
+        CUDA_CHECK(cudaMemcpyAsync(dst.Row(r), src.Row(r), Pitch(src.cols), kind, stream_.Get()));
+      }
+    }
   }
 
   // A copy from page-locked memory reads it after the call returns: wait, so the caller may
