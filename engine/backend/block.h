@@ -7,6 +7,9 @@
 //   b.Sync()      every earlier For and leader write is visible to what follows
 //   b.Sum(n, f)   sum of f(i), the same value on every thread; b.Max likewise
 //   b.Leader()    true on exactly one thread (for writes of single values)
+//   b.FastMemory(n)  n doubles of the block's fast memory (a GPU block's shared memory), the
+//                 same pointer on every thread, or nullptr when it has less: a program keeps
+//                 its hottest working set there and falls back to its work buffer
 // Code outside For runs on every thread and computes the same values from the same memory.
 // The host policies (SerialBlock, and the tests' reversed one) run For in one order, so a phase
 // that depended on the order of its own items would show up as a difference.
@@ -40,6 +43,7 @@ struct SerialBlock {
     return m;
   }
   MAVG_HOST_DEVICE bool Leader() const { return true; }
+  MAVG_HOST_DEVICE double* FastMemory(int64_t /*n*/) const { return nullptr; }
 };
 
 }  // namespace mavg

@@ -55,6 +55,11 @@ struct NgsgdSmallTask {
 inline int64_t NgsgdSmallWorkDoubles(int r) {
   return 3 * static_cast<int64_t>(r) * r + 8 * static_cast<int64_t>(r) + 16;
 }
+// The fast memory (Block::FastMemory) kSubspace and kReorthogonalize use when a block has it:
+// two R x R matrices and the rotations of a Jacobi step.
+MAVG_HOST_DEVICE inline int64_t NgsgdSmallFastDoubles(int r) {
+  return 2 * static_cast<int64_t>(r) * r + 2 * static_cast<int64_t>(r) + 4;
+}
 
 namespace ngsgd_small {
 
@@ -78,6 +83,21 @@ struct Work {
   }
 };
 
+// The two R x R matrices and the rotations a task works on most: in the block's fast memory
+// when it has room (on a GPU, every Jacobi step reads and writes all of Z and V), else the
+// work buffer's z, v and rot.
+struct HotWork {
+  double *m1, *m2, *rot;
+};
+template <typename Block>
+MAVG_HOST_DEVICE HotWork HotWorkOf(Block& b, const Work& w, int r) {
+  if (double* f = b.FastMemory(NgsgdSmallFastDoubles(r))) {
+    const int64_t r2 = static_cast<int64_t>(r) * r;
+    return HotWork{f, f + r2, f + 2 * r2};
+  }
+  return HotWork{w.z, w.v, w.rot};
+}
+
 // Pair k of step s of the round-robin (circle) ordering of m (even) indices: every step pairs
 // all indices disjointly, and m - 1 steps meet every pair once.
 MAVG_HOST_DEVICE inline void RoundRobinPair(int m, int s, int k, int* p, int* q) {
@@ -100,13 +120,35 @@ MAVG_HOST_DEVICE void ApplyRotation(const double* rot, int r, F f) {
   if (p < r && q < r) f(p, q, rot[2], rot[3]);
 }
 
+// Pairs k and l of a Jacobi step applied to their 2 x 2 block of a (rows p_k, q_k; columns
+// p_l, q_l): rows first (a <- J^T a), then columns (a <- a J). The block depends only on itself
+// and the two rotations, so every block of a step is independent of the others, and each
+// element sees the same operations in the same order as a pass over all rows followed by one
+// over all columns. A dummy index (>= r) has no row or column.
+MAVG_HOST_DEVICE inline void RotateBlock(double* a, int r, const double* rot_k,
+                                         const double* rot_l) {
+  const auto pk = static_cast<int64_t>(rot_k[0]), qk = static_cast<int64_t>(rot_k[1]);
+  const auto pl = static_cast<int64_t>(rot_l[0]), ql = static_cast<int64_t>(rot_l[1]);
+  ApplyRotation(rot_k, r, [&](int64_t p, int64_t q, double c, double sn) {
+    if (pl < r) Rotate(a + p * r + pl, a + q * r + pl, c, sn);
+    if (ql < r) Rotate(a + p * r + ql, a + q * r + ql, c, sn);
+  });
+  ApplyRotation(rot_l, r, [&](int64_t p, int64_t q, double c, double sn) {
+    if (pk < r) Rotate(a + pk * r + p, a + pk * r + q, c, sn);
+    if (qk < r) Rotate(a + qk * r + p, a + qk * r + q, c, sn);
+  });
+}
+
 // Eigendecomposition of the symmetric r x r matrix a (row-major, overwritten: its diagonal
 // ends as the eigenvalues) by cyclic Jacobi rotations in parallel order; v receives the
 // eigenvectors as columns (a = V diag V^T). Converges to relative 1e-14 of the off-diagonal.
+// Each step is two phases: the rotations of its disjoint pairs, then a <- J^T a J by 2 x 2
+// blocks together with v <- v J by rows (RotateBlock).
 template <typename Block>
 MAVG_HOST_DEVICE void JacobiEigen(Block& b, double* a, double* v, double* rot, int r) {
   const int m = r + (r % 2);  // an odd size gets one dummy index r, never rotated
   const int pairs = m / 2;
+  const int64_t blocks = static_cast<int64_t>(pairs) * pairs;
   b.For(static_cast<int64_t>(r) * r, [&](int64_t i) { v[i] = i / r == i % r ? 1.0 : 0.0; });
   b.Sync();
   for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
@@ -131,18 +173,13 @@ MAVG_HOST_DEVICE void JacobiEigen(Block& b, double* a, double* v, double* rot, i
         rot[4 * k] = p, rot[4 * k + 1] = q, rot[4 * k + 2] = c, rot[4 * k + 3] = sn;
       });
       b.Sync();
-      // Rows p and q of every pair (disjoint): a <- J^T a; then columns: a <- a J, v <- v J.
-      b.For(static_cast<int64_t>(pairs) * r, [&](int64_t idx) {
-        const int64_t j = idx % r;
-        ApplyRotation(rot + 4 * (idx / r), r, [&](int64_t p, int64_t q, double c, double sn) {
-          Rotate(a + p * r + j, a + q * r + j, c, sn);
-        });
-      });
-      b.Sync();
-      b.For(static_cast<int64_t>(pairs) * r, [&](int64_t idx) {
-        const int64_t i = idx % r;
-        ApplyRotation(rot + 4 * (idx / r), r, [&](int64_t p, int64_t q, double c, double sn) {
-          Rotate(a + i * r + p, a + i * r + q, c, sn);
+      b.For(blocks + static_cast<int64_t>(r) * pairs, [&](int64_t idx) {
+        if (idx < blocks) {
+          RotateBlock(a, r, rot + 4 * (idx / pairs), rot + 4 * (idx % pairs));
+          return;
+        }
+        const int64_t i = (idx - blocks) / pairs, l = (idx - blocks) % pairs;
+        ApplyRotation(rot + 4 * l, r, [&](int64_t p, int64_t q, double c, double sn) {
           Rotate(v + i * r + p, v + i * r + q, c, sn);
         });
       });
@@ -200,6 +237,8 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
   const int r = t.rank, dim = t.dim;
   const int64_t r2 = static_cast<int64_t>(r) * r;
   Work w(t.work, r);
+  const HotWork hot = HotWorkOf(b, w, r);  // Z, V and the rotations of the eigendecomposition
+  double* z = hot.m1;
   const double* d = t.state;
   const double rho = t.state[r];
   const double eta_n = t.eta / static_cast<double>(t.rows), eta1 = 1.0 - t.eta;
@@ -210,7 +249,8 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
 
   // Z = (eta/N)^2 E^-1/2 K E^-1/2 + (eta/N)(1-eta) [E^-1/2 L E^-1/2 (D+rho I) + transpose]
   //     + (1-eta)^2 (D+rho I)^2, in double (it grows with the fourth power of the data).
-  // The per-index factors once (rot is free until the eigendecomposition): E^-1/2, D + rho I.
+  // The per-index factors once (w.rot is free until the eigendecomposition, and is not hot.rot
+  // unless the block has no fast memory): E^-1/2, D + rho I.
   double* inv_sqrt_e = w.rot;
   double* d_rho = w.rot + r;
   b.For(r, [&](int64_t i) {
@@ -224,16 +264,16 @@ MAVG_HOST_DEVICE void Subspace(Block& b, const NgsgdSmallTask& t) {
     const double dr_i = d_rho[i], dr_j = d_rho[j];
     const double lij = 0.5 * (static_cast<double>(t.l[i * r + j]) + t.l[j * r + i]);
     const double kij = 0.5 * (static_cast<double>(t.k[i * r + j]) + t.k[j * r + i]);
-    w.z[idx] = eta_n * eta_n * ie * kij * je + eta_n * eta1 * ie * lij * je * dr_j +
-               eta_n * eta1 * dr_i * ie * lij * je + (i == j ? eta1 * eta1 * dr_i * dr_i : 0.0);
+    z[idx] = eta_n * eta_n * ie * kij * je + eta_n * eta1 * ie * lij * je * dr_j +
+             eta_n * eta1 * dr_i * ie * lij * je + (i == j ? eta1 * eta1 * dr_i * dr_i : 0.0);
   });
   b.Sync();
-  const double trace = b.Sum(r, [&](int64_t i) { return w.z[i * r + i]; });
+  const double trace = b.Sum(r, [&](int64_t i) { return z[i * r + i]; });
   const double z_scale = trace > 1.0 ? trace : 1.0;
-  b.For(r2, [&](int64_t i) { w.z[i] /= z_scale; });
+  b.For(r2, [&](int64_t i) { z[i] /= z_scale; });
   b.Sync();
-  SymmetricEigen(b, w.z, w.v, w.rot, r);
-  SortEigen(b, w.z, w.v, w.c, w.u, w.flags + 1, r);
+  SymmetricEigen(b, z, hot.m2, hot.rot, r);
+  SortEigen(b, z, hot.m2, w.c, w.u, w.flags + 1, r);
 
   // The eigenvalues of the unscaled Z, floored; an ill-conditioned or floored set is due for
   // re-orthogonalisation.
@@ -297,9 +337,10 @@ MAVG_HOST_DEVICE void Reorthogonalize(Block& b, const NgsgdSmallTask& t) {
   const int r = t.rank;
   const int64_t r2 = static_cast<int64_t>(r) * r;
   Work w(t.work, r);
+  const HotWork hot = HotWorkOf(b, w, r);
   // O = E^{-1/2} W W^T E^{-1/2} should be the identity; if not, M = E^{1/2} C^{-1} E^{-1/2}
   // with O = C C^T (Cholesky). M = I when no reorthogonalisation is due or needed.
-  double* om = w.z;
+  double* om = hot.m1;
   b.For(r2, [&](int64_t idx) {
     const int64_t i = idx / r, j = idx % r;
     const double oij = 0.5 * (static_cast<double>(t.l[i * r + j]) + t.l[j * r + i]);
@@ -332,7 +373,7 @@ MAVG_HOST_DEVICE void Reorthogonalize(Block& b, const NgsgdSmallTask& t) {
     }
   }
   // (A failed Cholesky, which should not happen, leaves the basis as it is: M = I.)
-  double* cinv = w.v;
+  double* cinv = hot.m2;
   if (apply) {
     b.For(r, [&](int64_t j) {  // column j of C^{-1}: forward substitution
       for (int64_t i = 0; i < r; ++i) {

@@ -1,6 +1,6 @@
 #pragma once
-// The Block policy of backend/block.h on one CUDA block of kBlockThreads threads, and the
-// kernel that runs a small program with it.
+// The Block policy of backend/block.h on one CUDA block of kThreads threads, and the kernel that
+// runs a small program with it (its fast memory: the launch's dynamic shared memory).
 
 #include <math.h>
 
@@ -10,32 +10,34 @@
 
 namespace mavg::cuda {
 
-constexpr int kBlockThreads = 256;
-using BlockReduceDouble = cub::BlockReduce<double, kBlockThreads>;
-
+template <int kThreads>
 struct CudaBlock {
+  using BlockReduceDouble = cub::BlockReduce<double, kThreads>;
   static constexpr bool kHostEigen = false;
-  BlockReduceDouble::TempStorage* temp;  // shared
-  double* result;                        // shared: a reduction's value, for every thread
+  typename BlockReduceDouble::TempStorage* temp;  // shared
+  double* result;                                 // shared: a reduction's value, for every thread
+  double* fast;                                   // [fast_doubles], shared (dynamic)
+  int64_t fast_doubles;
 
   template <typename F>
   __device__ void For(int64_t n, F f) {
-    for (int64_t i = threadIdx.x; i < n; i += kBlockThreads) f(i);
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) f(i);
   }
   __device__ void Sync() { __syncthreads(); }
   template <typename F>
   __device__ double Sum(int64_t n, F f) {
     double p = 0.0;
-    for (int64_t i = threadIdx.x; i < n; i += kBlockThreads) p += f(i);
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) p += f(i);
     return Reduce(p, [](double a, double b) { return a + b; });
   }
   template <typename F>
   __device__ double Max(int64_t n, F f) {
     double p = -HUGE_VAL;
-    for (int64_t i = threadIdx.x; i < n; i += kBlockThreads) p = fmax(p, f(i));
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) p = fmax(p, f(i));
     return Reduce(p, [](double a, double b) { return fmax(a, b); });
   }
   __device__ bool Leader() const { return threadIdx.x == 0; }
+  __device__ double* FastMemory(int64_t n) const { return n <= fast_doubles ? fast : nullptr; }
 
   // CUB's block reduction (thread 0 gets the value), broadcast to every thread.
   template <typename Op>
@@ -49,12 +51,15 @@ struct CudaBlock {
   }
 };
 
-// Runs `Program::Run(block, task)` on one block.
-template <typename Program, typename Task>
-__global__ void SmallProgramKernel(Task task) {
-  __shared__ BlockReduceDouble::TempStorage temp;
+// Runs `Program::Run(block, task)` on one block of kThreads threads, with fast_doubles doubles
+// of dynamic shared memory as the block's fast memory.
+template <typename Program, int kThreads, typename Task>
+__global__ void __launch_bounds__(kThreads) SmallProgramKernel(Task task, int64_t fast_doubles) {
+  using Block = CudaBlock<kThreads>;
+  __shared__ typename Block::BlockReduceDouble::TempStorage temp;
   __shared__ double result;
-  CudaBlock block{&temp, &result};
+  extern __shared__ double fast[];
+  Block block{&temp, &result, fast, fast_doubles};
   Program::Run(block, task);
 }
 

@@ -51,6 +51,7 @@ class CudaBackend final : public Backend {
             },
             [](void* p) { cudaFree(p); }, fmt::format("cuda:{}", device)}) {
     CUDA_CHECK(cudaGetDeviceProperties(&props_, device));
+    small_fast_doubles_ = cuda::PrepareSmallPrograms();
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_.Get());
@@ -176,7 +177,9 @@ class CudaBackend final : public Backend {
     CheckSameShape("AxpbyScaled", x, y);
     cuda::LaunchAxpbyScaled(S(), scalar, alpha, x, beta, y);
   }
-  void RunNgsgdSmall(const NgsgdSmallTask& task) override { cuda::LaunchNgsgdSmall(S(), task); }
+  void RunNgsgdSmall(const NgsgdSmallTask& task) override {
+    cuda::LaunchNgsgdSmall(S(), task, small_fast_doubles_);
+  }
   void RunRbmSmall(const RbmSmallTask& task) override { cuda::LaunchRbmSmall(S(), task); }
 
   // ---- Random numbers -----------------------------------------------------------------------
@@ -299,6 +302,7 @@ class CudaBackend final : public Backend {
   cuda::MappedHostValue<cuda::KernelError> error_;
   double* scratch_ = nullptr;  // [scratch_size_], from allocator_
   size_t scratch_size_ = 0;
+  int64_t small_fast_doubles_ = 0;  // shared memory NG-SGD's small programs may use, in doubles
 };
 
 }  // namespace

@@ -59,8 +59,11 @@ void LaunchRandomGaussian(Stream s, uint64_t seed, uint64_t offset, float stddev
 void LaunchSampleBernoulli(Stream s, uint64_t seed, uint64_t offset, ConstMatrixView probs,
                            MatrixView out);
 
-// small_programs.cu: one small program as one block of threads.
-void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task);
+// small_programs.cu: one small program as one block of threads. PrepareSmallPrograms (once
+// per device, that device current) lets NG-SGD's kernel use all the shared memory a block may
+// opt into and returns it in doubles: LaunchNgsgdSmall's max_fast_doubles.
+int64_t PrepareSmallPrograms();
+void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task, int64_t max_fast_doubles);
 void LaunchRbmSmall(Stream s, const RbmSmallTask& task);
 
 // replica_mean.cu: every replica (same shape) set to their rank-order mean; at most

@@ -1,5 +1,8 @@
 // The small programs of NG-SGD (engine/backend/ngsgd_small.h) and of the RBM
-// (engine/backend/rbm_small.h), each launched as one block of threads (block.cuh).
+// (engine/backend/rbm_small.h), each launched as one block of threads (block.cuh). NG-SGD's
+// subspace and reorthogonalisation steps keep their R x R working matrices in shared memory
+// (past the default 48 KB where the device allows: about 100 KB at rank 80), where every Jacobi
+// step reads and writes them; a rank too large for it runs from global memory.
 #include "engine/backend/cuda/block.cuh"
 #include "engine/backend/cuda/kernels.h"
 #include "engine/backend/cuda/launch.cuh"
@@ -7,22 +10,53 @@
 namespace mavg::cuda {
 namespace {
 
+// NG-SGD's block: wide, since a Jacobi step of rank 80 has 4,800 independent items.
+constexpr int kNgsgdThreads = 512;
+constexpr int kRbmThreads = 256;
+
 struct NgsgdProgram {
-  __device__ static void Run(CudaBlock& b, const NgsgdSmallTask& t) { RunNgsgdSmallTask(b, t); }
+  template <typename Block>
+  __device__ static void Run(Block& b, const NgsgdSmallTask& t) {
+    RunNgsgdSmallTask(b, t);
+  }
 };
 struct RbmProgram {
-  __device__ static void Run(CudaBlock& b, const RbmSmallTask& t) { RunRbmSmallTask(b, t); }
+  template <typename Block>
+  __device__ static void Run(Block& b, const RbmSmallTask& t) {
+    RunRbmSmallTask(b, t);
+  }
 };
 
-template <typename Program, typename Task>
-void Launch(Stream s, const Task& task) {
-  SmallProgramKernel<Program><<<1, kBlockThreads, 0, s>>>(task);
-  CUDA_CHECK(cudaGetLastError());
-}
+constexpr auto* kNgsgdKernel = &SmallProgramKernel<NgsgdProgram, kNgsgdThreads, NgsgdSmallTask>;
+constexpr auto* kRbmKernel = &SmallProgramKernel<RbmProgram, kRbmThreads, RbmSmallTask>;
 
 }  // namespace
 
-void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task) { Launch<NgsgdProgram>(s, task); }
-void LaunchRbmSmall(Stream s, const RbmSmallTask& task) { Launch<RbmProgram>(s, task); }
+int64_t PrepareSmallPrograms() {
+  int device = 0, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kNgsgdKernel));
+  const int dynamic = optin - static_cast<int>(attr.sharedSizeBytes);
+  if (dynamic <= 0) return 0;
+  CUDA_CHECK(
+      cudaFuncSetAttribute(kNgsgdKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));
+  return dynamic / static_cast<int64_t>(sizeof(double));
+}
+
+void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task, int64_t max_fast_doubles) {
+  const bool hot =
+      task.kind == NgsgdSmallKind::kSubspace || task.kind == NgsgdSmallKind::kReorthogonalize;
+  const int64_t want = hot ? NgsgdSmallFastDoubles(task.rank) : 0;
+  const int64_t fast = want <= max_fast_doubles ? want : 0;
+  kNgsgdKernel<<<1, kNgsgdThreads, static_cast<size_t>(fast) * sizeof(double), s>>>(task, fast);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void LaunchRbmSmall(Stream s, const RbmSmallTask& task) {
+  kRbmKernel<<<1, kRbmThreads, 0, s>>>(task, 0);
+  CUDA_CHECK(cudaGetLastError());
+}
 
 }  // namespace mavg::cuda

@@ -97,6 +97,64 @@ TEST(NgsgdSmall, JacobiEigenMatchesEigenAndReconstructs) {
   }
 }
 
+// The Jacobi step as three phases (rotations; all rows, a <- J^T a; all columns, a <- a J and
+// v <- v J), the way it was written before the rows and columns were fused into 2 x 2 blocks.
+void ThreePhaseJacobi(double* a, double* v, double* rot, int r) {
+  const int m = r + (r % 2), pairs = m / 2;
+  for (int64_t i = 0; i < static_cast<int64_t>(r) * r; ++i) v[i] = i / r == i % r ? 1.0 : 0.0;
+  for (int sweep = 0; sweep < ngsgd_small::kMaxSweeps; ++sweep) {
+    double off = 0.0, diag = 0.0;
+    for (int64_t i = 0; i < static_cast<int64_t>(r) * r; ++i)
+      off += i / r == i % r ? 0.0 : a[i] * a[i];
+    for (int64_t i = 0; i < r; ++i) diag += a[i * r + i] * a[i * r + i];
+    if (off <= 1e-28 * (diag + off) || off == 0.0) break;
+    for (int s = 0; s < m - 1; ++s) {
+      for (int k = 0; k < pairs; ++k) {
+        int p = 0, q = 0;
+        ngsgd_small::RoundRobinPair(m, s, k, &p, &q);
+        double c = 1.0, sn = 0.0;
+        if (p < r && q < r && a[p * r + q] != 0.0) {
+          const double apq = a[p * r + q];
+          const double theta = (a[q * r + q] - a[p * r + p]) / (2.0 * apq);
+          const double t =
+              (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+          c = 1.0 / std::sqrt(t * t + 1.0);
+          sn = t * c;
+        }
+        rot[4 * k] = p, rot[4 * k + 1] = q, rot[4 * k + 2] = c, rot[4 * k + 3] = sn;
+      }
+      for (int64_t idx = 0; idx < static_cast<int64_t>(pairs) * r; ++idx) {
+        const int64_t j = idx % r;
+        ngsgd_small::ApplyRotation(rot + 4 * (idx / r), r,
+                                   [&](int64_t p, int64_t q, double c, double sn) {
+                                     ngsgd_small::Rotate(a + p * r + j, a + q * r + j, c, sn);
+                                   });
+      }
+      for (int64_t idx = 0; idx < static_cast<int64_t>(pairs) * r; ++idx) {
+        const int64_t i = idx % r;
+        ngsgd_small::ApplyRotation(rot + 4 * (idx / r), r,
+                                   [&](int64_t p, int64_t q, double c, double sn) {
+                                     ngsgd_small::Rotate(a + i * r + p, a + i * r + q, c, sn);
+                                     ngsgd_small::Rotate(v + i * r + p, v + i * r + q, c, sn);
+                                   });
+      }
+    }
+  }
+}
+
+TEST(NgsgdSmall, JacobiStepsByBlocksAreTheThreePhaseStepsBitForBit) {
+  for (int r : {1, 2, 3, 7, 20, 41}) {
+    const std::vector<double> a0 = RandomSymmetric(r, 300 + r, 1e4);
+    std::vector<double> a = a0, v(a0.size()), rot(4 * r + 4);
+    std::vector<double> ref_a = a0, ref_v(a0.size()), ref_rot(4 * r + 4);
+    SerialBlock b;
+    ngsgd_small::JacobiEigen(b, a.data(), v.data(), rot.data(), r);
+    ThreePhaseJacobi(ref_a.data(), ref_v.data(), ref_rot.data(), r);
+    EXPECT_EQ(a, ref_a) << "r " << r;
+    EXPECT_EQ(v, ref_v) << "r " << r;
+  }
+}
+
 // Inputs of a subspace update: K, L from random H and J, as PreconditionInternal forms them.
 struct SubspaceCase {
   int r, dim;
@@ -177,6 +235,36 @@ TEST(NgsgdSmall, EveryTaskIsIndependentOfTheOrderOfItsParallelItems) {
     // The reorthogonalisation did something.
     EXPECT_NE(s.c.matrix[0], 1.0f);
   }
+}
+
+// A block with fast memory (a GPU block's shared memory), here a host array of its own.
+struct FastMemoryBlock : SerialBlock {
+  std::vector<double> fast = std::vector<double>(static_cast<size_t>(NgsgdSmallFastDoubles(20)));
+  double* FastMemory(int64_t n) {
+    return n <= static_cast<int64_t>(fast.size()) ? fast.data() : nullptr;
+  }
+};
+
+TEST(NgsgdSmall, TasksGiveTheSameBitsWithTheirWorkingMatricesInFastMemory) {
+  for (int r : {5, 20}) {
+    const SubspaceRun s = RunSubspaceAndReorth<SerialBlock>(r, 300);
+    const SubspaceRun f = RunSubspaceAndReorth<FastMemoryBlock>(r, 300);
+    EXPECT_EQ(s.c.state, f.c.state);
+    EXPECT_EQ(s.c.coef, f.c.coef);
+    EXPECT_EQ(s.a, f.a) << "A";
+    EXPECT_EQ(s.c.matrix, f.c.matrix) << "M";
+    EXPECT_EQ(s.c.gamma, f.c.gamma);
+    // What the reorthogonalisation reads of the subspace step's work: d's E_{t+1}, the flag.
+    ngsgd_small::Work ws(const_cast<double*>(s.c.work.data()), r);
+    ngsgd_small::Work wf(const_cast<double*>(f.c.work.data()), r);
+    EXPECT_EQ(std::vector<double>(ws.e1, ws.e1 + r), std::vector<double>(wf.e1, wf.e1 + r));
+    EXPECT_EQ(ws.flags[0], wf.flags[0]);
+  }
+  // Too little fast memory for the rank: the work buffer, as without any.
+  const SubspaceRun s = RunSubspaceAndReorth<SerialBlock>(21, 300);
+  const SubspaceRun f = RunSubspaceAndReorth<FastMemoryBlock>(21, 300);
+  EXPECT_EQ(s.c.work, f.c.work);
+  EXPECT_EQ(s.c.matrix, f.c.matrix);
 }
 
 TEST(NgsgdSmall, SubspaceUpdateKeepsItsInvariants) {
