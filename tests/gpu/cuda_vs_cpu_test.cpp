@@ -2,25 +2,27 @@
 // runs of every training algorithm on both (ctest label `gpu`; scripts/device/check.sh runs
 // them on a GPU machine). Without a visible device each test skips with one line saying so.
 //
-// Tolerances: element-wise ops and row reductions differ from the CPU by the last bits of
-// float rounding (device expf/tanhf within 2 ulp, FMA contraction), so they are compared at a
-// normalized error of 1e-5. Ops that do the same float operations in the same order agree bit
-// for bit and are compared exactly: random fills, column sums, the replica mean. FP32 GEMMs sum
-// in a different order (cuBLAS vs OpenBLAS): 1e-5 relative to the largest element for k <= 600;
-// TF32 keeps 10 mantissa bits of the inputs: 5e-3.
+// Tolerances: sigmoid, tanh, softmax and row reductions differ from the CPU by the last bits
+// of float rounding (device expf/tanhf within 2 ulp, other orders of summation), so they are
+// compared at a normalized error of 1e-5. Ops that do the same float operations in the same
+// order agree bit for bit and are compared exactly: the element-wise arithmetic (axpby, add-row,
+// mul-rows, the activation derivatives: products rounded before they are added, never fused,
+// backend/cuda/rounding.cuh), uniform and Bernoulli fills, column sums, the replica mean. FP32
+// GEMMs sum in a different order (cuBLAS vs OpenBLAS): 1e-5 relative to the largest element for
+// k <= 600; TF32 keeps 10 mantissa bits of the inputs: 5e-3. Sizes past the launch limits:
+// cuda_limits_test.cpp.
+#include "tests/gpu/cuda_vs_cpu.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_backend.h"
-#include "engine/backend/cuda/cuda_backend.h"
 #include "engine/nn/init.h"
 #include "engine/nn/network.h"
 #include "engine/optim/factory.h"
 #include "engine/pretrain/rbm.h"
 #include "engine/train/step.h"
-#include "tests/testing/test_util.h"
 
 namespace mavg {
 namespace {
@@ -30,34 +32,6 @@ using testing::NormalizedError;
 using testing::RandomHost;
 using testing::ToDevice;
 using testing::ToHost;
-
-class CudaVsCpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device visible: the gpu tests need one";
-    cpu_ = CreateCpuBackend(2);
-    BackendOptions o;
-    o.kind = DeviceKind::kCuda;
-    gpu_ = CreateBackend(o);
-  }
-  Backend& Cpu() { return *cpu_; }
-  Backend& Gpu() { return *gpu_; }
-
-  // `op` run on each backend with the same inputs; returns (cpu result, gpu result).
-  template <typename Op>
-  std::pair<HostMat, HostMat> Both(const std::vector<HostMat>& inputs, int out, Op op) {
-    auto run = [&](Backend& b) {
-      std::vector<Matrix> m;
-      for (const HostMat& h : inputs) m.push_back(ToDevice(b, h));
-      op(b, m);
-      return ToHost(b, m[static_cast<size_t>(out)]);
-    };
-    return {run(Cpu()), run(Gpu())};
-  }
-
-  std::unique_ptr<Backend> cpu_, gpu_;
-};
-
 TEST_F(CudaVsCpu, GemmAllTransposesStridedViewsAndTf32) {
   const int64_t m = 67, n = 129, k = 300;
   for (bool ta : {false, true}) {
@@ -148,6 +122,45 @@ TEST_F(CudaVsCpu, ReductionsAndRandomFillsAgreeBitForBitWhereTheOperationsAreThe
   }
 }
 
+// Factors whose products are inexact (0.7, 0.3, a momentum's 0.9): an FMA rounds once where the
+// CPU rounds the product and the sum, so any contraction would show here.
+TEST_F(CudaVsCpu, ElementWiseArithmeticIsBitForBitWithInexactFactors) {
+  const float alpha = 0.7f, beta = 0.3f;
+  const HostMat x = RandomHost(33, 70, 30), y = RandomHost(33, 70, 31), row = RandomHost(1, 40, 32);
+  const HostMat act = RandomHost(33, 70, 33, 0.5);
+  auto check = [&](const char* name, auto op) {
+    const auto [want, got] = Both({x, y, row, act}, 1, op);
+    EXPECT_EQ(got.v, want.v) << name;
+  };
+  check("axpby", [&](Backend& b, auto& m) { b.Axpby(alpha, m[0], beta, m[1]); });
+  check("axpby strided", [&](Backend& b, auto& m) {
+    b.Axpby(alpha, MatrixView(m[0]).ColRange(0, 40), beta, MatrixView(m[1]).ColRange(30, 40));
+  });
+  check("momentum", [&](Backend& b, auto& m) { b.Axpby(-0.008f, m[0], 0.9f, m[1]); });
+  check("add row", [&](Backend& b, auto& m) {
+    b.AddRowVector(alpha, m[2], beta, MatrixView(m[1]).ColRange(10, 40));
+  });
+  check("mul rows", [&](Backend& b, auto& m) {
+    Matrix s(b, 1, 33);
+    b.Fill(s, 1.3f);
+    b.MulRowsAdd(s, m[0], beta, m[1]);
+  });
+  check("axpby scaled", [&](Backend& b, auto& m) {
+    DeviceBuffer<float> scalar(b, 1);
+    const float v = 1.3f;
+    scalar.CopyFromHost(&v, 1);
+    b.AxpbyScaled(scalar.Data(), alpha, m[0], beta, m[1]);
+  });
+  check("tanh'", [](Backend& b, auto& m) { b.TanhBackward(m[3], m[0], m[1]); });
+  check("sigmoid'", [](Backend& b, auto& m) { b.SigmoidBackward(m[3], m[0], m[1]); });
+  check("relu'", [](Backend& b, auto& m) { b.ReluBackward(m[0], m[3], m[1]); });
+  check("relu", [](Backend& b, auto& m) { b.Relu(m[0], m[1]); });
+  const HostMat big = RandomHost(1000, 300, 34), out = RandomHost(1, 300, 35);
+  const auto [want, got] =
+      Both({big, out}, 1, [&](Backend& b, auto& m) { b.SumRows(alpha, m[0], beta, m[1]); });
+  EXPECT_EQ(got.v, want.v) << "column sums";
+}
+
 TEST_F(CudaVsCpu, SoftmaxCrossEntropyAndTheLabelCheck) {
   const int64_t rows = 300, cols = 8806;
   HostMat x = RandomHost(rows, cols, 11, 3.0);
@@ -190,6 +203,75 @@ TEST_F(CudaVsCpu, SoftmaxCrossEntropyAndTheLabelCheck) {
         << e.what();
   }
   Gpu().Synchronize();  // reported once
+}
+
+// Rows without columns: every label is outside the outputs. The CPU backend throws at once;
+// the device reports it at the next synchronization, having summed no uninitialised scratch.
+TEST_F(CudaVsCpu, CrossEntropyOfRowsWithoutColumnsReportsTheirLabels) {
+  Matrix cm(Cpu(), 3, 0), gm(Gpu(), 3, 0);
+  const int32_t labels[3] = {0, 0, 0};
+  double cstats[3] = {0, 0, 0};
+  EXPECT_THROW(Cpu().SoftmaxCrossEntropy(cm, labels, MatrixView(), cstats), Error);
+  DeviceBuffer<int32_t> l(Gpu(), 3);
+  l.CopyFromHost(labels, 3);
+  DeviceBuffer<double> stats(Gpu(), 3);
+  const double zeros[3] = {0, 0, 0};
+  stats.CopyFromHost(zeros, 3);
+  Gpu().SoftmaxCrossEntropy(gm, l.Data(), MatrixView(), stats.Data());
+  try {
+    Gpu().Synchronize();
+    FAIL() << "expected the labels to be reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the 0 network outputs"), std::string::npos)
+        << e.what();
+  }
+  const std::vector<double> s = stats.ToHost();
+  EXPECT_EQ(s[0], 0.0);
+  EXPECT_EQ(s[1], 0.0);
+}
+
+// NaN logits: the arg-max (hence the accuracy) is the CPU backend's left-to-right scan's. Rows
+// longer than the block, NaNs in column 0, in a thread's first or later column, everywhere.
+TEST_F(CudaVsCpu, ArgMaxWithNaNLogitsIsTheCpus) {
+  const int64_t rows = 8, cols = 600;
+  HostMat x = RandomHost(rows, cols, 36);
+  const float nan = NAN;
+  x(0, 0) = nan;
+  x(1, 4) = nan, x(1, 300) = 50.0f;
+  x(2, 256) = nan, x(2, 1) = 50.0f;
+  for (int64_t c = 0; c < cols; ++c) x(3, c) = nan;
+  for (int64_t c = 1; c < cols; ++c) x(4, c) = nan;
+  for (int64_t c = 0; c < cols; c += 3) x(5, c + 1) = nan, x(5, c) = 7.0f;
+  x(6, 599) = nan, x(6, 598) = 50.0f, x(6, 0) = 50.0f;
+  for (int64_t c = 0; c < cols; c += 2) x(7, c + 1) = nan;
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t arg = 0;
+    for (int64_t c = 1; c < cols; ++c) {
+      if (x(r, c) > x(r, arg)) arg = c;
+    }
+    labels[r] = static_cast<int32_t>(arg);
+  }
+  auto run = [&](Backend& b) {
+    Matrix m = ToDevice(b, x), y(b, rows, cols);
+    b.Softmax(m, y);
+    DeviceBuffer<int32_t> l(b, labels.size());
+    l.CopyFromHost(labels.data(), labels.size());
+    DeviceBuffer<double> stats(b, 3);
+    const double zeros[3] = {0, 0, 0};
+    stats.CopyFromHost(zeros, 3);
+    b.SoftmaxCrossEntropy(m, l.Data(), MatrixView(), stats.Data());
+    return std::make_pair(stats.ToHost(), ToHost(b, y));
+  };
+  const auto [sc, yc] = run(Cpu());
+  const auto [sg, yg] = run(Gpu());
+  EXPECT_EQ(sc[1], static_cast<double>(rows));
+  EXPECT_EQ(sg[1], sc[1]) << "rows whose arg-max is the CPU's";
+  EXPECT_EQ(sg[2], sc[2]);
+  EXPECT_TRUE(std::isnan(sg[0]) && std::isnan(sc[0]));
+  for (size_t i = 0; i < yc.v.size(); ++i) {
+    ASSERT_EQ(std::isnan(yg.v[i]), std::isnan(yc.v[i])) << "softmax element " << i;
+  }
 }
 
 TEST_F(CudaVsCpu, ReplicaMeanIsBitIdenticalFusedAndInTheFallback) {
