@@ -33,6 +33,9 @@ std::optional<EpochProgress> CheckpointMeta::Progress(std::string_view where) co
   MAVG_CHECK(p.minibatches >= 0,
              "{}: 'progress' is {}, expected null or an object with minibatches >= 0", where,
              progress->dump().substr(0, 80));
+  MAVG_CHECK(!p.wall_s || FiniteNonNegative(*p.wall_s),
+             "{}: 'progress' has 'wall_s' {}, expected a finite number >= 0", where,
+             records::detail::Number(p.wall_s.value_or(0)).dump());
   return p;
 }
 
@@ -55,12 +58,18 @@ void CheckpointMeta::Validate(const Limits& limits, std::string_view where) cons
                "{}: 'cv_losses' is {}, expected one number >= 0 (or null) per epoch done", where,
                Dump(*cv_losses));
   }
-  if (compute_total) {
-    MAVG_CHECK(FiniteNonNegative(*compute_total),
-               "{}: 'compute_total' is {}, expected a finite number >= 0", where,
-               records::detail::Number(*compute_total).dump());
-  }
+  const auto seconds = [&](std::string_view name, const std::optional<double>& x) {
+    if (!x) return;
+    MAVG_CHECK(FiniteNonNegative(*x), "{}: '{}' is {}, expected a finite number >= 0", where, name,
+               records::detail::Number(*x).dump());
+  };
+  seconds("compute_total", compute_total);
   if (frames_total) range("frames_total", *frames_total, 0, INT64_MAX, ">= 0");
+  if (attempts) range("attempts", *attempts, 1, INT64_MAX, ">= 1");
+  seconds("wall_total", wall_total);
+  seconds("io_total", io_total);
+  seconds("train_total", train_total);
+  seconds("projected_total", projected_total);
   if (Progress(where)) {
     MAVG_CHECK(epochs_done < limits.epochs,
                "{}: 'progress' inside epoch {} after the last epoch ({})", where, epochs_done + 1,

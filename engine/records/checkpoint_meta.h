@@ -22,15 +22,21 @@ struct EpochProgress {
   int64_t minibatches = 0;                     // per worker, done in the epoch
   std::optional<int64_t> averagings;           // combine points done
   std::optional<double> projected_s;           // the epoch's projected time so far
+  std::optional<double> wall_s;                // the epoch's measured time so far, over attempts
   std::optional<std::vector<double>> workers;  // every worker's statistics (WorkerStats, flat)
 };
 inline constexpr records::Field<EpochProgress> kEpochProgressFields[] = {
     {"minibatches", &EpochProgress::minibatches},
     {"averagings", &EpochProgress::averagings},
-    {"projected_s", &EpochProgress::projected_s},
+    {.name = "projected_s",
+     .member = &EpochProgress::projected_s,
+     .timing = records::Timing::kProjected},
+    {.name = "wall_s", .member = &EpochProgress::wall_s, .timing = records::Timing::kMeasured},
     {"workers", &EpochProgress::workers},
 };
 static_assert(records::UniqueNames(kEpochProgressFields), "kEpochProgressFields: unique names");
+static_assert(records::NamesSayTiming(kEpochProgressFields),
+              "kEpochProgressFields: a projection's name starts with projected_, no other's does");
 
 struct CheckpointMeta {
   int64_t generation = 0;                  // G: the tensor files <name>.G.bin belong to it
@@ -45,8 +51,15 @@ struct CheckpointMeta {
   std::vector<double> cv_best;             // [loss_sum, correct, frames] of the last accepted epoch
   std::optional<std::vector<double>> cv_losses;  // [epochs_done] every epoch's CV loss (NaN:
                                                  // not finite); older checkpoints: absent
-  std::optional<double> compute_total;     // over the epochs done: the slowest worker's compute
-  std::optional<int64_t> frames_total;     // over the epochs done: frames trained by all workers
+  std::optional<double> compute_total;  // over the epochs done: the slowest worker's compute
+  std::optional<int64_t> frames_total;  // over the epochs done: frames trained by all workers
+  // What the run's times add up to so far (the result's wall_s, train_s, ...): a resumed run
+  // continues the sums. Older checkpoints: absent.
+  std::optional<int64_t> attempts;         // the processes whose work this checkpoint holds
+  std::optional<double> wall_total;        // their wall time up to this checkpoint
+  std::optional<double> io_total;          // their time reading the data
+  std::optional<double> train_total;       // over the epochs done: wall_s - cv_s
+  std::optional<double> projected_total;   // over the epochs done: projected_wall_s
   std::optional<nlohmann::json> pretrain;  // model.init rbm: the result's pretraining fields
   std::optional<std::string> written;      // ISO-8601 UTC
 
@@ -74,12 +87,27 @@ inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
     {"averager", &CheckpointMeta::averager},
     {"cv_best", &CheckpointMeta::cv_best},
     {"cv_losses", &CheckpointMeta::cv_losses},
-    {"compute_total", &CheckpointMeta::compute_total},
+    {.name = "compute_total",
+     .member = &CheckpointMeta::compute_total,
+     .timing = records::Timing::kMeasured},
     {"frames_total", &CheckpointMeta::frames_total},
+    {"attempts", &CheckpointMeta::attempts},
+    {.name = "wall_total",
+     .member = &CheckpointMeta::wall_total,
+     .timing = records::Timing::kMeasured},
+    {.name = "io_total", .member = &CheckpointMeta::io_total, .timing = records::Timing::kMeasured},
+    {.name = "train_total",
+     .member = &CheckpointMeta::train_total,
+     .timing = records::Timing::kMeasured},
+    {.name = "projected_total",
+     .member = &CheckpointMeta::projected_total,
+     .timing = records::Timing::kProjected},
     {"pretrain", &CheckpointMeta::pretrain},
     {"written", &CheckpointMeta::written},
 };
 static_assert(records::UniqueNames(kCheckpointFields), "kCheckpointFields: one unique name");
+static_assert(records::NamesSayTiming(kCheckpointFields),
+              "kCheckpointFields: a projection's name starts with projected_, no other's does");
 
 // A run directory's checkpoint folder, and the commit record in it (relative to the run
 // directory: kCheckpointMetaFile).

@@ -31,10 +31,11 @@ const std::vector<EpochMean>& EpochMeans() {
     };
     // TrainSeconds in SQL.
     means.push_back(
-        {kEpochSecondsMean, fmt::format("{} - COALESCE({}, 0)", expr_of(&EpochRow::wall_s),
-                                        expr_of(&EpochRow::cv_s))});
+        {kEpochSecondsMean,
+         fmt::format("{} - COALESCE({}, 0)", expr_of(&EpochRow::wall_s), expr_of(&EpochRow::cv_s)),
+         records::Timing::kMeasured});
     for (const auto& f : kEpochFields) {
-      if (!f.report_mean.empty()) means.push_back({std::string(f.report_mean), expr(f)});
+      if (!f.report_mean.empty()) means.push_back({std::string(f.report_mean), expr(f), f.timing});
     }
     return means;
   }();

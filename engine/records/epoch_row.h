@@ -28,12 +28,15 @@ struct EpochRow {
   std::optional<int64_t> minibatches;     // per worker
   std::optional<int64_t> averagings;      // combine points
   std::optional<int64_t> world_size;
-  std::optional<double> wall_s;  // this epoch, measured
-  // Timings of the slowest worker, and their means over the workers.
+  // Times are measured unless their name says projected (records::Timing, in the table).
+  std::optional<double> wall_s;  // this epoch, over the attempts that ran it (resumed inside it)
+  // Timings of the slowest worker, and their means over the workers; each worker's measured on
+  // its own. Simulated workers' comm_s is the measured in-process mean of the replicas (a group
+  // combine of two-level averaging: one group's share, the groups combining at once).
   std::optional<double> compute_s, compute_s_mean, io_s, io_s_mean, comm_s, comm_s_mean, wait_s,
       wait_s_mean;
   std::optional<double> cv_s;                // of wall_s, evaluating the dev set
-  std::optional<double> projected_wall_s;    // simulated workers: projected onto N devices
+  std::optional<double> projected_wall_s;    // simulated workers: the epoch on N devices
   std::optional<double> max_change_limited;  // fraction of updates the max-change limited
   // Written by earlier builds only; read so that their runs report as before.
   std::optional<double> projected_compute_s, global_averagings;
@@ -63,25 +66,57 @@ inline constexpr records::Field<EpochRow> kEpochFields[] = {
     {"minibatches", &EpochRow::minibatches},
     {"averagings", &EpochRow::averagings, records::Column::kInteger, "averagings"},
     {"world_size", &EpochRow::world_size, records::Column::kInteger},
-    {"wall_s", &EpochRow::wall_s, records::Column::kReal},
-    {"compute_s", &EpochRow::compute_s, records::Column::kReal, "compute_s"},
-    {"compute_s_mean", &EpochRow::compute_s_mean},
-    {"io_s", &EpochRow::io_s, records::Column::kReal, "io_s"},
-    {"io_s_mean", &EpochRow::io_s_mean},
-    {"comm_s", &EpochRow::comm_s, records::Column::kReal, "comm_s"},
-    {"comm_s_mean", &EpochRow::comm_s_mean},
-    {"wait_s", &EpochRow::wait_s, records::Column::kReal, "wait_s"},
-    {"wait_s_mean", &EpochRow::wait_s_mean},
-    {"cv_s", &EpochRow::cv_s, records::Column::kReal},
-    {"projected_wall_s", &EpochRow::projected_wall_s, records::Column::kReal, "projected_epoch_s"},
+    {.name = "wall_s",
+     .member = &EpochRow::wall_s,
+     .column = records::Column::kReal,
+     .timing = records::Timing::kMeasured},
+    {.name = "compute_s",
+     .member = &EpochRow::compute_s,
+     .column = records::Column::kReal,
+     .report_mean = "compute_s",
+     .timing = records::Timing::kMeasured},
+    {.name = "compute_s_mean",
+     .member = &EpochRow::compute_s_mean,
+     .timing = records::Timing::kMeasured},
+    {.name = "io_s",
+     .member = &EpochRow::io_s,
+     .column = records::Column::kReal,
+     .report_mean = "io_s",
+     .timing = records::Timing::kMeasured},
+    {.name = "io_s_mean", .member = &EpochRow::io_s_mean, .timing = records::Timing::kMeasured},
+    {.name = "comm_s",
+     .member = &EpochRow::comm_s,
+     .column = records::Column::kReal,
+     .report_mean = "comm_s",
+     .timing = records::Timing::kMeasured},
+    {.name = "comm_s_mean", .member = &EpochRow::comm_s_mean, .timing = records::Timing::kMeasured},
+    {.name = "wait_s",
+     .member = &EpochRow::wait_s,
+     .column = records::Column::kReal,
+     .report_mean = "wait_s",
+     .timing = records::Timing::kMeasured},
+    {.name = "wait_s_mean", .member = &EpochRow::wait_s_mean, .timing = records::Timing::kMeasured},
+    {.name = "cv_s",
+     .member = &EpochRow::cv_s,
+     .column = records::Column::kReal,
+     .timing = records::Timing::kMeasured},
+    {.name = "projected_wall_s",
+     .member = &EpochRow::projected_wall_s,
+     .column = records::Column::kReal,
+     .report_mean = "projected_epoch_s",
+     .timing = records::Timing::kProjected},
     {"max_change_limited", &EpochRow::max_change_limited, records::Column::kNone,
      "max_change_limited"},
-    {"projected_compute_s", &EpochRow::projected_compute_s, records::Column::kNone,
-     "projected_compute_s"},
+    {.name = "projected_compute_s",
+     .member = &EpochRow::projected_compute_s,
+     .report_mean = "projected_compute_s",
+     .timing = records::Timing::kProjected},
     {"global_averagings", &EpochRow::global_averagings, records::Column::kNone,
      "global_averagings"},
 };
 static_assert(records::UniqueNames(kEpochFields), "kEpochFields: one unique name per field");
+static_assert(records::NamesSayTiming(kEpochFields),
+              "kEpochFields: a projection's name starts with projected_, no other's does");
 
 // A metrics.jsonl line; where: "<file>:<line>" for errors.
 nlohmann::json ToJson(const EpochRow& row);
@@ -99,6 +134,7 @@ EpochLines ReadEpochLines(const std::string& path);
 struct EpochMean {
   std::string name;
   std::string expr;
+  records::Timing timing = records::Timing::kNone;  // the field's (epoch_s: measured)
 };
 // epoch_s (the mean TrainSeconds), then every field with a report_mean, in table order.
 const std::vector<EpochMean>& EpochMeans();

@@ -5,7 +5,8 @@
 // no other code spells a field name of a run file.
 //
 // A field is a name, a member of the record, the type of its own column in the record's SQL
-// table (if it has one) and the name under which reports show its mean per run (if they do).
+// table (if it has one), the name under which reports show its mean per run (if they do) and,
+// for a time or a throughput, whether it was measured or projected (Timing).
 // A plain member (int64_t, std::string) is required: a reader refuses a record without it. Every
 // field a reader may not find (files written by earlier builds, rows that do not apply) is a
 // std::optional member: absent reads as nullopt and nullopt is not written. Doubles that are not
@@ -55,13 +56,24 @@ using Member =
                  std::optional<RunState> R::*, std::optional<nlohmann::json> R::*,
                  std::optional<std::vector<double>> R::*>;
 
+// What a time or a throughput is. Measured: the wall clock of the process that ran the run (a
+// worker's compute, an epoch, the whole run). Projected: a model of the run on N devices built
+// from measured parts (simulated workers). A name says which: a projection's, and the name of
+// its per-run mean, starts with kProjectedPrefix and no other does (NamesSayTiming, checked at
+// compile time beside every table); kEarlierProjection is the one exception, a projection that
+// earlier builds wrote under a name that does not say so, which reports show labelled
+// (ShownName).
+enum class Timing { kNone, kMeasured, kProjected, kEarlierProjection };
+inline constexpr std::string_view kProjectedPrefix = "projected_";
+
 template <class R>
 struct Field {
   std::string_view name;
   Member<R> member;
   Column column = Column::kNone;
   std::string_view report_mean = {};  // empty: reports do not average it
-  bool environment = false;  // where and how the run ran (the store's table env), not a result
+  bool environment = false;       // where and how the run ran (the store's table env), not a result
+  Timing timing = Timing::kNone;  // times and throughputs: measured or projected
 };
 
 // How a reader words a value it refuses. A file keeps the wording its earlier reader gave
@@ -77,6 +89,19 @@ constexpr bool UniqueNames(const Field<R> (&table)[N]) {
     if (table[i].name.empty()) return false;
     for (size_t j = 0; j < i; ++j) {
       if (table[j].name == table[i].name) return false;
+    }
+  }
+  return true;
+}
+
+// A projection's name, and its mean's, start with kProjectedPrefix; no other's does.
+template <class R, size_t N>
+constexpr bool NamesSayTiming(const Field<R> (&table)[N]) {
+  for (const Field<R>& f : table) {
+    const bool projected = f.timing == Timing::kProjected;
+    if (f.name.starts_with(kProjectedPrefix) != projected) return false;
+    if (!f.report_mean.empty() && f.report_mean.starts_with(kProjectedPrefix) != projected) {
+      return false;
     }
   }
   return true;
@@ -339,6 +364,18 @@ const Field<R>* FindField(const Field<R> (&table)[N], std::string_view name) {
     if (f.name == name) return &f;
   }
   return nullptr;
+}
+
+// The name under which reports show the field `name`: its own, labelled where it does not say
+// what it is (Timing::kEarlierProjection: "frames_per_s (earlier build: projected)"). A name
+// outside the table is shown as it is.
+template <class R, size_t N>
+std::string ShownName(const Field<R> (&table)[N], std::string_view name) {
+  const Field<R>* f = FindField(table, name);
+  if (f != nullptr && f->timing == Timing::kEarlierProjection) {
+    return fmt::format("{} (earlier build: projected)", name);
+  }
+  return std::string(name);
 }
 
 // The names of the fields with a column, in table order: "a, b, c".

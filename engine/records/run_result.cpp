@@ -72,6 +72,10 @@ std::vector<ResultEntry> ResultEntries(const nlohmann::json& file) {
   return out;
 }
 
+std::string ShownResultName(std::string_view key) {
+  return records::ShownName(kRunResultFields, key);
+}
+
 std::vector<std::string_view> RunResultNames() { return records::Names(kRunResultFields); }
 
 }  // namespace mavg

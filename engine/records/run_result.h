@@ -23,13 +23,22 @@ struct RunResult {
   std::optional<RunState> status;     // absent: failed (the run did not say it ended well)
   std::optional<std::string> error;   // one line: why it failed
   std::optional<std::string> run_id;  // the config's identity (config/schema.h RunId)
-  // What the training measured, over all attempts' epochs done by this process.
-  std::optional<int64_t> epochs;       // epochs done (accepted and rejected)
-  std::optional<double> wall_s;        // this attempt's wall time
-  std::optional<double> compute_s;     // the slowest worker's compute time, summed over epochs
-  std::optional<double> io_s;          // reading the data
-  std::optional<int64_t> frames;       // trained, all workers, all epochs
-  std::optional<double> frames_per_s;  // frames / compute_s
+  // What the training did, over every attempt (a run resumed from its checkpoint adds the
+  // earlier attempts' times, as far as their last checkpoint). Times are measured unless their
+  // name says projected (records::Timing, in the table).
+  std::optional<int64_t> epochs;    // epochs done (accepted and rejected)
+  std::optional<int64_t> attempts;  // the processes that ran it: 1 + resumes from a checkpoint
+  std::optional<double> wall_s;     // the whole run: setup, pretraining, epochs, test, decode
+  std::optional<double> train_s;    // the epochs' training time: wall_s - cv_s summed over epochs
+  std::optional<double> projected_train_s;  // simulated workers: projected_wall_s summed
+  std::optional<double> compute_s;          // the slowest worker's compute time, summed over epochs
+  std::optional<double> io_s;               // reading the data
+  std::optional<int64_t> frames;            // trained, all workers, all epochs
+  std::optional<double> measured_frames_per_s;   // frames / train_s
+  std::optional<double> projected_frames_per_s;  // simulated workers: frames / projected_train_s
+  // Written by earlier builds only: frames / compute_s, a projection (N simulated workers as if
+  // each had a device) that its name does not show; reports label it.
+  std::optional<double> frames_per_s;
   std::optional<int64_t> num_params;
   std::optional<int64_t> world_size;        // workers N
   std::optional<std::string> mode;          // single | simulated | mpi
@@ -62,11 +71,24 @@ inline constexpr records::Field<RunResult> kRunResultFields[] = {
     {"error", &RunResult::error},
     {"run_id", &RunResult::run_id},
     {"epochs", &RunResult::epochs},
-    {"wall_s", &RunResult::wall_s},
-    {"compute_s", &RunResult::compute_s},
-    {"io_s", &RunResult::io_s},
+    {"attempts", &RunResult::attempts},
+    {.name = "wall_s", .member = &RunResult::wall_s, .timing = records::Timing::kMeasured},
+    {.name = "train_s", .member = &RunResult::train_s, .timing = records::Timing::kMeasured},
+    {.name = "projected_train_s",
+     .member = &RunResult::projected_train_s,
+     .timing = records::Timing::kProjected},
+    {.name = "compute_s", .member = &RunResult::compute_s, .timing = records::Timing::kMeasured},
+    {.name = "io_s", .member = &RunResult::io_s, .timing = records::Timing::kMeasured},
     {"frames", &RunResult::frames},
-    {"frames_per_s", &RunResult::frames_per_s},
+    {.name = "measured_frames_per_s",
+     .member = &RunResult::measured_frames_per_s,
+     .timing = records::Timing::kMeasured},
+    {.name = "projected_frames_per_s",
+     .member = &RunResult::projected_frames_per_s,
+     .timing = records::Timing::kProjected},
+    {.name = "frames_per_s",
+     .member = &RunResult::frames_per_s,
+     .timing = records::Timing::kEarlierProjection},
     {"num_params", &RunResult::num_params},
     {"world_size", &RunResult::world_size},
     {"mode", &RunResult::mode},
@@ -83,7 +105,7 @@ inline constexpr records::Field<RunResult> kRunResultFields[] = {
     {"collapse", &RunResult::collapse, records::Column::kNone, {}, /*environment=*/true},
     {"signal", &RunResult::signal},
     {"epoch", &RunResult::epoch},
-    {"pretrain_s", &RunResult::pretrain_s},
+    {.name = "pretrain_s", .member = &RunResult::pretrain_s, .timing = records::Timing::kMeasured},
     {"pretrain_cached", &RunResult::pretrain_cached},
     {"pretrain_key", &RunResult::pretrain_key},
     {"wer", &RunResult::wer},
@@ -96,10 +118,12 @@ inline constexpr records::Field<RunResult> kRunResultFields[] = {
     {"decode_acoustic_scale", &RunResult::decode_acoustic_scale},
     {"decode_word_penalty", &RunResult::decode_word_penalty},
     {"decode_no_path", &RunResult::decode_no_path},
-    {"decode_rtf", &RunResult::decode_rtf},
+    {.name = "decode_rtf", .member = &RunResult::decode_rtf, .timing = records::Timing::kMeasured},
 };
 static_assert(records::UniqueNames(kRunResultFields),
               "kRunResultFields: one unique name per field");
+static_assert(records::NamesSayTiming(kRunResultFields),
+              "kRunResultFields: a projection's name starts with projected_, no other's does");
 
 // result.json's "build": the build and device a run ran on.
 struct BuildInfo {
@@ -194,6 +218,10 @@ std::string BuildKey(T BuildInfo::*member) {
   return ResultKey(&RunResult::build) + "." +
          std::string(records::NameOf(kBuildInfoFields, member));
 }
+
+// The name under which reports show a result key (records::ShownName): the earlier builds'
+// frames_per_s labelled as their projection, every other key as it is.
+std::string ShownResultName(std::string_view key);
 
 // The names of the results mavg writes (the table's): an outside metric never takes one.
 std::vector<std::string_view> RunResultNames();

@@ -127,7 +127,7 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
   for (const std::string& m : metrics) {
     std::string d = "–";
     if (a.values.count(m) && b.values.count(m)) d = report::Num(b.values.at(m) - a.values.at(m));
-    metric_rows.push_back({m, Number(a.values, m), Number(b.values, m), d});
+    metric_rows.push_back({ShownResultName(m), Number(a.values, m), Number(b.values, m), d});
   }
   // Text results (mode, ...) after the numbers; what the header lines show is left out.
   const std::set<std::string> shown = {ResultKey(&RunResult::run_id), ResultKey(&RunResult::status),
@@ -179,7 +179,8 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
       return it == r.values.end() ? nlohmann::json() : nlohmann::json(it->second);
     };
     for (const std::string& m : metrics) {
-      j["metrics"].push_back({{"name", m}, {"a", value(a, m)}, {"b", value(b, m)}});
+      j["metrics"].push_back(
+          {{"name", ShownResultName(m)}, {"a", value(a, m)}, {"b", value(b, m)}});
     }
     for (size_t i = metrics.size(); i < metric_rows.size(); ++i) {
       const auto& r = metric_rows[i];

@@ -39,6 +39,7 @@ const std::vector<std::string>& Leading() {
                                                     kEpochSecondsMean,
                                                     MeanName(&EpochRow::projected_wall_s),
                                                     ResultKey(&RunResult::wall_s),
+                                                    ResultKey(&RunResult::attempts),
                                                     ResultKey(&RunResult::world_size)};
   return kLeading;
 }
@@ -125,7 +126,9 @@ RunsTable LoadRunsTable(Store& store, const std::string& sweep) {
   for (const std::string& k : metric_keys) {
     const bool taken =
         std::find(t.columns.begin(), t.columns.end(), k) != t.columns.end() || k == "run_dir";
-    t.metrics.push_back(taken ? "result." + k : k);
+    // Named as reports show it: a key of earlier builds that does not say it was projected is
+    // labelled (frames_per_s).
+    t.metrics.push_back(taken ? "result." + k : ShownResultName(k));
     t.columns.push_back(t.metrics.back());
   }
   t.columns.push_back("run_dir");

@@ -30,7 +30,7 @@ struct EpochMetrics {
   int64_t minibatches = 0;     // per worker
   int64_t averagings = 0;      // combine points
   int world_size = 1;
-  double wall_s = 0.0;                     // this epoch, measured
+  double wall_s = 0.0;                     // this epoch, measured, over the attempts that ran it
   double cv_s = 0.0;                       // of which evaluating the dev set
   std::optional<double> projected_wall_s;  // simulated workers: projected onto N devices
 };

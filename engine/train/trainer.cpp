@@ -81,10 +81,14 @@ class Trainer {
   void Start();
   // After an epoch's training: CV, the schedule's decision (a rejected epoch goes back to the
   // last accepted model), the epoch's record, the checkpoint.
-  EpochDecision EndEpoch(int epoch, const Timer& epoch_timer);
+  EpochDecision EndEpoch(int epoch);
   // The result of a run that stopped with `status`: the health check, the test set, the model
   // and its decoding (completed or collapsed), and what the run measured.
-  RunResult Finish(RunState status, const Timer& wall);
+  RunResult Finish(RunState status);
+  // Measured times over the attempts: the run's, the current epoch's (each with what earlier
+  // attempts carried in the checkpoint).
+  double WallSeconds() const { return wall_before_s_ + wall_.Seconds(); }
+  double EpochSeconds() const { return epoch_before_s_ + epoch_timer_.Seconds(); }
   // model.init rbm: the hidden layers from a pretrained stack (cached), on every worker.
   void InitializeFromRbm();
   // Refreshes state.json's heartbeat at most once a minute (cluster launchers detect hung runs).
@@ -142,14 +146,23 @@ class Trainer {
   int64_t generation_ = 0;             // checkpoint generation
   std::string kernels_;                // the GEMM kernels of every rank (Backend::Kernels)
   std::unique_ptr<StepLanes> lanes_;   // owned: where this process's workers step (step_lanes.h)
-  double load_io_s_ = 0.0;             // reading the data
+  double load_io_s_ = 0.0;             // reading the data, this attempt
   double compute_total_ = 0.0;         // over the epochs: the slowest worker's compute
   int64_t frames_total_ = 0;           // over the epochs: frames trained by all workers
-  EvalSums cv_best_;                   // CV statistics of the last accepted epoch
-  std::vector<double> cv_losses_;      // [epochs done] every epoch's CV loss (health check)
-  int start_epoch_ = 1;                // first epoch to run (after a checkpoint's)
-  bool restored_ = false;              // continuing from a checkpoint
-  int test_stop_epoch_ = -1;           // MAVG_TEST_STOP_AT
+  double train_total_ = 0.0;           // over the epochs: measured training time (wall - CV)
+  double projected_total_ = 0.0;       // over the epochs: projected_wall_s (simulated workers)
+  // Earlier attempts (from the checkpoint resumed): how many, their wall time and data reading.
+  int64_t attempts_before_ = 0;
+  double wall_before_s_ = 0.0, io_before_s_ = 0.0;
+  double epoch_before_s_ = 0.0;    // the current epoch's time in earlier attempts (resumed inside)
+  bool totals_known_ = true;       // false: resumed from a checkpoint without the sums (older)
+  Timer wall_;                     // this attempt, from Run()
+  Timer epoch_timer_;              // the current epoch, this attempt
+  EvalSums cv_best_;               // CV statistics of the last accepted epoch
+  std::vector<double> cv_losses_;  // [epochs done] every epoch's CV loss (health check)
+  int start_epoch_ = 1;            // first epoch to run (after a checkpoint's)
+  bool restored_ = false;          // continuing from a checkpoint
+  int test_stop_epoch_ = -1;       // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
   std::optional<EpochProgress> resume_progress_;  // the checkpoint's position inside an epoch
   RunResult result_;  // filled as the run goes: pretraining, how it stopped, then Finish
@@ -394,6 +407,7 @@ EpochProgress Trainer::PositionInEpoch() {
   p.minibatches = Workers()[0].minibatches;
   p.averagings = averagings_;
   p.projected_s = averager_->ProjectedSeconds();
+  p.wall_s = EpochSeconds();
   p.workers = GatherStatsFlat();
   return p;
 }
@@ -436,6 +450,13 @@ void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress
     meta.cv_losses = cv_losses_;
     meta.compute_total = compute_total_;
     meta.frames_total = frames_total_;
+    meta.attempts = attempts_before_ + 1;
+    meta.wall_total = WallSeconds();
+    meta.io_total = io_before_s_ + load_io_s_;
+    if (totals_known_) {
+      meta.train_total = train_total_;
+      meta.projected_total = projected_total_;
+    }
     if (result_.pretrain_key) {  // the result's pretraining fields, for the resumed run's result
       RunResult pretrain;
       pretrain.pretrain_s = result_.pretrain_s;
@@ -500,6 +521,20 @@ void Trainer::RestoreCheckpoint(const CheckpointMeta& meta) {
   }
   compute_total_ = meta.compute_total.value_or(0.0);
   frames_total_ = meta.frames_total.value_or(0);
+  // The earlier attempts' times; a checkpoint of an older mavg has none (its attempts' times
+  // are unknown: the result counts from this attempt, and has no throughput).
+  attempts_before_ = meta.attempts.value_or(1);
+  wall_before_s_ = meta.wall_total.value_or(0.0);
+  io_before_s_ = meta.io_total.value_or(0.0);
+  train_total_ = meta.train_total.value_or(0.0);
+  projected_total_ = meta.projected_total.value_or(0.0);
+  totals_known_ = meta.train_total.has_value();
+  if (!meta.wall_total) {
+    spdlog::warn(
+        "[train] {}: the checkpoint does not say how long the earlier attempts took (an older "
+        "mavg): the run's times count from this attempt",
+        dir.Path());
+  }
   if (meta.pretrain) Update(result_, RunResultFromJson(*meta.pretrain, where + ": 'pretrain'"));
   start_epoch_ = static_cast<int>(meta.epochs_done) + 1;
   if (meta.stopped) start_epoch_ = std::numeric_limits<int>::max();  // done
@@ -536,6 +571,7 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
     const double zeros[3] = {0, 0, 0};
     w.loss.CopyFromHost(zeros, 3);
   }
+  epoch_before_s_ = 0.0;
   if (progress == nullptr) {
     averager_->BeginEpoch();
     return;
@@ -543,6 +579,7 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
   // Resuming inside this epoch: the same streams, fast-forwarded; the averager's state and the
   // workers' parameters came with the checkpoint.
   const int64_t done = progress->minibatches;
+  epoch_before_s_ = progress->wall_s.value_or(0.0);
   MAVG_CHECK(progress->averagings && progress->workers,
              "checkpoint: progress inside epoch {} lacks its averagings or worker statistics "
              "(written by another version of mavg?)",
@@ -667,7 +704,7 @@ void Trainer::Start() {
   }
 }
 
-EpochDecision Trainer::EndEpoch(int epoch, const Timer& epoch_timer) {
+EpochDecision Trainer::EndEpoch(int epoch) {
   Timer cv_timer;
   const EvalSums cv = EvaluateSet(data_.dev, dev_shards_);
   const double cv_s = cv_timer.Seconds();
@@ -684,30 +721,35 @@ EpochDecision Trainer::EndEpoch(int epoch, const Timer& epoch_timer) {
   }
   EpochMetrics m = EndEpochMetrics(epoch, cv, decision.accept);
   m.cv_s = cv_s;
-  m.wall_s = epoch_timer.Seconds();
+  m.wall_s = EpochSeconds();
   compute_total_ += m.stats.max.compute_s;
   frames_total_ += static_cast<int64_t>(m.stats.sum.frames);
+  const EpochRow row = MetricsRow(m);
+  train_total_ += row.TrainSeconds();
+  projected_total_ += m.projected_wall_s.value_or(0.0);
   if (IsRoot()) {
-    run_->AppendMetrics(MetricsRow(m));
+    run_->AppendMetrics(row);
     run_->State().epoch = epoch;
     run_->WriteState(RunState::kRunning);
   }
   const double train_loss = m.stats.sum.frames > 0 ? m.stats.sum.loss_sum / m.stats.sum.frames : 0;
   const double train_acc = m.stats.sum.frames > 0 ? m.stats.sum.correct / m.stats.sum.frames : 0;
+  // Throughput as measured here, and as projected onto N devices where it is (simulated).
+  const auto rate = [&](double seconds) { return seconds > 0 ? m.stats.sum.frames / seconds : 0; };
   spdlog::info(
       "[train] epoch {:2} lr {:.6g} train loss {:.4f} acc {:.2f}% | CV loss {:.4f} "
-      "acc {:.2f}% {} | {:.0f} frames/s, {:.1f}s{}",
+      "acc {:.2f}% {} | measured {:.0f} frames/s, {:.1f}s + CV {:.1f}s{}",
       epoch, lr_, train_loss, 100 * train_acc, cv.Loss(), 100 * cv.Accuracy(),
-      decision.accept ? "accepted" : "REJECTED", m.stats.sum.frames / m.stats.max.compute_s,
-      m.wall_s,
-      m.projected_wall_s
-          ? fmt::format(" (projected {:.1f}s on {} devices)", *m.projected_wall_s, n_)
-          : "");
+      decision.accept ? "accepted" : "REJECTED", rate(row.TrainSeconds()), row.TrainSeconds(),
+      m.cv_s,
+      m.projected_wall_s ? fmt::format("; projected {:.0f} frames/s, {:.1f}s on {} devices",
+                                       rate(*m.projected_wall_s), *m.projected_wall_s, n_)
+                         : "");
   WriteCheckpoint(epoch, std::nullopt, decision.stop);
   return decision;
 }
 
-RunResult Trainer::Finish(RunState status, const Timer& wall) {
+RunResult Trainer::Finish(RunState status) {
   if (status == RunState::kCompleted) {
     const CollapseVerdict health = CheckHealth();
     if (health.collapsed) {
@@ -744,11 +786,20 @@ RunResult Trainer::Finish(RunState status, const Timer& wall) {
   }
   result_.run_id = run_id_;
   result_.epochs = schedule_->EpochsDone();
-  result_.wall_s = wall.Seconds();
+  result_.attempts = attempts_before_ + 1;
+  result_.wall_s = WallSeconds();
   result_.compute_s = compute_total_;
-  result_.io_s = load_io_s_;
+  result_.io_s = io_before_s_ + load_io_s_;
   result_.frames = frames_total_;
-  result_.frames_per_s = compute_total_ > 0 ? frames_total_ / compute_total_ : 0.0;
+  if (totals_known_) {
+    const auto rate = [&](double seconds) { return seconds > 0 ? frames_total_ / seconds : 0.0; };
+    result_.train_s = train_total_;
+    result_.measured_frames_per_s = rate(train_total_);
+    if (group_->ProjectsWallTime()) {
+      result_.projected_train_s = projected_total_;
+      result_.projected_frames_per_s = rate(projected_total_);
+    }
+  }
   result_.num_params = network_->NumParams();
   result_.world_size = n_;
   result_.mode = n_ == 1 ? "single" : std::string(ToString(config_.parallel.mode));
@@ -774,13 +825,13 @@ RunResult Trainer::Finish(RunState status, const Timer& wall) {
 }
 
 RunResult Trainer::Run() {
-  Timer wall;
+  wall_.Reset();
   Setup();
   Start();
   RunState status = RunState::kCompleted;
   const int max_epochs = static_cast<int>(config_.schedule.epochs);
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
-    Timer epoch_timer;
+    epoch_timer_.Reset();
     const bool resumed_inside = epoch == start_epoch_ && resume_progress_.has_value();
     const EpochEnd end = RunEpoch(epoch, resumed_inside ? &*resume_progress_ : nullptr);
     if (end == EpochEnd::kDiverged) {
@@ -791,9 +842,9 @@ RunResult Trainer::Run() {
       status = RunState::kPreempted;
       break;
     }
-    if (EndEpoch(epoch, epoch_timer).stop) break;
+    if (EndEpoch(epoch).stop) break;
   }
-  return Finish(status, wall);
+  return Finish(status);
 }
 
 }  // namespace

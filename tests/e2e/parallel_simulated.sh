@@ -27,6 +27,14 @@ r = json.load(open("full/result.json"))
 assert r["status"] == "completed" and r["world_size"] == 4 and r["mode"] == "simulated"
 print("test accuracy", r["test_acc"])
 assert r["test_acc"] > 0.6
+# Throughput measured here (frames over the epochs' wall_s - cv_s) and projected onto 4 devices
+# (frames over their projected_wall_s), each named so; one attempt.
+assert r["attempts"] == 1 and "frames_per_s" not in r, r
+close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(b))
+assert close(r["train_s"], sum(m["wall_s"] - m["cv_s"] for m in lines)), r
+assert close(r["projected_train_s"], sum(m["projected_wall_s"] for m in lines)), r
+assert close(r["measured_frames_per_s"], r["frames"] / r["train_s"]), r
+assert close(r["projected_frames_per_s"], r["frames"] / r["projected_train_s"]), r
 PY
 
 # Preempted in the middle of epoch 2 (after minibatch 12, so at averaging 3), then resumed.
@@ -36,8 +44,24 @@ MAVG_TEST_STOP_AT=2:12 "$MAVG" -q train par.yaml --out pre --no-progress || rc=$
 [ "$(json_get pre/state.json status)" = preempted ] || fail "state not preempted"
 [ "$(wc -l < pre/metrics.jsonl)" -eq 1 ] || fail "one finished epoch expected"
 python3 -c 'import json; m=json.load(open("pre/checkpoint/meta.json")); assert m["progress"]["averagings"] == 3, m'
+cp pre/result.json pre-attempt1-result.json   # the resume replaces it
+cp pre/checkpoint/meta.json pre-attempt1-meta.json
 "$MAVG" -q train --resume pre --no-progress
 [ "$(json_get pre/state.json status)" = completed ] || fail "resumed run not completed"
+# The resumed run's times include the first attempt's: wall_s at least the preempted attempt's
+# plus the epoch the second attempt ran whole, epoch 2's wall_s its part in the first attempt
+# (carried in the checkpoint's progress) and more; two attempts.
+python3 - <<'PY' || fail "a resumed run's times leave out the first attempt"
+import json
+first = json.load(open("pre-attempt1-result.json"))
+progress = json.load(open("pre-attempt1-meta.json"))["progress"]
+r = json.load(open("pre/result.json"))
+m = [json.loads(l) for l in open("pre/metrics.jsonl")]
+assert first["attempts"] == 1 and r["attempts"] == 2, (first, r)
+assert r["wall_s"] >= first["wall_s"] + m[2]["wall_s"], (first["wall_s"], m[2]["wall_s"], r["wall_s"])
+assert 0 < progress["wall_s"] < m[1]["wall_s"], (progress, m[1])
+assert abs(r["train_s"] - sum(x["wall_s"] - x["cv_s"] for x in m)) <= 1e-9 * r["train_s"], r
+PY
 "$MAVG" model diff full/model.bin pre/model.bin --max-rel 0 || fail "resumed model differs"
 diff <(python3 -c 'import json; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"]) for l in open("full/metrics.jsonl")]') \
      <(python3 -c 'import json; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"]) for l in open("pre/metrics.jsonl")]') \
@@ -51,6 +75,8 @@ expect_error "--set cannot change a run being resumed" "$MAVG" train --resume fu
 # 2 threads, and OpenBLAS's sums depend on its thread count: the CV loss agrees to rounding.)
 "$MAVG" train par.yaml --set device_options.threads=2 --out at-once --no-progress 2> at-once.log
 grep -q "2 workers step at once" at-once.log || fail "no concurrent steps: $(cat at-once.log)"
+grep -Eq "epoch  1 .* measured [0-9]+ frames/s, [0-9.]+s \+ CV [0-9.]+s; projected [0-9]+ frames/s, [0-9.]+s on 4 devices" at-once.log ||
+  fail "the epoch line does not say which throughput is measured, which projected: $(grep 'epoch  1' at-once.log)"
 "$MAVG" model diff full/model.bin at-once/model.bin --max-rel 0 || fail "workers at once: a different model"
 python3 - <<'PY' || fail "workers at once: different metrics"
 import json

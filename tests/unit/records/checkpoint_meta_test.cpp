@@ -21,6 +21,7 @@ CheckpointMeta EveryCheckpointField() {
   m.generation = 7, m.epochs_done = 2, m.stopped = false, m.has_best = true;
   EpochProgress p;
   p.minibatches = 12, p.averagings = 4, p.projected_s = 1.5, p.workers = std::vector<double>(20, 1);
+  p.wall_s = 3.25;
   m.progress = ToJson(p);
   m.schedule = {{"lr", 0.5}};
   m.run_id = "0123456789abcdef", m.world_size = 2;
@@ -28,6 +29,8 @@ CheckpointMeta EveryCheckpointField() {
   m.cv_best = {10.5, 3.0, 20.0};
   m.cv_losses = std::vector<double>{0.9, std::numeric_limits<double>::infinity()};
   m.compute_total = 2.5, m.frames_total = 1000;
+  m.attempts = 2, m.wall_total = 30.5, m.io_total = 0.75, m.train_total = 20.0;
+  m.projected_total = 6.0;
   RunResult pretrain;
   pretrain.pretrain_key = "k", pretrain.pretrain_cached = true;
   m.pretrain = ToJson(pretrain);
@@ -48,6 +51,10 @@ TEST(CheckpointMeta, RoundTripsEveryField) {
   EXPECT_EQ(p->minibatches, 12);
   EXPECT_EQ(p->averagings, 4);
   EXPECT_EQ(p->workers->size(), 20u);
+  EXPECT_EQ(p->wall_s, 3.25);
+  EXPECT_EQ(back.attempts, 2);
+  EXPECT_EQ(back.wall_total, 30.5);
+  EXPECT_EQ(back.projected_total, 6.0);
   EXPECT_EQ(RunResultFromJson(*back.pretrain, "pretrain").pretrain_key, "k");
   EXPECT_NO_THROW(back.Validate({5, 2}, "meta.json"));
 }
@@ -74,6 +81,38 @@ TEST(CheckpointMeta, ValidateChecksValuesAgainstTheLimits) {
   EXPECT_THROW(m.Validate({5, 3}, "meta.json"), Error) << "another world size";
   m.cv_losses->push_back(0.5);
   EXPECT_THROW(m.Validate({5, 2}, "meta.json"), Error) << "one loss per epoch done";
+}
+
+// The sums a resumed run continues: checked like the other totals; absent in older checkpoints.
+TEST(CheckpointMeta, ValidateChecksTheAttemptsAndTheirTimes) {
+  const auto message = [](const CheckpointMeta& m) {
+    try {  // as read back (the fixture's infinite CV loss is then NaN: not finite, allowed)
+      CheckpointMetaFromJson(json::parse(ToJson(m).dump()), "meta.json")
+          .Validate({5, 2}, "meta.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CheckpointMeta m = EveryCheckpointField();
+  m.attempts = 0;
+  EXPECT_EQ(message(m), "meta.json: 'attempts' is 0, must be >= 1");
+  m = EveryCheckpointField();
+  m.wall_total = -1.0;
+  EXPECT_EQ(message(m), "meta.json: 'wall_total' is -1.0, expected a finite number >= 0");
+  m = EveryCheckpointField();
+  m.train_total = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(message(m), "meta.json: 'train_total' is null, expected a finite number >= 0")
+      << "infinity is written as null and read back as NaN";
+  m = EveryCheckpointField();
+  EpochProgress p = *m.Progress("meta.json");
+  p.wall_s = -2.0;
+  m.progress = ToJson(p);
+  EXPECT_EQ(message(m), "meta.json: 'progress' has 'wall_s' -2.0, expected a finite number >= 0");
+  m = EveryCheckpointField();
+  m.attempts.reset(), m.wall_total.reset(), m.io_total.reset(), m.train_total.reset();
+  m.projected_total.reset();
+  EXPECT_EQ(message(m), "") << "an older checkpoint";
 }
 
 }  // namespace

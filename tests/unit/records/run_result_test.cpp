@@ -21,6 +21,8 @@ RunResult EveryResultField() {
   r.status = RunState::kCollapsed, r.error = "e", r.run_id = "0123456789abcdef";
   r.epochs = 4, r.wall_s = 9.5, r.compute_s = 6.25, r.io_s = 0.5, r.frames = 12000;
   r.frames_per_s = 1920.0, r.num_params = 5000, r.world_size = 4, r.mode = "simulated";
+  r.attempts = 2, r.train_s = 8.0, r.projected_train_s = 2.5, r.measured_frames_per_s = 1500.0;
+  r.projected_frames_per_s = 4800.0;
   r.blas_kernels = "OpenBLAS Zen", r.host = "h", r.finished = "2026-12-03T00:00:00Z";
   BuildInfo b;
   b.code_version = "abc", b.with_cuda = false, b.cpu = "EPYC (avx2)";
@@ -123,6 +125,53 @@ TEST(RunResult, NamesComeFromTheTable) {
   EXPECT_EQ(MeanName(&EpochRow::frames), "frames_per_epoch");
   EXPECT_EQ(MeanName(&EpochRow::projected_wall_s), "projected_epoch_s");
   EXPECT_EQ(MeanName(&EpochRow::lr), "") << "reports do not average the lr";
+}
+
+// Every time and throughput says whether it was measured or projected: its field's Timing, and
+// its name (a projection's starts with projected_); the earlier builds' frames_per_s, a
+// projection under a plain name, is shown labelled.
+TEST(RunResult, TimesSayMeasuredOrProjected) {
+  const auto is_time = [](std::string_view name) {
+    return name.ends_with("_s") || name.ends_with("_per_s") || name.ends_with("_total");
+  };
+  for (const auto& f : kRunResultFields) {
+    if (is_time(f.name)) {
+      EXPECT_NE(f.timing, records::Timing::kNone) << f.name;
+    }
+  }
+  for (const auto& f : kEpochFields) {
+    if (is_time(f.name)) {
+      EXPECT_NE(f.timing, records::Timing::kNone) << f.name;
+    }
+  }
+  for (const EpochMean& m : EpochMeans()) {
+    if (is_time(m.name)) {
+      EXPECT_NE(m.timing, records::Timing::kNone) << m.name;
+    }
+  }
+  EXPECT_EQ(records::FindField(kRunResultFields, "measured_frames_per_s")->timing,
+            records::Timing::kMeasured);
+  EXPECT_EQ(records::FindField(kRunResultFields, "projected_frames_per_s")->timing,
+            records::Timing::kProjected);
+  EXPECT_EQ(records::FindField(kRunResultFields, "wall_s")->timing, records::Timing::kMeasured);
+  EXPECT_EQ(ShownResultName("frames_per_s"), "frames_per_s (earlier build: projected)");
+  EXPECT_EQ(ShownResultName("wall_s"), "wall_s");
+  EXPECT_EQ(ShownResultName("projected_frames_per_s"), "projected_frames_per_s");
+  EXPECT_EQ(ShownResultName("an_outside_metric"), "an_outside_metric");
+  // A table whose names do not say their timing is refused (at compile time beside each table).
+  struct T {
+    std::optional<double> a, b;
+  };
+  constexpr records::Field<T> kUnsaid[] = {
+      {.name = "a_s", .member = &T::a, .timing = records::Timing::kProjected}};
+  constexpr records::Field<T> kMissaid[] = {
+      {.name = "projected_b_s", .member = &T::b, .timing = records::Timing::kMeasured}};
+  constexpr records::Field<T> kSaid[] = {
+      {.name = "a_s", .member = &T::a, .timing = records::Timing::kMeasured},
+      {.name = "projected_b_s", .member = &T::b, .timing = records::Timing::kProjected}};
+  static_assert(!records::NamesSayTiming(kUnsaid));
+  static_assert(!records::NamesSayTiming(kMissaid));
+  static_assert(records::NamesSayTiming(kSaid));
 }
 
 // Update takes every field a part sets and leaves the others.

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/core/error.h"
 #include "tests/unit/report/fake_sweep.h"
@@ -15,7 +16,9 @@ namespace {
 
 using nlohmann::json;
 using testing::AddGrid;
+using testing::FakeRun;
 using testing::FakeSweep;
+using testing::Make;
 
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -47,6 +50,30 @@ TEST(RunDiff, ConfigKeysThatDifferAndMetrics) {
   EXPECT_EQ(ResolveRunDir("run0005", s.GetStore().Db().Path()), s.Dir(5));
   EXPECT_THROW(ResolveRunDir("nothing-here", s.GetStore().Db().Path()), Error);
   EXPECT_THROW(RunDiff(s.Dir(0), s.Dir(1), {}), Error);  // run 1 has no config.yaml
+}
+
+// An earlier build's frames_per_s (a projection under a plain name) is labelled; this build's
+// throughputs say measured or projected in their names.
+TEST(RunDiff, EarlierBuildsThroughputLabelledAsProjected) {
+  FakeSweep s("t");
+  FakeRun earlier = Make({{"parallel.workers", "4"}}, 0, 4);
+  earlier.results = {{"frames_per_s", 123906.0}};
+  s.Add(earlier);
+  FakeRun now = Make({{"parallel.workers", "4"}}, 1, 4);
+  now.results = {{"measured_frames_per_s", 31000.0}, {"projected_frames_per_s", 123000.0}};
+  s.Add(now);
+  for (size_t i : {0, 1}) WriteText(s.Dir(i) + "/config.yaml", "parallel:\n  workers: 4\n");
+  const std::string md = RunDiff(s.Dir(0), s.Dir(1), {});
+  EXPECT_NE(md.find("| frames_per_s (earlier build: projected) | 123906"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| frames_per_s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| measured_frames_per_s | – | 31000"), std::string::npos) << md;
+  RunDiffOptions json_format;
+  json_format.format = report::Format::kJson;
+  const json j = json::parse(RunDiff(s.Dir(0), s.Dir(1), json_format));
+  std::set<std::string> names;
+  for (const json& m : j["metrics"]) names.insert(m["name"].get<std::string>());
+  EXPECT_TRUE(names.count("frames_per_s (earlier build: projected)"));
+  EXPECT_FALSE(names.count("frames_per_s"));
 }
 
 }  // namespace

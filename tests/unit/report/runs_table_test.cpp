@@ -74,6 +74,32 @@ TEST(RunsTable, OneFlatRowPerRun) {
   EXPECT_EQ(j[0].begin().key(), "sweep");
 }
 
+// A run's times say whether they were measured or projected: the attempts and both throughputs
+// of this build have columns of their own, and an earlier build's frames_per_s (frames over the
+// slowest worker's compute: a projection) is labelled so, not shown as a measurement.
+TEST(RunsTable, ThroughputsSayMeasuredOrProjected) {
+  FakeSweep s("t");
+  FakeRun now = Make({{"parallel.workers", "4"}}, 0, 4);
+  now.results = {{"attempts", 2},
+                 {"wall_s", 30.0},
+                 {"measured_frames_per_s", 31000.0},
+                 {"projected_frames_per_s", 123906.0}};
+  s.Add(now);
+  FakeRun earlier = Make({{"parallel.workers", "4"}}, 1, 4);
+  earlier.results = {{"frames_per_s", 123906.0}, {"wall_s", 14.2}};
+  s.Add(earlier);
+  const RunsTable t = LoadRunsTable(s.GetStore(), "t");
+  EXPECT_EQ(t.rows[0][Column(t, "attempts")], json(2));
+  EXPECT_EQ(t.rows[0][Column(t, "measured_frames_per_s")], json(31000.0));
+  EXPECT_EQ(t.rows[0][Column(t, "projected_frames_per_s")], json(123906.0));
+  EXPECT_TRUE(t.rows[1][Column(t, "attempts")].is_null()) << "earlier builds did not count them";
+  EXPECT_EQ(t.rows[1][Column(t, "frames_per_s (earlier build: projected)")], json(123906.0));
+  EXPECT_EQ(std::find(t.columns.begin(), t.columns.end(), "frames_per_s"), t.columns.end());
+  // attempts follows wall_s among the leading columns.
+  EXPECT_EQ(Column(t, "attempts"), Column(t, "wall_s") + 1);
+  EXPECT_NE(RunsCsv(t).find(",frames_per_s (earlier build: projected),"), std::string::npos);
+}
+
 TEST(RunsTable, CsvQuotesWhatNeedsIt) {
   FakeSweep s("q");
   FakeRun f = Make({{"data.train", "a,b \"c\""}});
