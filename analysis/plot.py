@@ -23,6 +23,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 KINDS = ["speedup", "metric", "breakdown", "curves"]
 LABELS = {
@@ -185,55 +186,99 @@ def save(fig, out, name):
     print("\n".join(paths))
 
 
+# Our lines' colours: matplotlib's cycle without its gray, which the paper's curve wears.
+COLORS = ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9"]
+PAPER = "Su & Chen 2015, measured, K20 GPUs"
+
+
+def integer_ticks(ax, xs):
+    """Ticks at these whole numbers (worker counts), the axis no wider than they are."""
+    xs = sorted(set(xs))
+    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    pad = max(0.5, 0.05 * (xs[-1] - xs[0]))
+    ax.set_xlim(xs[0] - pad, xs[-1] + pad)
+
+
 def plot_speedup(data, a):
     """`report speedup`'s projected speedups per training frame (the measured ones where no run
     is simulated, which the table copies into that column), one line per value of the series
-    axis (per combination of the axes the table splits its rows by, when more vary)."""
+    axis (per combination of the axes the table splits its rows by, when more vary). The legend
+    says how ours were timed (measured, or projected from simulated workers) and on what (the
+    table's devices), apart from the paper's measured GPU curve, which is drawn only as far as
+    our runs go. Open markers: rows whose efficiency the table notes as within the baseline's
+    noise."""
     header, rows, text = data["header"], data["rows"], data["text_cols"]
     group, xi = header[:text - 1], text - 1
     col = {h: i for i, h in enumerate(header)}
     speedup, measured, projected = (col["projected speedup"], col["measured epoch s"],
                                     col["projected epoch s"])
+    noise = data.get("noise") or [[] for _ in rows]
+    devices = " and ".join(data.get("devices") or [])
     key_axes = [a.series] if a.series in group else []
     keys = [tuple(r[group.index(k)] for k in key_axes) + (r[xi],) for r in rows]
     if len(set(keys)) < len(keys):  # another axis varies too: a line per combination
         key_axes = group
-    lines, any_projected = {}, False
-    for r in rows:
+    lines = {}
+    for r, noisy in zip(rows, noise):
         y = number(r[speedup])
         if y is None:
             continue
-        lines.setdefault(tuple(r[group.index(k)] for k in key_axes), []).append((r[xi], y))
-        any_projected |= r[measured] != r[projected]  # simulated runs' times are projected
+        # Simulated runs' times are projected (their measured column says "simulated").
+        lines.setdefault(tuple(r[group.index(k)] for k in key_axes), []).append(
+            (r[xi], y, r[measured] != r[projected], "projected" in noisy))
     if not lines:
         fail(f"no speedup per training frame in sweep {a.sweep}: its runs recorded no "
              "training frames")
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    xmax = 1
+    ours = []
     held = {**getattr(a, "held", {}), **a.where}
-    for key in sorted(lines, key=lambda k: tuple(order(v) for v in k)):
+    any_projected = any_noisy = False
+    for i, key in enumerate(sorted(lines, key=lambda k: tuple(order(v) for v in k))):
         pts = sorted(lines[key], key=lambda p: order(p[0]))
         if key_axes == [a.series]:
-            label = f"{LABELS.get(a.series, a.series)} = {key[0]}"
+            series = f"{LABELS.get(a.series, a.series)} = {key[0]}"
         elif key_axes:
-            label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(key_axes, key))
+            series = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(key_axes, key))
         elif a.series and a.series in held:
-            label = f"{LABELS.get(a.series, a.series)} = {held[a.series]}"
+            series = f"{LABELS.get(a.series, a.series)} = {held[a.series]}"
         else:
-            label = "mavg"
-        xs = [num(x) for x, _ in pts]
-        ax.plot(xs, [y for _, y in pts], "o-", label=label)
-        xmax = max([xmax] + [x for x in xs if not isinstance(x, str)])
+            series = ""
+        line_projected = any(p[2] for p in pts)
+        any_projected |= line_projected
+        how = "projected from simulated workers" if line_projected else "measured"
+        label = ", ".join(x for x in ("mavg", how, devices) if x) + (f": {series}" if series else "")
+        xs = [num(x) for x, _, _, _ in pts]
+        color = COLORS[i % len(COLORS)]
+        ax.plot(xs, [y for _, y, _, _ in pts], "o-", color=color, label=label)
+        noisy = [(x, y) for (_, y, _, n), x in zip(pts, xs) if n]
+        if noisy:
+            any_noisy = True
+            ax.plot([x for x, _ in noisy], [y for _, y in noisy], "o", color=color, mfc="white",
+                    zorder=3)
+        ours += [x for x in xs if not isinstance(x, str)]
+    xmax = max(ours + [1])
     ref = load_reference(a.reference)
     if ref:
+        # Only as far as our runs go: the axis is ours; the points beyond are named, not drawn.
         t = ref["timing"]
-        ax.plot(t["gpus"], t["speedup"], "s--", color="gray", label="Su & Chen 2015 (K20 GPUs)")
-        xmax = max(xmax, max(t["gpus"]))
-    ax.plot([1, xmax], [1, xmax], ":", color="black", label="ideal (linear)")
+        shown = [(g, s) for g, s in zip(t["gpus"], t["speedup"]) if g <= xmax]
+        left = [g for g in t["gpus"] if g > xmax]
+        label = PAPER + (f" ({', '.join(map(str, left))} GPUs not shown: beyond these runs)"
+                         if left else "")
+        if shown:
+            ax.plot([g for g, _ in shown], [s for _, s in shown], "s--", color="0.35",
+                    mfc="white", label=label)
+    ax.plot([1, xmax], [1, xmax], ":", color="black", lw=1, label="ideal (linear)")
+    if any_noisy:
+        ax.plot([], [], "o", color="black", mfc="white",
+                label="open: efficiency within the baseline's noise (table notes)")
+    if ours:
+        integer_ticks(ax, ours + [1])
     ax.set_xlabel(LABELS.get(a.x, a.x))
     ax.set_ylabel("speedup per training frame" + (" (projected)" if any_projected else ""))
     ax.set_title(f"Speedup, sweep {a.sweep}")
-    ax.legend(fontsize=8)
+    # Under the axes: the labels say how each curve was timed, too long to sit over the lines.
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     ax.grid(alpha=0.3)
     save(fig, a.out, f"{a.sweep}-speedup")
 
@@ -265,22 +310,42 @@ def plot_metric(data, a):
 
 
 def plot_breakdown(data, a):
-    """`report table`'s means of compute, comm, io and wait seconds, stacked per x."""
+    """`report table`'s means of compute, comm, io and wait seconds, stacked per x. Bars of
+    simulated workers (the cells' modes) are hatched: each part is measured per worker in this
+    one process, their total a projection onto N devices, and the figure says so."""
     if not data:
         fail(f"no epoch of sweep {a.sweep} recorded its compute, averaging, data or waiting time")
     means = {p: {c["row"][0]: c["mean"] for c in t["cells"] if c["n"]} for p, t in data.items()}
+    simulated = {c["row"][0] for t in data.values() for c in t["cells"]
+                 if "simulated" in c.get("modes", [])}
     xs = sorted({x for m in means.values() for x in m}, key=order)
+    names = [str(int(num(x))) if isinstance(num(x), float) and num(x).is_integer() else str(x)
+             for x in xs]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     bottom = [0.0] * len(xs)
     for p in PARTS:
         h = [means.get(p, {}).get(x, 0.0) for x in xs]
-        ax.bar([str(int(num(x))) if isinstance(num(x), float) and num(x).is_integer() else str(x)
-                for x in xs], h, bottom=bottom, label=PARTS[p])
+        bars = ax.bar(names, h, bottom=bottom, label=PARTS[p])
+        for bar, x in zip(bars, xs):
+            if x in simulated:
+                bar.set_hatch("//")
+                bar.set_edgecolor("0.25")
+                bar.set_linewidth(0.5)
         bottom = [b + v for b, v in zip(bottom, h)]
+    for i, x in enumerate(xs):
+        if x in simulated:
+            ax.annotate("projected", (i, bottom[i]), ha="center", va="bottom", fontsize=7)
+    if simulated:
+        from matplotlib.patches import Patch
+        ax.legend(handles=ax.get_legend_handles_labels()[0] + [Patch(
+            facecolor="white", edgecolor="0.25", hatch="//",
+            label="simulated workers: parts measured per worker,\ntotal projected onto N devices")],
+                  fontsize=8)
+    else:
+        ax.legend(fontsize=8)
     ax.set_xlabel(LABELS.get(a.x, a.x))
     ax.set_ylabel("seconds per epoch (slowest worker)")
     ax.set_title(f"Where an epoch's time goes, sweep {a.sweep}{getattr(a, 'breakdown_note', '')}")
-    ax.legend(fontsize=8)
     save(fig, a.out, f"{a.sweep}-breakdown")
 
 
@@ -298,6 +363,7 @@ def plot_curves(data, a):
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in values.items())
         ax.plot([e for e, _ in curve], [l for _, l in curve], "o-", ms=3, label=label)
     ax.set_xlabel("epoch")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole
     ax.set_ylabel("CV cross-entropy (per frame)")
     ax.set_title(f"CV loss per epoch, sweep {a.sweep}")
     ax.legend(fontsize=6, ncol=2)

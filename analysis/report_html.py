@@ -158,14 +158,20 @@ def figures(doc, out, reference):
         wanted.append(("speedup", "Speedup per training frame", f"{doc['sweep']}-speedup",
                        {"where": held},
                        "Against one worker, equal work (seconds per training frame); simulated "
-                       "workers' speedups are projected, as in the speedup table. Dotted: ideal "
-                       "(linear); gray: Su & Chen 2015's measured speedups on K20 GPUs."))
+                       "workers' speedups are projected, as in the speedup table, on the devices "
+                       "the legend names. Dotted: ideal (linear); gray squares, dashed: Su & Chen "
+                       "2015's speedups measured on K20 GPUs, drawn only up to these runs' largest "
+                       "worker count (the legend names the points left out). Open markers: "
+                       "efficiencies within the baseline replicates' noise (the table's notes)."))
     wanted.append(("curves", "CV loss per epoch", f"{doc['sweep']}-curves",
                    {"where": spec["curves_where"]}, "Every run's CV cross-entropy per epoch."))
     if x:
         wanted.append(("breakdown", "Where an epoch's time goes", f"{doc['sweep']}-breakdown",
                        {"where": spec["breakdown_where"]},
-                       "Slowest worker's seconds per epoch: compute, averaging, data, waiting."))
+                       "Slowest worker's seconds per epoch: compute, averaging, data, waiting. "
+                       "Hatched bars, marked projected: simulated workers, each part measured "
+                       "per worker in one process, the stacked total a projection onto N "
+                       "devices, not a measured epoch."))
     for kind, title, name, extra, caption in wanted:
         where = extra["where"]
         a = argparse.Namespace(x=x, series=series, metric=extra.get("metric", metric),

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <variant>
 
 #include "engine/core/error.h"
 #include "engine/core/json.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 
 namespace mavg::report {
 
@@ -29,9 +33,45 @@ std::string Num(double x) {
   return fmt::format("{:.{}f}", x, digits);
 }
 
-std::string MeanStd(const Stat& s, bool latex) {
+std::string Count(double x) {
+  if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15) {
+    return fmt::format("{:.0f}", x);
+  }
+  return Num(x);
+}
+
+namespace {
+
+// Whether a record's field holds whole numbers.
+template <class R>
+bool WholeField(const records::Field<R>* f) {
+  return f != nullptr && (std::holds_alternative<int64_t R::*>(f->member) ||
+                          std::holds_alternative<std::optional<int64_t> R::*>(f->member));
+}
+
+}  // namespace
+
+bool IsCount(const std::string& name) {
+  if (WholeField(records::FindField(kRunResultFields, name))) return true;
+  for (const records::Field<EpochRow>& f : kEpochFields) {
+    if (f.report_mean == name) return WholeField(&f);
+  }
+  return false;
+}
+
+std::string NumOf(const std::string& name, double x) { return IsCount(name) ? Count(x) : Num(x); }
+
+std::string Percent(double fraction, bool latex) {
+  const double p = 100.0 * fraction;
+  std::string text = fmt::format("{:.{}f}", p, std::fabs(p) >= 10 ? 0 : 1);
+  if (text.ends_with(".0")) text.resize(text.size() - 2);  // "3 %", not "3.0 %"
+  return text + (latex ? " \\%" : " %");
+}
+
+std::string MeanStd(const Stat& s, bool latex, bool count) {
   if (s.n == 0) return "";
-  const std::string mean = Num(s.mean);
+  // A count's mean is a count only where the replicates agree.
+  const std::string mean = count && s.min == s.max ? Count(s.mean) : Num(s.mean);
   if (s.n == 1) return mean;
   // Standard deviation with the mean's decimals.
   const size_t dot = mean.find('.');
@@ -39,16 +79,17 @@ std::string MeanStd(const Stat& s, bool latex) {
   return fmt::format("{} {} {:.{}f}", mean, latex ? "$\\pm$" : "±", s.std, decimals);
 }
 
-std::string Cell(const Stat& s, Aggregate agg, bool latex) {
+std::string Cell(const Stat& s, Aggregate agg, bool latex, bool count) {
   if (s.n == 0) {
     if (s.bad.empty()) return latex ? "--" : "–";
     std::string b;
     for (const auto& x : s.bad) b += (b.empty() ? "" : "/") + x;
     return b;
   }
-  if (agg == Aggregate::kMin) return fmt::format("{} (n={})", Num(s.min), s.n);
-  if (agg == Aggregate::kMax) return fmt::format("{} (n={})", Num(s.max), s.n);
-  return fmt::format("{} (n={})", MeanStd(s, latex), s.n);
+  const auto num = [count](double x) { return count ? Count(x) : Num(x); };
+  if (agg == Aggregate::kMin) return fmt::format("{} (n={})", num(s.min), s.n);
+  if (agg == Aggregate::kMax) return fmt::format("{} (n={})", num(s.max), s.n);
+  return fmt::format("{} (n={})", MeanStd(s, latex, count), s.n);
 }
 
 double Mean(const std::vector<double>& v) {

@@ -33,10 +33,21 @@ struct Stat {
 Stat Summarize(const std::vector<double>& values);
 // 4 significant digits.
 std::string Num(double x);
-// "mean ± std" with the std at the mean's decimals ("mean" alone for n = 1, "" for n = 0).
-std::string MeanStd(const Stat& s, bool latex);
+// A count (frames, epochs, workers) or a mean of counts: a whole number without decimals ("117",
+// not "117.0"), anything else as Num.
+std::string Count(double x);
+// Whether the report value `name` counts something: a result or an epoch field of whole numbers
+// (epochs, frames, world_size, wer_sub, ...) or the per-run mean of one (frames_per_epoch).
+bool IsCount(const std::string& name);
+// A value of `name` as the reports print it: Count for a count, Num for anything else.
+std::string NumOf(const std::string& name, double x);
+// A fraction as a percentage: "21 %", "3.2 %", "3 %" (LaTeX: "21 \%").
+std::string Percent(double fraction, bool latex = false);
+// "mean ± std" with the std at the mean's decimals ("mean" alone for n = 1, "" for n = 0). A
+// count's replicates that agree print as the whole number they agree on.
+std::string MeanStd(const Stat& s, bool latex, bool count = false);
 // A table cell: the aggregate with n, `–` when empty, or the statuses of the runs without one.
-std::string Cell(const Stat& s, Aggregate agg, bool latex);
+std::string Cell(const Stat& s, Aggregate agg, bool latex, bool count = false);
 double Mean(const std::vector<double>& values);  // NaN when empty
 // "a, b, c" (with `sep` between).
 std::string Join(const std::vector<std::string>& v, const char* sep = ", ");

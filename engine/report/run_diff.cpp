@@ -56,9 +56,10 @@ std::string Cell(const std::map<std::string, std::string>& m, const std::string&
   return it == m.end() ? "(absent)" : it->second.empty() ? "''" : it->second;
 }
 
+// Counts (epochs, frames) as whole numbers.
 std::string Number(const std::map<std::string, double>& m, const std::string& key) {
   const auto it = m.find(key);
-  return it == m.end() ? "–" : report::Num(it->second);
+  return it == m.end() ? "–" : report::NumOf(key, it->second);
 }
 
 }  // namespace
@@ -126,7 +127,8 @@ std::string RunDiff(const std::string& dir_a, const std::string& dir_b, const Ru
   std::vector<std::vector<std::string>> metric_rows;
   for (const std::string& m : metrics) {
     std::string d = "–";
-    if (a.values.count(m) && b.values.count(m)) d = report::Num(b.values.at(m) - a.values.at(m));
+    if (a.values.count(m) && b.values.count(m))
+      d = report::NumOf(m, b.values.at(m) - a.values.at(m));
     metric_rows.push_back({ShownResultName(m), Number(a.values, m), Number(b.values, m), d});
   }
   // Text results (mode, ...) after the numbers; what the header lines show is left out.

@@ -10,6 +10,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/core/error.h"
+#include "engine/core/json.h"
 #include "engine/core/logging.h"
 #include "engine/records/epoch_row.h"
 #include "engine/records/run_result.h"
@@ -25,6 +26,7 @@ using report::Join;
 using report::Mean;
 using report::Num;
 using report::Ordered;
+using report::Percent;
 using report::Render;
 using report::Stat;
 using report::Summarize;
@@ -154,6 +156,57 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
   return t;
 }
 
+// How much a set of runs disagree: (max - min) / mean of their seconds per training frame; NaN
+// for fewer than two.
+double Spread(const std::vector<double>& per_frame) {
+  if (per_frame.size() < 2) return std::nan("");
+  const auto [lo, hi] = std::minmax_element(per_frame.begin(), per_frame.end());
+  return (*hi - *lo) / Mean(per_frame);
+}
+
+// An efficiency whose distance from 1 the baseline's own replicates exceed: kind is measured,
+// projected or model.
+struct Noisy {
+  std::string kind;
+  double efficiency, spread;
+  size_t runs;  // baseline runs with a time per frame
+};
+
+// The row's note on the efficiencies within the baseline's noise, columns with the same numbers
+// named together ("measured and projected efficiency 1.14 is within ...").
+std::string NoiseNote(const std::vector<Noisy>& noisy, bool latex) {
+  std::string note;
+  for (size_t i = 0; i < noisy.size();) {
+    const Noisy& n = noisy[i];
+    const std::string e = fmt::format("{:.2f}", n.efficiency);
+    std::vector<std::string> kinds = {n.kind};
+    size_t j = i + 1;
+    for (; j < noisy.size() && fmt::format("{:.2f}", noisy[j].efficiency) == e &&
+           Percent(noisy[j].spread, latex) == Percent(n.spread, latex);
+         ++j) {
+      kinds.push_back(noisy[j].kind);
+    }
+    note += fmt::format(
+        "{}{} efficiency {} is within the baseline's noise (its {} runs' seconds per training "
+        "frame differ by {}, more than this efficiency's {} from 1)",
+        note.empty() ? "" : "; ", Join(kinds, " and "), e, n.runs, Percent(n.spread, latex),
+        Percent(std::fabs(n.efficiency - 1.0), latex));
+    i = j;
+  }
+  return note;
+}
+
+// The devices the timings came from, named by the runs' GEMM kernels: "GPU" (cuBLAS), "CPU".
+std::vector<std::string> Devices(const std::vector<const ReportRun*>& runs) {
+  std::set<std::string> out;
+  for (const ReportRun* r : runs) {
+    if (r->status != RunState::kCompleted) continue;
+    const auto it = r->texts.find(ResultKey(&RunResult::blas_kernels));
+    if (it != r->texts.end()) out.insert(it->second.starts_with("cuBLAS") ? "GPU" : "CPU");
+  }
+  return {out.begin(), out.end()};
+}
+
 }  // namespace
 
 std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
@@ -202,8 +255,10 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
   if (csv) header.push_back("time to baseline CV loss std");
   header.insert(header.end(), {"reached target", "runs"});
   if (!csv) header.pop_back();  // md/latex: "k of m" in one cell
+  header.push_back("notes");
 
   std::vector<std::vector<std::string>> rows;
+  nlohmann::json noise = nlohmann::json::array();  // per row: the columns within noise
   for (const Combo& c : combos) {
     for (const std::string& v : order) {
       const auto it = members.find({c, v});
@@ -223,8 +278,10 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         return {Num(m), fmt::format("{:.2f}", b / f),
                 fmt::format("{:.2f}", b / f * base.workers / t.workers)};
       };
-      row.push_back(t.frames.empty() ? "–" : Num(Mean(t.frames)));
-      row.push_back(t.dropped.empty() ? "–" : Num(Mean(t.dropped)));
+      // Counts as whole numbers (csv: as it always printed them, 4 significant digits).
+      const auto count = [csv](double x) { return csv ? Num(x) : report::Count(x); };
+      row.push_back(t.frames.empty() ? "–" : count(Mean(t.frames)));
+      row.push_back(t.dropped.empty() ? "–" : count(Mean(t.dropped)));
       std::vector<std::string> m =
           triple(t.measured, t.measured_per_frame, base.measured_per_frame);
       if (t.measured.empty() && !t.Empty()) m = {"simulated", "–", "–"};
@@ -237,6 +294,25 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
             triple(t.modelled, t.modelled_per_frame, base.modelled_per_frame);
         row.insert(row.end(), q.begin(), q.end());
       }
+      // An efficiency whose distance from 1 is smaller than the disagreement between the
+      // baseline's own replicates (e.g. 1.14 against 1-worker runs 21 % apart) is noise, not a
+      // superlinear speedup: the row says so. The baseline's own rows compare it with itself.
+      std::vector<Noisy> noisy;
+      auto check = [&](const char* kind, const std::vector<double>& per_frame,
+                       const std::vector<double>& base_per_frame) {
+        const double e = Mean(base_per_frame) / Mean(per_frame) * base.workers / t.workers;
+        const double spread = Spread(base_per_frame);
+        if (v != o.baseline && std::isfinite(e) && std::isfinite(spread) &&
+            spread > std::fabs(e - 1.0)) {
+          noisy.push_back({kind, e, spread, base_per_frame.size()});
+        }
+      };
+      check("measured", t.measured_per_frame, base.measured_per_frame);
+      check("projected", t.projected_per_frame, base.projected_per_frame);
+      if (links.inter) check("model", t.modelled_per_frame, base.modelled_per_frame);
+      nlohmann::json kinds = nlohmann::json::array();
+      for (const Noisy& n : noisy) kinds.push_back(n.kind);
+      noise.push_back(kinds);
       // Time to the baseline's final CV loss, over the replicates that reached it.
       const auto [target, reached, counted] = TimesToTarget(rs, baselines);
       const Stat s = Summarize(reached);
@@ -251,6 +327,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         row.push_back(report::MeanStd(s, latex));
         row.push_back(fmt::format("{} of {}", s.n, counted));
       }
+      row.push_back(NoiseNote(noisy, latex));
       rows.push_back(std::move(row));
     }
   }
@@ -295,15 +372,23 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         "measurement){}. Time to target: time to the baseline's CV loss, the mean over the "
         "baseline replicates of their last accepted epoch's CV loss, until the end of the first "
         "accepted epoch at or below it, mean ± std over the replicates that reached it (blank: "
-        "none did; reached: k of the completed or diverged runs). {}\n\n",
+        "none did; reached: k of the completed or diverged runs). {} Notes: an efficiency whose "
+        "distance from 1 is smaller than the spread of the baseline's replicates ((max - min) / "
+        "mean of their seconds per training frame) is within their noise, and its row says so: "
+        "such an efficiency above 1 is no evidence of a superlinear speedup.\n\n",
         sweep, o.axis, o.baseline, same,
         group_axes.empty() ? "" : fmt::format("; one row per {} and {}", Join(group_axes), o.axis),
         model, kTimeToTargetClock);
     if (!mixed.empty()) out += mixed + "\n\n";
   }
   if (o.format == report::Format::kJson) {
-    return report::RenderJson(out.substr(0, out.find_last_not_of('\n') + 1), header, rows,
-                              group_axes.size() + 1);
+    // For the figure: which rows' efficiencies are within the baseline's noise, and the
+    // devices the timings came from.
+    nlohmann::json j = report::TableJson(out.substr(0, out.find_last_not_of('\n') + 1), header,
+                                         rows, group_axes.size() + 1);
+    j["noise"] = std::move(noise);
+    j["devices"] = Devices(timed);
+    return DumpJson(j, 1) + "\n";
   }
   return out + Render(header, rows, o.format, group_axes.size() + 1);
 }

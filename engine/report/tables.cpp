@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "engine/core/error.h"
 #include "engine/core/json.h"
+#include "engine/core/logging.h"
+#include "engine/records/epoch_row.h"
+#include "engine/records/run_result.h"
 #include "engine/report/render.h"
 #include "engine/report/time_to_target.h"
 
@@ -68,6 +72,95 @@ std::vector<std::string> SplitAxes(const std::string& list) {
   return out;
 }
 
+using RowKey = std::vector<std::string>;     // values of the row axes
+using Key = std::pair<RowKey, std::string>;  // a cell: row values, column value
+
+// "parallel.workers=2 parallel.average_every=5".
+std::string CellName(const std::vector<std::string>& row_axes, const std::string& cols,
+                     const Key& key) {
+  std::vector<std::string> cell;
+  for (size_t i = 0; i < row_axes.size(); ++i) cell.push_back(row_axes[i] + "=" + key.first[i]);
+  if (!cols.empty()) cell.push_back(cols + "=" + key.second);
+  return Join(cell, " ");
+}
+
+// The axes that change how many frames a run trains per epoch (a shard's frames after its last
+// full averaging interval or minibatch are dropped): a table across one of them shows each
+// cell's frames beside its metric, since a cell that trained fewer did less work.
+bool ChangesFrames(const std::string& axis) {
+  static const std::set<std::string> kAxes = {"parallel.average_every", "parallel.workers",
+                                              "parallel.average_frames", "optimizer.minibatch"};
+  return kAxes.count(axis) > 0;
+}
+
+// Frames per epoch differing by more than this fraction of the most are warned about.
+constexpr double kFramesTolerance = 0.03;
+
+// Frames trained per epoch, per cell, and what the table says about them.
+struct CellFrames {
+  std::map<Key, double> frames;    // mean over the cell's completed runs that recorded frames
+  bool differ = false;             // not the same in every cell: shown in each
+  std::vector<std::string> notes;  // lines under the table
+  std::string warning;             // differ by more than kFramesTolerance (in notes too)
+};
+
+CellFrames FramesOfCells(const std::map<Key, std::vector<const ReportRun*>>& members,
+                         const std::vector<Key>& order, const std::vector<std::string>& row_axes,
+                         const std::string& cols, const std::string& value) {
+  CellFrames c;
+  const std::string name = MeanName(&EpochRow::frames);
+  for (const Key& key : order) {
+    const auto it = members.find(key);
+    if (it == members.end()) continue;
+    std::vector<double> frames;
+    for (const ReportRun* r : it->second) {
+      const auto f = r->values.find(name);
+      if (r->status == RunState::kCompleted && f != r->values.end() && f->second > 0) {
+        frames.push_back(f->second);
+      }
+    }
+    if (!frames.empty()) c.frames[key] = report::Mean(frames);
+  }
+  if (c.frames.empty()) return c;
+  Key most = order.front();
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const Key& key : order) {
+    const auto it = c.frames.find(key);
+    if (it == c.frames.end()) continue;
+    lo = std::min(lo, it->second);
+    if (it->second > hi) {
+      most = key;
+      hi = it->second;
+    }
+  }
+  c.differ = lo != hi;
+  if (!c.differ) {
+    c.notes.push_back(fmt::format("Frames trained per epoch (all workers): {} in every cell.",
+                                  report::Count(hi)));
+    return c;
+  }
+  c.notes.push_back(
+      "[N frames/epoch]: frames trained per epoch (all workers), mean over the cell's completed "
+      "runs.");
+  std::vector<std::string> fewer;
+  for (const Key& key : order) {
+    const auto it = c.frames.find(key);
+    if (it == c.frames.end() || it->second >= hi * (1.0 - kFramesTolerance)) continue;
+    fewer.push_back(fmt::format("{} trained {} ({} fewer)", CellName(row_axes, cols, key),
+                                report::Count(it->second), report::Percent(1.0 - it->second / hi)));
+  }
+  if (!fewer.empty()) {
+    c.warning = fmt::format(
+        "Warning: frames trained per epoch differ by more than {} between cells: {}, against {} "
+        "in {}. Their {} comes from unequal amounts of training (frames are dropped, e.g. after "
+        "a shard's last full averaging interval).",
+        report::Percent(kFramesTolerance), Join(fewer, "; "), report::Count(hi),
+        CellName(row_axes, cols, most), value);
+    c.notes.push_back(c.warning);
+  }
+  return c;
+}
+
 }  // namespace
 
 std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& runs,
@@ -102,8 +195,6 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
              "no run of sweep '{}' has the metric '{}' (available: {})", sweep, o.value,
              Join(metrics, ", "));
 
-  using RowKey = std::vector<std::string>;  // values of the row axes
-  using Key = std::pair<RowKey, std::string>;
   std::vector<RowKey> row_values;  // in plan order of first appearance
   std::map<Key, std::vector<const ReportRun*>> members;
   for (const ReportRun* r : sel) {
@@ -122,19 +213,24 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
       std::set<std::string> values;
       for (const ReportRun* r : rs) values.insert(*r->Axis(axis));
       if (values.size() < 2) continue;
-      std::vector<std::string> cell;
-      for (size_t i = 0; i < row_axes.size(); ++i) {
-        cell.push_back(row_axes[i] + "=" + key.first[i]);
-      }
-      if (!o.cols.empty()) cell.push_back(o.cols + "=" + key.second);
       MAVG_FAIL(
           "axis {} varies ({}) within the cell {}: fix it with --where {}=VALUE or make it the "
           "rows/cols (--rows A,B for several)",
-          axis, Join({values.begin(), values.end()}, ", "), Join(cell, " "), axis);
+          axis, Join({values.begin(), values.end()}, ", "), CellName(row_axes, o.cols, key), axis);
     }
   }
   const std::vector<std::string> col_values =
       o.cols.empty() ? std::vector<std::string>{""} : Ordered(sel, o.cols);
+  // Across an axis that changes the frames trained, each cell's frames per epoch.
+  std::vector<Key> cell_order;
+  for (const auto& rv : row_values) {
+    for (const auto& cv : col_values) cell_order.push_back({rv, cv});
+  }
+  const bool show_frames =
+      std::any_of(free.begin(), free.end(), [](const std::string& a) { return ChangesFrames(a); });
+  const CellFrames frames =
+      show_frames ? FramesOfCells(members, cell_order, row_axes, o.cols, o.value) : CellFrames{};
+  const bool count = report::IsCount(o.value);
   std::map<Key, std::vector<double>> cells;
   std::map<Key, std::set<std::string>> bad;
   std::map<Key, int> tried;  // time_to_target: runs counted
@@ -175,6 +271,10 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
                                  fmt::format("{}", s.std), std::to_string(s.n)});
         }
         if (ttt) row.push_back(std::to_string(tried[{rv, cv}]));
+        if (frames.differ) {
+          const auto f = frames.frames.find({rv, cv});
+          row.push_back(f == frames.frames.end() ? "" : fmt::format("{}", f->second));
+        }
         rows.push_back(row);
       }
     }
@@ -182,6 +282,8 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
     if (!o.cols.empty()) header.push_back(o.cols);
     header.insert(header.end(), {fmt::format("{}_{}", o.value, o.agg), o.value + "_std", "n"});
     if (ttt) header.push_back("runs");
+    if (frames.differ) header.push_back(MeanName(&EpochRow::frames));
+    if (!frames.warning.empty()) spdlog::warn("[report] {}", frames.warning);
     return Render(header, rows, report::Format::kCsv);
   }
   std::vector<std::string> header = row_axes;
@@ -203,7 +305,11 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
                                                                  : report::MeanStd(s, latex);
         row.push_back(fmt::format("{}{}({} of {} reached)", v, v.empty() ? "" : " ", s.n, m));
       } else {
-        row.push_back(Cell(s, o.agg, latex));
+        row.push_back(Cell(s, o.agg, latex, count));
+      }
+      const auto f = frames.frames.find({rv, cv});
+      if (frames.differ && f != frames.frames.end()) {
+        row.back() += fmt::format(" [{} frames/epoch]", report::Count(f->second));
       }
     }
     rows.push_back(std::move(row));
@@ -242,12 +348,32 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
           c["max"] = s.max;
         }
         if (ttt) c["runs"] = tried[{rv, cv}];
+        const auto f = frames.frames.find({rv, cv});
+        if (f != frames.frames.end()) c["frames_per_epoch"] = f->second;
+        // How the cell's runs ran: a figure marks what simulated workers' times project.
+        std::set<std::string> modes;
+        if (const auto m = members.find({rv, cv}); m != members.end()) {
+          for (const ReportRun* r : m->second) {
+            const auto mode = r->texts.find(ResultKey(&RunResult::mode));
+            if (r->status == RunState::kCompleted && mode != r->texts.end()) {
+              modes.insert(mode->second);
+            }
+          }
+        }
+        if (!modes.empty()) c["modes"] = modes;
         t["cells"].push_back(std::move(c));
       }
     }
+    t["notes"] = frames.notes;
     return DumpJson(t, 1) + "\n";
   }
-  return out + Render(header, rows, o.format, row_axes.size());
+  if (latex) {
+    if (!frames.warning.empty()) spdlog::warn("[report] {}", frames.warning);
+    return out + Render(header, rows, o.format, row_axes.size());
+  }
+  out += Render(header, rows, o.format, row_axes.size());
+  for (const std::string& note : frames.notes) out += "\n" + note + "\n";
+  return out;
 }
 
 }  // namespace mavg

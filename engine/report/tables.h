@@ -23,12 +23,17 @@ struct TableOptions {
   std::string baseline = "1";
 };
 
+// Across an axis that changes the frames a run trains per epoch (workers, averaging interval or
+// frames, minibatch), each cell's frames per epoch beside its metric and a warning naming the
+// cells that trained more than 3 % fewer than the most.
 std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                         const TableOptions& options);
 
 // Rows per value of `axis` and per combination of the other axes that vary (e.g. 1 worker,
 // then 16 workers x each parallel.algorithm); each row is compared with the baseline runs
 // that share its values of the axes the baseline runs vary on (see Baselines).
+// The last column notes an efficiency whose distance from 1 is within the spread of the
+// baseline's replicates (noise, not a superlinear speedup).
 struct SpeedupOptions {
   std::string axis = "parallel.workers";  // from --baseline AXIS=VALUE
   std::string baseline = "1";

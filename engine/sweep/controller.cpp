@@ -460,6 +460,24 @@ int CancelSweep(Store& store, const std::string& sweep, const JobQueues& queues)
   return cancelled;
 }
 
+namespace {
+
+// A member's axes as the plan names them, "parallel.workers=4 parallel.average_every=5"; the
+// stored text as it is if it is not the [[key, value], ...] the store writes.
+std::string AxesText(const std::string& axes_json) {
+  const nlohmann::json axes = nlohmann::json::parse(axes_json, nullptr, false);
+  if (!axes.is_array()) return axes_json;
+  std::string out;
+  for (const nlohmann::json& kv : axes) {
+    if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string()) return axes_json;
+    out += (out.empty() ? "" : " ") + kv[0].get<std::string>() + "=" +
+           (kv[1].is_string() ? kv[1].get<std::string>() : kv[1].dump());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatStatus(Store& store, const std::string& sweep) {
   MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
              sweep);
@@ -472,7 +490,7 @@ std::string FormatStatus(Store& store, const std::string& sweep) {
   for (const auto& m : store.MembersOfSweep(sweep)) {
     const RunRecord& r = runs.at(m.run_id);
     if (HasEnded(r.status) && r.status != RunState::kCompleted) {
-      out += fmt::format("  {} {} {}: {}\n", r.status, r.run_id, m.axes_json,
+      out += fmt::format("  {} {} {}: {}\n", r.status, r.run_id, AxesText(m.axes_json),
                          r.reason.empty() ? "(no reason recorded)" : r.reason);
     }
   }

@@ -92,6 +92,9 @@ def main():
         n = len(rows(d, "#speedup-table tbody tr"))
         if n != a.speedup_rows:
             fail(f"speedup table: {n} rows, expected {a.speedup_rows}")
+        notes = rows(d, "#speedup-table tbody td.notes")
+        if len(notes) != a.speedup_rows:
+            fail(f"speedup table: {len(notes)} notes cells, expected one a row")
         groups = [g.text for g in rows(d, "#speedup-table th.group")]
         for label in ("Measured", "Projected", "Modelled"):
             if not any(g.startswith(label) for g in groups):

@@ -42,7 +42,10 @@ assert (t["header"], t["rows"]) == (ref["header"], ref["rows"]), (t, ref)
 s, ref = doc["speedup"], json.load(open("speedup.json"))
 assert (s["header"], s["rows"]) == (ref["header"], ref["rows"]), (s, ref)
 assert [m for m in doc["tables"] if "error" in m] == [], doc["tables"]
+assert s["header"][-1] == "notes", s["header"]  # efficiencies within the baseline's noise
+assert all(t["notes"] for t in doc["tables"]), doc["tables"]  # frames per epoch across workers
 PY
+grep -qi "frames trained per epoch" page/index.html || fail "the page does not show the frames per epoch"
 grep -q "± " page/index.html || fail "no mean ± std on the page"
 
 /usr/bin/python3 "$MAVG_SOURCE_DIR/tests/e2e/report_browser.py" page/index.html \

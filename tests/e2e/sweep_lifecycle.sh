@@ -112,6 +112,7 @@ grep -q "diverged" mixed.txt || fail "summary lacks the diverged run: $(cat mixe
 grep -q "completed" mixed.txt || fail "the other runs should complete: $(cat mixed.txt)"
 "$MAVG" sweep status mixed "${R[@]}" > status.txt
 grep -q "non-finite loss in epoch" status.txt || fail "status lacks the reason: $(cat status.txt)"
+grep -Eq "^  diverged [0-9a-f]+ model.activation=[a-z]+ schedule.lr=5: " status.txt || fail "status axes not key=value: $(cat status.txt)"
 rc=0
 "$MAVG" -q sweep retry mixed "${R[@]}" --state diverged > retry.txt || rc=$?
 grep -q "retrying 1 run" retry.txt || fail "retry: $(cat retry.txt)"

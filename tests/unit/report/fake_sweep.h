@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,5 +132,28 @@ class FakeSweep {
   Store store_;
   std::vector<std::string> runs_;
 };
+
+// CSV rows as maps from the header's names.
+inline std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream l(line);
+    while (std::getline(l, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows.push_back(cells);
+  }
+  std::vector<std::map<std::string, std::string>> out;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::map<std::string, std::string> m;
+    for (size_t j = 0; j < rows[0].size(); ++j)
+      m[rows[0][j]] = j < rows[i].size() ? rows[i][j] : "";
+    out.push_back(m);
+  }
+  return out;
+}
 
 }  // namespace mavg::testing

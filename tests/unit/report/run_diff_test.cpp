@@ -76,5 +76,26 @@ TEST(RunDiff, EarlierBuildsThroughputLabelledAsProjected) {
   EXPECT_FALSE(names.count("frames_per_s"));
 }
 
+// Counts print as the whole numbers they are: `epochs 2`, not `epochs 2.000`; a mean that is
+// not a count keeps its 4 significant digits.
+TEST(RunDiff, CountsPrintAsIntegers) {
+  FakeSweep s("c");
+  for (int workers : {1, 2}) {
+    testing::FakeRun f = testing::Make({{"parallel.workers", std::to_string(workers)}}, 0, workers);
+    f.results = {{"epochs", 2}, {"test_acc", 0.5}};
+    f.frames_dropped = workers == 2 ? 117 : 0;
+    f.epochs = {{2.0, 5, workers == 2 ? 3.0 : -1}, {1.5, 5, workers == 2 ? 3.0 : -1}};
+    s.Add(f);
+  }
+  WriteText(s.Dir(0) + "/config.yaml", "parallel:\n  workers: 1\n");
+  WriteText(s.Dir(1) + "/config.yaml", "parallel:\n  workers: 2\n");
+  const std::string md = RunDiff(s.Dir(0), s.Dir(1), {});
+  EXPECT_NE(md.find("| epochs | 2 | 2 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| world_size | 1 | 2 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| frames_dropped_per_epoch | 0 | 117 | 117 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| test_acc | 0.5000 | 0.5000 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| epoch_s | 5.000 | 5.000 | 0 |"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace mavg

@@ -28,30 +28,8 @@ using testing::Epoch;
 using testing::FakeRun;
 using testing::FakeSweep;
 using testing::Make;
+using testing::ParseCsv;
 using Axes = testing::Axes;
-
-// CSV rows as maps from the header's names.
-std::vector<std::map<std::string, std::string>> ParseCsv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::istringstream l(line);
-    while (std::getline(l, cell, ',')) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.push_back("");
-    rows.push_back(cells);
-  }
-  std::vector<std::map<std::string, std::string>> out;
-  for (size_t i = 1; i < rows.size(); ++i) {
-    std::map<std::string, std::string> m;
-    for (size_t j = 0; j < rows[0].size(); ++j)
-      m[rows[0][j]] = j < rows[i].size() ? rows[i][j] : "";
-    out.push_back(m);
-  }
-  return out;
-}
 
 // Baseline: 2 replicates of one worker, final CV losses 1.0 and 1.2: the target is 1.1.
 // 4 simulated workers: both reach it (epoch 2 at 3 + 3 s; epoch 3 at 3 x 4 s, because epoch 2,
