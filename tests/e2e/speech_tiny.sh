@@ -5,7 +5,11 @@ source "$(dirname "$0")/lib.bash"
 small=(--train-utts 120 --dev-utts 24 --test-utts 30 --test-seen-utts 12 --speakers-per-voice 3
        --voices flite:kal16 flite:kal espeak:en-us espeak:en-gb-x-rp)
 "$MAVG" -q data digits --out d1 "${small[@]}" --threads 1 > build1.txt
-"$MAVG" -q data digits --out d2 "${small[@]}" --threads 2 > /dev/null
+# On a terminal (script gives it one) every step draws a progress line.
+script -qec "$(printf '%q ' "$MAVG" -q data digits --out d2 "${small[@]}" --threads 2)" /dev/null > tty.txt
+for step in "synthesis" "train: noise and alignments" "train: features" "test_seen: features"; do
+  grep -q "\[digits\] $step [0-9]* utterances/s" tty.txt || fail "no progress line for $step: $(tr '\r' '\n' < tty.txt)"
+done
 cat build1.txt
 for f in train/text train/utt2spk train/ali.ark train/feats.ark test/feats.ark lang/lexicon.txt lang/transitions.txt; do
   cmp -s "d1/$f" "d2/$f" || fail "$f differs between builds with the same seed"
