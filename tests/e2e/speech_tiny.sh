@@ -46,7 +46,10 @@ optimizer: {minibatch: 64}
 schedule: {type: constant, lr: 0.004, epochs: 2}
 device_options: {threads: 1}
 YAML
-"$MAVG" -q train tiny.yaml --out run --no-progress
+"$MAVG" -q train tiny.yaml --out run --no-progress > train.txt
+cat train.txt
+tail -1 train.txt | grep -q "^run: completed, test WER [0-9.]*%, test frame accuracy [0-9.]*%, CV frame accuracy" ||
+  fail "the last line of mavg train does not lead with the WER: $(tail -1 train.txt)"
 python3 - <<'PY'
 import json
 r = json.load(open("run/result.json"))
@@ -74,6 +77,12 @@ assert n == r["wer_ref_words"] and e == errors, (n, e, r["wer_ref_words"], error
 assert r["wer"] < 60, "2 epochs should already recognise most digits"
 PY
 [ -s run/decode_test.txt ] || fail "no per-utterance alignments"
+# Utterances whose paths all fell off a tiny beam score as deletions, with a warning that counts them.
+"$MAVG" -q train tiny.yaml --out nopath --no-progress --set schedule.epochs=1 --set decode.tune=false \
+  --set decode.beam=0.001 > /dev/null 2> nopath.txt
+n=$(json_get nopath/result.json decode_no_path)
+[ "$n" -gt 0 ] || fail "beam 0.001 left a path for every utterance"
+grep -q "warn.*\[decode\] test: $n of 30 utterances had no surviving path" nopath.txt || fail "no warning: $(cat nopath.txt)"
 grep -q "^REF:" run/decode_test.txt || fail "alignments not in sclite style"
 "$MAVG" decode --model run/model.bin --data d1/test_seen --acoustic-scale 0.1 > dec.txt 2>&1
 grep -q "^%WER" dec.txt || fail "mavg decode: $(cat dec.txt)"
