@@ -10,8 +10,7 @@ scripts/setup.sh
 mavg=build/bin/mavg
 
 if [ ! -f data/digits-small/corpus.json ]; then
-  "$mavg" data digits --out data/digits-small --train-utts 1200 --dev-utts 200 \
-    --test-utts 400 --test-seen-utts 100 --force
+  "$mavg" data digits --size small --out data/digits-small --force
 fi
 
 # One run at a time: each run gets the whole machine, so its timings are not disturbed by

@@ -9,6 +9,7 @@
 #include "engine/cli/wspecifier.h"
 #include "engine/config/choices.h"
 #include "engine/core/error.h"
+#include "engine/core/progress.h"
 #include "engine/data/dataset.h"
 #include "engine/data/feature_pipeline.h"
 #include "engine/data/fmnist.h"
@@ -45,13 +46,29 @@ void AddDataCommand(CLI::App& app) {
   digits
       ->add_option("--out", *dout, "Output directory (gets train/, dev/, test/, test_seen/, lang/)")
       ->required();
-  digits->add_option("--train-utts", d->train_utts, "Training utterances")->capture_default_str();
-  digits->add_option("--dev-utts", d->dev_utts, "Dev utterances (unseen speakers)")
+  auto size = std::make_shared<std::string>(std::string(ToString(DigitsSize::kFull)));
+  auto no_progress = std::make_shared<bool>(false);
+  std::string sizes;
+  for (const EnumText<DigitsSize>& row : kDigitsSizeTexts) {
+    const DigitsSetSizes n = SizesOf(row.value);
+    sizes += fmt::format("{}{} ({}/{}/{}/{})", sizes.empty() ? "" : ", ", row.text, n.train, n.dev,
+                         n.test, n.test_seen);
+  }
+  digits
+      ->add_option("--size", *size,
+                   fmt::format("Utterances of train/dev/test/test_seen: {}; the options below "
+                               "change one set",
+                               sizes))
       ->capture_default_str();
-  digits->add_option("--test-utts", d->test_utts, "Test utterances (unseen speakers)")
-      ->capture_default_str();
-  digits->add_option("--test-seen-utts", d->test_seen_utts, "Clean utterances of training speakers")
-      ->capture_default_str();
+  CLI::Option* train_utts =
+      digits->add_option("--train-utts", d->train_utts, "Training utterances (default: --size's)");
+  CLI::Option* dev_utts = digits->add_option("--dev-utts", d->dev_utts,
+                                             "Dev utterances, unseen speakers (default: --size's)");
+  CLI::Option* test_utts = digits->add_option(
+      "--test-utts", d->test_utts, "Test utterances, unseen speakers (default: --size's)");
+  CLI::Option* test_seen_utts =
+      digits->add_option("--test-seen-utts", d->test_seen_utts,
+                         "Clean utterances of training speakers (default: --size's)");
   digits
       ->add_option("--speakers-per-voice", d->speakers_per_voice,
                    "Pseudo-speakers per voice (1 dev, 1 test, the rest train)")
@@ -70,7 +87,15 @@ void AddDataCommand(CLI::App& app) {
   digits->add_option("--seed", d->seed, "Seed")->capture_default_str();
   digits->add_option("--threads", d->threads, "Processes/threads (0: all cores)");
   digits->add_flag("--force", d->force, "Replace an existing output directory");
-  digits->callback([dout, d] {
+  digits->add_flag("--no-progress", *no_progress, "Never draw the progress lines");
+  digits->callback([dout, d, size, no_progress, train_utts, dev_utts, test_utts, test_seen_utts] {
+    const DigitsSetSizes n =
+        SizesOf(ParseOneOf(*size, {DigitsSize::kFull, DigitsSize::kSmall}, "--size"));
+    if (train_utts->count() == 0) d->train_utts = n.train;
+    if (dev_utts->count() == 0) d->dev_utts = n.dev;
+    if (test_utts->count() == 0) d->test_utts = n.test;
+    if (test_seen_utts->count() == 0) d->test_seen_utts = n.test_seen;
+    d->progress = !*no_progress && Progress::StderrIsTerminal();
     const DigitsStats st = BuildDigitsCorpus(*dout, *d);
     for (const auto& [set, s] : st.sets) {
       std::cout << fmt::format("{:<10} {:>6} utterances {:>4} speakers {:>7.2f} h {:>9} frames\n",
@@ -89,9 +114,13 @@ void AddDataCommand(CLI::App& app) {
   fbank->add_option("dir", *fdir, "Kaldi data dir with wav.scp (16 kHz, 16-bit PCM, mono)")
       ->required();
   fbank->add_option("--threads", *fthreads, "Threads (0: all cores)");
-  fbank->callback([fdir, fthreads] {
+  auto fno_progress = std::make_shared<bool>(false);
+  fbank->add_flag("--no-progress", *fno_progress, "Never draw the progress line");
+  fbank->callback([fdir, fthreads, fno_progress] {
     const int t = *fthreads > 0 ? *fthreads : static_cast<int>(std::thread::hardware_concurrency());
-    const FbankDirStats st = ComputeFbankForDataDir(*fdir, FbankOptions{}, t);
+    const bool progress = !*fno_progress && Progress::StderrIsTerminal();
+    const FbankDirStats st =
+        ComputeFbankForDataDir(*fdir, FbankOptions{}, t, progress ? "[fbank] " + *fdir : "");
     std::cout << fmt::format("{}: {} utterances, {} frames, {:.1f} s of audio in {:.2f} s\n", *fdir,
                              st.utterances, st.frames, st.audio_seconds, st.compute_seconds);
   });

@@ -13,6 +13,7 @@
 #include "engine/core/words.h"
 #include "engine/sweep/cli_spec.h"
 #include "engine/sweep/controller.h"
+#include "engine/sweep/plan_checks.h"
 
 namespace mavg::cli {
 namespace {
@@ -128,8 +129,15 @@ void AddSweepCommand(CLI::App& app) {
     const SweepSpec spec = ResolveSweepSpec(a->spec, a->overrides);
     auto store = OpenForReading(a->paths);
     const auto p = PlanSweep(spec, *store, a->paths);
+    // A plan is a view: it says what `sweep run` would refuse (and exits 0), so that a spec can
+    // be planned where its data is not.
+    const std::vector<const RunConfig*> need = RunsNeedingData(p);
+    const std::string data = DataProblems(need, fmt::format("the {} run(s) not done", need.size()));
     const double seconds = t.Seconds();
-    std::cout << FormatPlan(spec, p) << FormatPretraining(p, a->paths);
+    std::cout << FormatPlan(spec, p) << FormatPretraining(p, a->paths) << FormatSameTraining(p);
+    if (!data.empty()) {
+      std::cout << fmt::format("data: {} (sweep run refuses to start them)\n", data);
+    }
     if (a->timing) std::cout << fmt::format("planned {} runs in {:.3f} s\n", p.size(), seconds);
   });
 
@@ -168,6 +176,7 @@ void AddSweepCommand(CLI::App& app) {
   AddPathOptions(collect, a->paths);
   collect->callback([a] {
     Store store = OpenExisting(a->paths);
+    RequireSweep(store, a->name);
     const CollectSummary s = store.Collect(a->name);
     std::string line = fmt::format("sweep {}: {} runs, {} ingested, {} without files yet", a->name,
                                    s.runs, s.ingested, s.missing);
@@ -184,6 +193,7 @@ void AddSweepCommand(CLI::App& app) {
     const bool writable = sql::Writable(a->paths.Db());
     Store store =
         OpenExisting(a->paths, writable ? sql::OpenMode::kReadWrite : sql::OpenMode::kReadOnly);
+    RequireSweep(store, a->name);
     if (writable) {
       std::cout << ReconcileJobs(store, a->name, a->hung_after_s);
     } else {
@@ -202,6 +212,7 @@ void AddSweepCommand(CLI::App& app) {
   AddPathOptions(cancel, a->paths);
   cancel->callback([a] {
     Store store = OpenExisting(a->paths);
+    RequireSweep(store, a->name);
     const int n = CancelSweep(store, a->name);
     std::cout << fmt::format(
         "sweep {}: cancelled {} run(s) on SLURM (now interrupted; "
@@ -236,6 +247,7 @@ void AddSweepCommand(CLI::App& app) {
     }
     CheckExistingName("sweep name", a->name);
     Store store = OpenExisting(a->paths);
+    RequireSweep(store, a->name);
     if (retry_jobs->count() == 0) {
       a->run.jobs = DefaultJobs(Cores(), a->run.threads, StoredResources(store, a->name));
     }

@@ -4,8 +4,10 @@
 #include <iostream>
 
 #include "engine/cli/commands.h"
+#include "engine/config/data_paths.h"
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
+#include "engine/core/files.h"
 #include "engine/core/progress.h"
 #include "engine/core/run_state.h"
 #include "engine/train/trainer.h"
@@ -47,7 +49,7 @@ void AddTrainCommand(CLI::App& app) {
       std::cout << ToYaml(config);
       return;
     }
-    const ResolvedRun run = ResolveRun(std::move(config), config_path);
+    const ResolvedRun run = ResolveRun(std::move(config), config_path, args->sets);
     TrainOptions options;
     options.resume = !args->resume.empty();
     if (options.resume) {
@@ -59,6 +61,9 @@ void AddTrainCommand(CLI::App& app) {
     options.run_dir = options.resume      ? args->resume
                       : args->out.empty() ? "results/runs/adhoc/" + run.run_id
                                           : args->out;
+    // Data that cannot be read refuses the run before its directory is made; a directory that
+    // exists already (a sweep's, a resumed run's) records the failure as its runs do.
+    if (!PathExists(options.run_dir)) CheckDataPaths(run.config);
     options.force = args->force;
     options.cache_dir = args->cache_dir;
     options.progress = !args->no_progress && Progress::StderrIsTerminal();
@@ -71,8 +76,11 @@ void AddTrainCommand(CLI::App& app) {
     if (outcome.rank != 0) return;  // rank 0 reports for everyone
     std::string line =
         fmt::format("{}: {}", options.run_dir, state ? ToString(*state) : std::string_view("?"));
-    if (result.test_acc) line += fmt::format(", test accuracy {:.2f}%", 100.0 * *result.test_acc);
-    if (result.cv_acc) line += fmt::format(", CV accuracy {:.2f}%", 100.0 * *result.cv_acc);
+    // A decoded speech task: the WER first, then the frame accuracies the network was trained on.
+    if (result.wer) line += fmt::format(", test WER {:.2f}%", *result.wer);
+    const char* frame = result.wer ? "frame accuracy" : "accuracy";
+    if (result.test_acc) line += fmt::format(", test {} {:.2f}%", frame, 100.0 * *result.test_acc);
+    if (result.cv_acc) line += fmt::format(", CV {} {:.2f}%", frame, 100.0 * *result.cv_acc);
     line += fmt::format(", {} epochs in {:.1f}s", result.epochs.value_or(0),
                         result.wall_s.value_or(0.0));
     std::cout << line << std::endl;

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -729,7 +730,55 @@ void ApplyOverride(RunConfig& config, const std::string& assignment) {
   }
 }
 
-void Validate(const RunConfig& config_in, const std::string& source) {
+namespace {
+
+// Whether `text` names the config key `key` as a whole dotted path (schedule.lr, not
+// schedule.lr_x or x.schedule.lr).
+bool NamesKey(const std::string& text, const std::string& key) {
+  const auto part_of_key = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  };
+  for (size_t pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos + 1)) {
+    const size_t end = pos + key.size();
+    if ((pos == 0 || !part_of_key(text[pos - 1])) &&
+        (end == text.size() || !part_of_key(text[end]) ||
+         (text[end] == '.' && (end + 1 == text.size() || !part_of_key(text[end + 1]))))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Throws the problems, each against where its value came from: the --set assignments whose
+// keys it names, else `source`. One origin: "<origin>: <problem>" or "<origin>: N problems:
+// a; b"; several: "N problems: <origin>: a; <origin>: b".
+void ThrowAttributed(const std::string& source, const std::vector<std::string>& sets,
+                     const std::vector<std::string>& problems) {
+  if (problems.empty()) return;
+  std::vector<std::pair<std::string, std::string>> attributed;  // (origin, problem)
+  for (const std::string& p : problems) {
+    std::string origin;
+    for (const std::string& s : sets) {
+      const std::string key = Trim(s.substr(0, s.find('=')));
+      if (!key.empty() && NamesKey(p, key)) origin += (origin.empty() ? "--set " : ", --set ") + s;
+    }
+    attributed.emplace_back(origin.empty() ? source : origin, p);
+  }
+  const bool one_origin = std::all_of(attributed.begin(), attributed.end(), [&](const auto& a) {
+    return a.first == attributed[0].first;
+  });
+  if (one_origin) ThrowProblems(attributed[0].first, problems);
+  std::string joined;
+  for (size_t i = 0; i < attributed.size(); ++i) {
+    joined += fmt::format("{}{}: {}", i ? "; " : "", attributed[i].first, attributed[i].second);
+  }
+  throw Error(fmt::format("{} problems: {}", attributed.size(), joined));
+}
+
+}  // namespace
+
+void Validate(const RunConfig& config_in, const std::string& source,
+              const std::vector<std::string>& sets) {
   RunConfig config = config_in;  // fields are reached through non-const accessors
   std::vector<std::string> problems;
   for (const Binding& b : Bindings()) {
@@ -871,7 +920,7 @@ void Validate(const RunConfig& config_in, const std::string& source) {
     problems.push_back(fmt::format("schedule.newbob.min_epochs: {} exceeds schedule.epochs {}",
                                    config.schedule.newbob.min_epochs, config.schedule.epochs));
   }
-  ThrowProblems(source, problems);
+  ThrowAttributed(source, sets, problems);
 }
 
 nlohmann::json ToJson(const RunConfig& config_in) {
@@ -960,8 +1009,9 @@ std::string RunId(const RunConfig& config) {
   return Sha256Hex(CanonicalJson(config)).substr(0, 16);
 }
 
-ResolvedRun ResolveRun(RunConfig config, const std::string& source) {
-  Validate(config, source);
+ResolvedRun ResolveRun(RunConfig config, const std::string& source,
+                       const std::vector<std::string>& sets) {
+  Validate(config, source, sets);
   std::string id = RunId(config);
   return ResolvedRun{std::move(config), std::move(id)};
 }

@@ -45,8 +45,11 @@ void ApplyOverride(RunConfig& config, const std::string& assignment);
 void SetKey(RunConfig& config, const std::string& path, const std::string& value);
 
 // Checks ranges, allowed values and cross-key rules; throws one line listing every problem,
-// prefixed by `source` (e.g. the config file).
-void Validate(const RunConfig& config, const std::string& source);
+// prefixed by where its value came from: `source` (e.g. the config file), or, for a problem
+// that names a key one of `sets` ("KEY=VALUE" as given to --set and applied over the file)
+// assigned, that --set.
+void Validate(const RunConfig& config, const std::string& source,
+              const std::vector<std::string>& sets = {});
 
 // One key's value as ToJson writes it.
 nlohmann::json KeyJson(RunConfig& config, const std::string& path);
@@ -70,8 +73,9 @@ struct ResolvedRun {
   RunConfig config;
   std::string run_id;  // RunId(config)
 };
-// Validate(config, source), then the run id; throws as Validate does.
-ResolvedRun ResolveRun(RunConfig config, const std::string& source);
+// Validate(config, source, sets), then the run id; throws as Validate does.
+ResolvedRun ResolveRun(RunConfig config, const std::string& source,
+                       const std::vector<std::string>& sets = {});
 
 // Markdown table of every key: key | type | default | meaning.
 std::string ConfigReferenceMarkdown();

@@ -17,8 +17,8 @@ std::string FormatDuration(double seconds) {
 
 bool Progress::StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 
-Progress::Progress(std::string label, int64_t total, bool enabled)
-    : label_(std::move(label)), total_(total), enabled_(enabled) {}
+Progress::Progress(std::string label, int64_t total, bool enabled, std::string unit)
+    : label_(std::move(label)), total_(total), unit_(std::move(unit)), enabled_(enabled) {}
 
 Progress::~Progress() { Finish(); }
 
@@ -28,7 +28,7 @@ void Progress::Update(int64_t done, const std::string& extra) {
   if (last_draw_ >= 0.0 && t - last_draw_ < 0.25) return;
   last_draw_ = t;
   const double rate = t > 0.0 ? static_cast<double>(done) / t : 0.0;
-  std::string line = fmt::format("{} {:.0f} frames/s", label_, rate);
+  std::string line = fmt::format("{} {:.0f} {}/s", label_, rate, unit_);
   if (total_ > 0) {
     const double frac = static_cast<double>(done) / static_cast<double>(total_);
     line += fmt::format(" {:5.1f}%", 100.0 * frac);

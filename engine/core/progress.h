@@ -1,6 +1,6 @@
 #pragma once
-// A one-line progress display (frames/s and ETA) on stderr, redrawn in place at most a few
-// times a second, and only when stderr is a terminal.
+// A one-line progress display (rate and ETA) on stderr, redrawn in place at most a few times a
+// second, and only when stderr is a terminal.
 
 #include <cstdint>
 #include <string>
@@ -11,8 +11,9 @@ namespace mavg {
 
 class Progress {
  public:
-  // `label` prefixes the line; `total` is the expected amount of work (frames), 0 if unknown.
-  Progress(std::string label, int64_t total, bool enabled);
+  // `label` prefixes the line; `total` is the expected amount of work, counted in `unit` (the
+  // rate reads "<n> <unit>/s"), 0 if unknown.
+  Progress(std::string label, int64_t total, bool enabled, std::string unit = "frames");
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -26,6 +27,7 @@ class Progress {
  private:
   std::string label_;
   int64_t total_;
+  std::string unit_;
   bool enabled_;
   bool drawn_ = false;
   Timer timer_;

@@ -1,9 +1,13 @@
 #include "engine/speech/digits.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +21,7 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
+#include "engine/core/progress.h"
 #include "engine/core/rng.h"
 #include "engine/core/timer.h"
 #include "engine/data/kaldi_io.h"
@@ -94,42 +99,69 @@ std::vector<PhoneSegment> LoadSegments(const std::string& dir, const std::string
 // Stage 1: synthesis. eSpeak carries state from one utterance to the next (the audio of an
 // utterance depends on what was synthesised before it), so utterances are dealt to a fixed
 // number of lanes, each synthesised in order by a fresh process: the corpus is the same
-// whatever the number of processes running the lanes.
+// whatever the number of processes running the lanes. Each process writes a byte to a pipe per
+// utterance done, which the parent counts for the progress line.
 constexpr int kLanes = 8;
 
 void SynthesizeAll(const std::vector<UttPlan>& utts, const std::vector<Speaker>& speakers,
-                   const std::string& clean_dir, int procs) {
+                   const std::string& clean_dir, int procs, bool progress) {
+  int tally[2];  // [read end, write end]
+  MAVG_CHECK(pipe2(tally, O_CLOEXEC) == 0, "pipe failed: {}", std::strerror(errno));
+  Progress bar("[digits] synthesis", static_cast<int64_t>(utts.size()), progress, "utterances");
+  int64_t done = 0;
   std::vector<pid_t> running;
   bool failed = false;
-  auto reap_one = [&] {
-    int status = 0;
-    const pid_t pid = wait(&status);
-    if (pid <= 0) return;
-    running.erase(std::remove(running.begin(), running.end(), pid), running.end());
-    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  };
-  for (int lane = 0; lane < kLanes; ++lane) {
-    while (static_cast<int>(running.size()) >= procs) reap_one();
-    const pid_t pid = fork();
-    MAVG_CHECK(pid >= 0, "fork failed: {}", std::strerror(errno));
-    if (pid == 0) {
-      int code = 0;
-      try {
-        Synthesizer synth;
-        for (size_t i = static_cast<size_t>(lane); i < utts.size(); i += kLanes) {
-          const UttPlan& u = utts[i];
-          const Speaker& spk = speakers[u.speaker];
-          SaveClean(clean_dir, u.id, synth.Synthesize(spk.voice, u.words, spk.prosody));
-        }
-      } catch (const std::exception& e) {
-        WriteFileAtomic(fmt::format("{}/error.{}", clean_dir, lane), e.what());
-        code = 1;
+  int next_lane = 0;
+  while (next_lane < kLanes || !running.empty()) {
+    while (next_lane < kLanes && static_cast<int>(running.size()) < procs) {
+      const int lane = next_lane++;
+      const pid_t pid = fork();
+      if (pid < 0) {
+        close(tally[0]);
+        close(tally[1]);
+        MAVG_FAIL("fork failed: {}", std::strerror(errno));
       }
-      _exit(code);
+      if (pid == 0) {
+        close(tally[0]);
+        int code = 0;
+        try {
+          Synthesizer synth;
+          for (size_t i = static_cast<size_t>(lane); i < utts.size(); i += kLanes) {
+            const UttPlan& u = utts[i];
+            const Speaker& spk = speakers[u.speaker];
+            SaveClean(clean_dir, u.id, synth.Synthesize(spk.voice, u.words, spk.prosody));
+            if (write(tally[1], "u", 1) < 0) {
+              // Only the progress line misses it.
+            }
+          }
+        } catch (const std::exception& e) {
+          WriteFileAtomic(fmt::format("{}/error.{}", clean_dir, lane), e.what());
+          code = 1;
+        }
+        _exit(code);
+      }
+      running.push_back(pid);
     }
-    running.push_back(pid);
+    pollfd ready{tally[0], POLLIN, 0};
+    if (poll(&ready, 1, 100) > 0) {
+      char bytes[4096];
+      const ssize_t n = read(tally[0], bytes, sizeof(bytes));
+      if (n > 0) done += n;
+    }
+    bar.Update(done);
+    for (;;) {
+      int status = 0;
+      const pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      const auto it = std::find(running.begin(), running.end(), pid);
+      if (it == running.end()) continue;
+      running.erase(it);
+      failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
   }
-  while (!running.empty()) reap_one();
+  close(tally[0]);
+  close(tally[1]);
+  bar.Finish();
   if (failed) {
     for (int lane = 0; lane < kLanes; ++lane) {
       const std::string err = fmt::format("{}/error.{}", clean_dir, lane);
@@ -211,7 +243,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
     spdlog::info("[digits] synthesising {} utterances with {} voices in {} processes", utts.size(),
                  voices.size(), procs);
     Timer synth_timer;
-    SynthesizeAll(utts, speakers, clean_dir, procs);
+    SynthesizeAll(utts, speakers, clean_dir, procs, o.progress);
     stats.synth_seconds = synth_timer.Seconds();
 
     // The phone set and lexicon (flite's pronunciations) and the pdf of every (phone, state).
@@ -249,6 +281,8 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
       std::vector<int> uniform(mine.size(), 0);
       std::vector<std::thread> workers;
       std::vector<std::string> errors(procs);
+      std::atomic<int64_t> mixed{0};  // utterances done, for the progress line
+      std::atomic<int> finished{0};   // workers done
       for (int k = 0; k < procs; ++k) {
         workers.emplace_back([&, k] {
           try {
@@ -301,11 +335,21 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
                 ali[t] = phone_id(s.phone) * 3 + state;
               }
               alignments[i] = std::move(ali);
+              ++mixed;
             }
           } catch (const std::exception& e) {
             errors[k] = e.what();
           }
+          ++finished;
         });
+      }
+      {
+        Progress bar(fmt::format("[digits] {}: noise and alignments", set),
+                     static_cast<int64_t>(mine.size()), o.progress, "utterances");
+        do {  // drawn at least once, however quick the step
+          bar.Update(mixed.load());
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        } while (finished.load() < procs);
       }
       for (auto& w : workers) w.join();
       for (const auto& e : errors) MAVG_CHECK(e.empty(), "{}", e);
@@ -351,7 +395,8 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
       WriteFileAtomic(dir + "/wav.scp", tmp_scp);
       Timer feat_timer;
       FbankOptions fo;
-      ComputeFbankForDataDir(dir, fo, procs);
+      ComputeFbankForDataDir(dir, fo, procs,
+                             o.progress ? fmt::format("[digits] {}: features", set) : "");
       stats.feature_seconds += feat_timer.Seconds();
       WriteFileAtomic(dir + "/wav.scp", wav_scp);
       set_alignments[set] = std::move(alignments);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/core/progress.h"
 #include "engine/core/timer.h"
 #include "engine/data/kaldi_io.h"
 #include "engine/speech/wav.h"
@@ -173,7 +174,7 @@ class OrderedPipeline {
 }  // namespace
 
 FbankDirStats ComputeFbankForDataDir(const std::string& data_dir, const FbankOptions& opts,
-                                     int threads) {
+                                     int threads, const std::string& progress_label) {
   MAVG_CHECK(threads >= 1, "fbank: threads must be >= 1, got {}", threads);
   Timer timer;
   const FbankComputer fbank(opts);
@@ -185,8 +186,11 @@ FbankDirStats ComputeFbankForDataDir(const std::string& data_dir, const FbankOpt
   FbankDirStats stats;
   kaldi::MatrixArchiveWriter writer(ark, scp, ark);
   {
+    Progress bar(progress_label, static_cast<int64_t>(utts.size()), !progress_label.empty(),
+                 "utterances");
     OrderedPipeline pipeline(utts, fbank, std::min(threads, static_cast<int>(utts.size())));
     for (size_t i = 0; i < utts.size(); ++i) {
+      bar.Update(static_cast<int64_t>(i));
       Result result = pipeline.Take(i);
       writer.Write(utts[i].id, result.feats);
       stats.utterances += 1;

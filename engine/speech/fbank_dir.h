@@ -23,7 +23,8 @@ struct FbankDirStats {
 // WAV samples are scaled to int16 range before FbankComputer::Compute, as Kaldi does.
 // Errors name the utterance: missing or malformed wav, a sample rate other than
 // opts.sample_rate, fewer samples than one frame, a duplicate utterance id.
+// A non-empty `progress_label` draws a progress line (core/progress.h) with that label.
 FbankDirStats ComputeFbankForDataDir(const std::string& data_dir, const FbankOptions& opts,
-                                     int threads);
+                                     int threads, const std::string& progress_label = "");
 
 }  // namespace mavg

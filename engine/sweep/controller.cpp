@@ -19,6 +19,7 @@
 #include "engine/data/data_identity.h"
 #include "engine/pretrain/stack_cache.h"
 #include "engine/records/run_state_file.h"
+#include "engine/sweep/plan_checks.h"
 
 namespace mavg {
 namespace {
@@ -163,6 +164,19 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
   return any_failed ? 1 : 0;
 }
 
+// Launches whose data cannot be read are refused before anything is claimed or written; a dry
+// run says it would refuse them.
+static void CheckRequestData(const std::string& source, const std::vector<LaunchRequest>& requests,
+                             bool dry_run) {
+  std::vector<const RunConfig*> configs;
+  for (const LaunchRequest& q : requests) configs.push_back(&q.config);
+  const std::string data =
+      DataProblems(configs, fmt::format("the {} run(s) to launch", configs.size()));
+  if (data.empty()) return;
+  MAVG_CHECK(dry_run, "{}: {}", source, data);
+  std::cout << fmt::format("data: {} (a run refuses to start them)\n", data);
+}
+
 std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
   std::vector<std::string> header = {"run_id", "state"};
   for (const auto& a : spec.axes) header.push_back(a);
@@ -284,11 +298,20 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   }
   std::vector<LaunchRequest> requests =
       LaunchRequests(state, choice.launch, options, spec.resources);
+  if (!options.dry_run) CheckRequestData(spec.path, requests, false);
+  {
+    std::vector<PlannedRun> launching;
+    for (size_t i : choice.launch) launching.push_back(state.plan[i]);
+    if (const std::string note = FormatSameTraining(launching); !note.empty()) {
+      spdlog::info("[sweep] {}", note.substr(0, note.size() - 1));
+    }
+  }
 
   // Act.
   WarnClusterOnly(spec.resources, launcher);
   if (options.dry_run) {
     std::cout << FormatPlan(spec, state.plan);
+    CheckRequestData(spec.path, requests, true);
     std::cout << fmt::format("dry run: {} run(s) would be launched ({})\n", requests.size(),
                              launcher.Name());
     for (const std::string& cmd : launcher.Describe(requests)) std::cout << "  " << cmd << "\n";
@@ -321,6 +344,7 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanSta
   const StoredSweep stored = ReadStoredSweep(store, sweep, states);
   WarnClusterOnly(stored.resources, launcher);
   const std::vector<LaunchRequest> requests = RetryRequests(stored, states, options);
+  CheckRequestData(fmt::format("sweep {}", sweep), requests, options.dry_run);
   if (options.dry_run) {
     std::cout << fmt::format("dry run: {} run(s) would be relaunched\n", requests.size());
     for (const std::string& cmd : launcher.Describe(requests)) std::cout << "  " << cmd << "\n";

@@ -13,6 +13,7 @@
 #include "engine/core/yaml.h"
 #include "engine/records/checkpoint_meta.h"
 #include "engine/records/run_state_file.h"
+#include "engine/sweep/nearest.h"
 
 namespace mavg {
 namespace {
@@ -194,6 +195,15 @@ SweepResources StoredResources(Store& store, const std::string& sweep) {
     if (res) resources = ParseResources(res, source);
   });
   return resources;
+}
+
+void RequireSweep(Store& store, const std::string& name) {
+  if (store.GetSweep(name).has_value()) return;
+  std::vector<std::string> names;
+  for (const SweepRecord& s : store.Sweeps()) names.push_back(s.name);
+  MAVG_FAIL("{}: no sweep named '{}'{}", store.Db().Path(), name,
+            names.empty() ? std::string(" (it holds no sweep yet)")
+                          : fmt::format(" (did you mean '{}'?)", Nearest(name, names)));
 }
 
 StoredSweep ReadStoredSweep(Store& store, const std::string& sweep,

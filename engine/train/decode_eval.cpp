@@ -81,6 +81,13 @@ std::optional<DecodeReport> DecodeTestSet(Network& net, const RunData& data,
   r.decode_acoustic_scale = opts.decode.acoustic_scale;
   r.decode_word_penalty = opts.decode.word_penalty;
   r.decode_no_path = d.no_path;
+  if (d.no_path > 0) {
+    spdlog::warn(
+        "[decode] test: {} of {} utterances had no surviving path; each is scored as the "
+        "deletion of all its words (decode_no_path in result.json; a larger decode.beam keeps "
+        "more paths)",
+        d.no_path, data.test.NumUtts());
+  }
   // Real-time factor of the search alone, per core: decoding CPU time / audio time.
   r.decode_rtf = d.audio_seconds > 0 ? d.decode_cpu_seconds / d.audio_seconds : 0.0;
   spdlog::info(

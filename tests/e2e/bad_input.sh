@@ -28,10 +28,20 @@ expect_error "optimizer.minibatch: 0 is out of range" "$MAVG" train ok.yaml --se
 expect_error "schedule.lr: -0.1 is out of range" "$MAVG" train ok.yaml --set schedule.lr=-0.1
 expect_error "data.context: -1 is out of range" "$MAVG" train ok.yaml --set data.context=-1
 expect_error "did you mean 'schedule.lr'" "$MAVG" train ok.yaml --set schedule.lrate=1
+# A value out of range is blamed on the --set that gave it, not on the file.
+expect_error "mavg: error: --set schedule.lr=-2: schedule.lr: -2 is out of range" "$MAVG" train ok.yaml --set schedule.lr=-2
 
 # ---- data ----
-expect_error "nowhere/train" "$MAVG" train ok.yaml --set data.train=nowhere/train --out r1 --no-progress
-grep -qs '"status": "failed"' r1/state.json || fail "failed run not marked failed"
+# Data that cannot be read refuses the run before its directory is made (the default one
+# too); in a directory that exists already (a sweep's) the failure is recorded there.
+expect_error "data.train: nowhere/train: not found" "$MAVG" train ok.yaml --set data.train=nowhere/train --out r1 --no-progress
+[ ! -e r1 ] || fail "a run refused for its data left a run directory"
+expect_error "2 data paths cannot be read: data.train: nowhere/train: not found; data.dev: data/train/feats.ark: not a directory" \
+  "$MAVG" train ok.yaml --set data.train=nowhere/train --set data.dev=data/train/feats.ark --no-progress
+[ ! -e results ] || fail "a run refused for its data left $(find results -maxdepth 3)"
+mkdir r1b
+expect_error "nowhere/train" "$MAVG" train ok.yaml --set data.train=nowhere/train --out r1b --no-progress
+grep -qs '"status": "failed"' r1b/state.json || fail "failed run not marked failed"
 
 # A label outside the output layer (10 classes, 5 outputs).
 expect_error "outside the output layer" "$MAVG" train ok.yaml --set model.num_outputs=5 --out r2 --no-progress

@@ -5,7 +5,11 @@ source "$(dirname "$0")/lib.bash"
 small=(--train-utts 120 --dev-utts 24 --test-utts 30 --test-seen-utts 12 --speakers-per-voice 3
        --voices flite:kal16 flite:kal espeak:en-us espeak:en-gb-x-rp)
 "$MAVG" -q data digits --out d1 "${small[@]}" --threads 1 > build1.txt
-"$MAVG" -q data digits --out d2 "${small[@]}" --threads 2 > /dev/null
+# On a terminal (script gives it one) every step draws a progress line.
+script -qec "$(printf '%q ' "$MAVG" -q data digits --out d2 "${small[@]}" --threads 2)" /dev/null > tty.txt
+for step in "synthesis" "train: noise and alignments" "train: features" "test_seen: features"; do
+  grep -q "\[digits\] $step [0-9]* utterances/s" tty.txt || fail "no progress line for $step: $(tr '\r' '\n' < tty.txt)"
+done
 cat build1.txt
 for f in train/text train/utt2spk train/ali.ark train/feats.ark test/feats.ark lang/lexicon.txt lang/transitions.txt; do
   cmp -s "d1/$f" "d2/$f" || fail "$f differs between builds with the same seed"
@@ -42,7 +46,10 @@ optimizer: {minibatch: 64}
 schedule: {type: constant, lr: 0.004, epochs: 2}
 device_options: {threads: 1}
 YAML
-"$MAVG" -q train tiny.yaml --out run --no-progress
+"$MAVG" -q train tiny.yaml --out run --no-progress > train.txt
+cat train.txt
+tail -1 train.txt | grep -q "^run: completed, test WER [0-9.]*%, test frame accuracy [0-9.]*%, CV frame accuracy" ||
+  fail "the last line of mavg train does not lead with the WER: $(tail -1 train.txt)"
 python3 - <<'PY'
 import json
 r = json.load(open("run/result.json"))
@@ -70,6 +77,12 @@ assert n == r["wer_ref_words"] and e == errors, (n, e, r["wer_ref_words"], error
 assert r["wer"] < 60, "2 epochs should already recognise most digits"
 PY
 [ -s run/decode_test.txt ] || fail "no per-utterance alignments"
+# Utterances whose paths all fell off a tiny beam score as deletions, with a warning that counts them.
+"$MAVG" -q train tiny.yaml --out nopath --no-progress --set schedule.epochs=1 --set decode.tune=false \
+  --set decode.beam=0.001 > /dev/null 2> nopath.txt
+n=$(json_get nopath/result.json decode_no_path)
+[ "$n" -gt 0 ] || fail "beam 0.001 left a path for every utterance"
+grep -q "warn.*\[decode\] test: $n of 30 utterances had no surviving path" nopath.txt || fail "no warning: $(cat nopath.txt)"
 grep -q "^REF:" run/decode_test.txt || fail "alignments not in sclite style"
 "$MAVG" decode --model run/model.bin --data d1/test_seen --acoustic-scale 0.1 > dec.txt 2>&1
 grep -q "^%WER" dec.txt || fail "mavg decode: $(cat dec.txt)"

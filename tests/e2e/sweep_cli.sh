@@ -43,6 +43,12 @@ PY
 "$MAVG" report table "$name" "${R[@]}" --rows parallel.workers --cols optimizer.type --value test_error > t.md
 [ "$(grep -c '(n=1)' t.md)" = 2 ] || fail "report table on the command-line sweep: $(cat t.md)"
 
+# One worker averages nothing: the plan names the 1-worker runs that train the same model.
+"$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --grid parallel.average_every=1,10 "${R[@]}" > same.txt
+grep -q "^same training: 1 group(s) of runs" same.txt || fail "no same-training note: $(cat same.txt)"
+[ "$(grep -A1 '^same training' same.txt | tail -1 | grep -o 'parallel.workers=1 ' | wc -l)" = 2 ] ||
+  fail "the same-training group: $(cat same.txt)"
+
 # On a spec file: its grid narrowed, an axis added. Same points, same runs: all done already.
 cat > s.yaml <<YAML
 name: small
@@ -67,6 +73,17 @@ expect_error "'parallel.workers' is an axis of s.yaml; narrow it with --grid par
 expect_error "a sweep needs a spec file or --base CONFIG" "$MAVG" sweep run "${R[@]}"
 expect_error "give a sweep spec or --base CONFIG, not both" "$MAVG" sweep plan s.yaml --base base.yaml
 expect_error "nope.yaml: config file not found" "$MAVG" sweep run --base nope.yaml --grid seed=1,2 "${R[@]}"
+# Data that cannot be read: the plan and a dry run name the path and how many runs read it;
+# a run refuses to start them.
+N=(--base base.yaml --set data.train=nowhere/train --grid parallel.workers=1,2 "${R[@]}")
+"$MAVG" sweep plan "${N[@]}" | grep -qx "data: the data of the 2 run(s) not done cannot be read: data.train nowhere/train: not found (2 of the runs) (sweep run refuses to start them)" ||
+  fail "plan: no word of the missing data: $("$MAVG" sweep plan "${N[@]}")"
+"$MAVG" -q sweep run "${N[@]}" --dry-run | grep -q "^data: the data of the 2 run(s) to launch cannot be read: data.train nowhere/train" ||
+  fail "dry run: no word of the missing data"
+expect_error "command line: the data of the 2 run(s) to launch cannot be read: data.train nowhere/train: not found (2 of the runs)" \
+  "$MAVG" sweep run "${N[@]}"
+# A misspelt sweep name gets the closest one.
+expect_error "no sweep named '${name}x' (did you mean '$name'?)" "$MAVG" sweep status "${name}x" "${R[@]}"
 dump > after.sql
 cmp -s before.sql after.sql || fail "a refused command changed the database"
 [ "$(ls res/sweeps)" = "$name.yaml" ] || fail "a refused command wrote a spec: $(ls res/sweeps)"
