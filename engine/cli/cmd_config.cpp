@@ -20,8 +20,8 @@ void AddConfigCommand(CLI::App& app) {
   check->callback([path, sets] {
     RunConfig config = LoadConfigFile(*path);
     for (const std::string& s : *sets) ApplyOverride(config, s);
-    Validate(config, *path);
-    std::cout << *path << ": ok, run id " << RunId(config) << "\n";
+    const ResolvedRun run = ResolveRun(std::move(config), *path, *sets);
+    std::cout << *path << ": ok, run id " << run.run_id << "\n";
   });
 }
 

@@ -176,7 +176,7 @@ void AddSweepCommand(CLI::App& app) {
   AddPathOptions(collect, a->paths);
   collect->callback([a] {
     Store store = OpenExisting(a->paths);
-    RequireSweep(store, a->name);
+    store.RequireSweep(a->name);
     const CollectSummary s = store.Collect(a->name);
     std::string line = fmt::format("sweep {}: {} runs, {} ingested, {} without files yet", a->name,
                                    s.runs, s.ingested, s.missing);
@@ -193,7 +193,7 @@ void AddSweepCommand(CLI::App& app) {
     const bool writable = sql::Writable(a->paths.Db());
     Store store =
         OpenExisting(a->paths, writable ? sql::OpenMode::kReadWrite : sql::OpenMode::kReadOnly);
-    RequireSweep(store, a->name);
+    store.RequireSweep(a->name);
     if (writable) {
       std::cout << ReconcileJobs(store, a->name, a->hung_after_s);
     } else {
@@ -212,7 +212,7 @@ void AddSweepCommand(CLI::App& app) {
   AddPathOptions(cancel, a->paths);
   cancel->callback([a] {
     Store store = OpenExisting(a->paths);
-    RequireSweep(store, a->name);
+    store.RequireSweep(a->name);
     const int n = CancelSweep(store, a->name);
     std::cout << fmt::format(
         "sweep {}: cancelled {} run(s) on SLURM (now interrupted; "
@@ -247,7 +247,7 @@ void AddSweepCommand(CLI::App& app) {
     }
     CheckExistingName("sweep name", a->name);
     Store store = OpenExisting(a->paths);
-    RequireSweep(store, a->name);
+    store.RequireSweep(a->name);
     if (retry_jobs->count() == 0) {
       a->run.jobs = DefaultJobs(Cores(), a->run.threads, StoredResources(store, a->name));
     }

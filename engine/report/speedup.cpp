@@ -278,10 +278,9 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         return {Num(m), fmt::format("{:.2f}", b / f),
                 fmt::format("{:.2f}", b / f * base.workers / t.workers)};
       };
-      // Counts as whole numbers (csv: as it always printed them, 4 significant digits).
-      const auto count = [csv](double x) { return csv ? Num(x) : report::Count(x); };
-      row.push_back(t.frames.empty() ? "–" : count(Mean(t.frames)));
-      row.push_back(t.dropped.empty() ? "–" : count(Mean(t.dropped)));
+      // Counts as whole numbers, in every format.
+      row.push_back(t.frames.empty() ? "–" : report::Count(Mean(t.frames)));
+      row.push_back(t.dropped.empty() ? "–" : report::Count(Mean(t.dropped)));
       std::vector<std::string> m =
           triple(t.measured, t.measured_per_frame, base.measured_per_frame);
       if (t.measured.empty() && !t.Empty()) m = {"simulated", "–", "–"};

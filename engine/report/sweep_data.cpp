@@ -19,8 +19,7 @@ const std::string* ReportRun::Axis(const std::string& name) const {
 }
 
 std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
-  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
-             sweep);
+  store.RequireSweep(sweep);
   sql::Database& db = store.Db();
   std::vector<ReportRun> runs;
   std::map<std::string, size_t> index;

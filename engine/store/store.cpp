@@ -1,3 +1,4 @@
+#include "engine/core/nearest.h"
 #include "engine/store/store.h"
 
 #include <cmath>
@@ -77,6 +78,15 @@ std::optional<SweepRecord> Store::GetSweep(const std::string& name) {
   s.Bind(1, name);
   if (!s.Step()) return std::nullopt;
   return SweepRecord{s.Text(0), s.Text(1), s.Text(2), s.Text(3)};
+}
+
+SweepRecord Store::RequireSweep(const std::string& name) {
+  if (std::optional<SweepRecord> sweep = GetSweep(name)) return *sweep;
+  std::vector<std::string> names;
+  for (const SweepRecord& s : Sweeps()) names.push_back(s.name);
+  MAVG_FAIL("{}: no sweep named '{}'{}", db_.Path(), name,
+            names.empty() ? std::string(" (it holds no sweep yet)")
+                          : fmt::format(" (did you mean '{}'?)", Nearest(name, names)));
 }
 
 std::vector<SweepRecord> Store::Sweeps() {
@@ -359,7 +369,7 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
 }
 
 CollectSummary Store::Collect(const std::string& sweep) {
-  MAVG_CHECK(GetSweep(sweep).has_value(), "{}: no sweep named '{}'", db_.Path(), sweep);
+  RequireSweep(sweep);
   CollectSummary summary;
   for (const auto& [run_id, run] : RunsOfSweep(sweep)) {
     ++summary.runs;

@@ -63,6 +63,9 @@ class Store {
   sql::Database& Db() { return db_; }
 
   std::optional<SweepRecord> GetSweep(const std::string& name);
+  // The sweep named `name`; else throws "<db>: no sweep named '<name>' (did you mean
+  // '<closest>'?)" (or "(it holds no sweep yet)").
+  SweepRecord RequireSweep(const std::string& name);
   // Records the sweep; a different spec under an existing name is refused unless `force`.
   void PutSweep(const SweepRecord& sweep, bool force);
   std::vector<SweepRecord> Sweeps();

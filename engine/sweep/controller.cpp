@@ -391,8 +391,7 @@ double SecondsSince(const std::string& iso) {
 
 std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_after_s,
                           const JobQueues& queues) {
-  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
-             sweep);
+  store.RequireSweep(sweep);
   const auto runs = store.RunsOfSweep(sweep);
   std::string out;
   for (const auto& [queue, in_queue] : AttemptsInQueues(store, sweep, runs, queues)) {
@@ -443,8 +442,7 @@ std::string ReconcileJobs(Store& store, const std::string& sweep, double hung_af
 }
 
 int CancelSweep(Store& store, const std::string& sweep, const JobQueues& queues) {
-  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
-             sweep);
+  store.RequireSweep(sweep);
   const auto runs = store.RunsOfSweep(sweep);
   int cancelled = 0;
   for (const auto& [queue, active] : AttemptsInQueues(store, sweep, runs, queues)) {
@@ -503,8 +501,7 @@ std::string AxesText(const std::string& axes_json) {
 }  // namespace
 
 std::string FormatStatus(Store& store, const std::string& sweep) {
-  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
-             sweep);
+  store.RequireSweep(sweep);
   const auto runs = store.RunsOfSweep(sweep);
   std::map<PlanState, int> counts;
   for (const auto& [id, r] : runs) ++counts[PlanStateOf(&r)];

@@ -5,7 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/words.h"
-#include "engine/sweep/nearest.h"
+#include "engine/core/nearest.h"
 
 namespace mavg {
 namespace {

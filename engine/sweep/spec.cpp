@@ -18,7 +18,7 @@
 #include "engine/core/rng.h"
 #include "engine/core/words.h"
 #include "engine/core/yaml.h"
-#include "engine/sweep/nearest.h"
+#include "engine/core/nearest.h"
 
 namespace mavg {
 namespace {

@@ -13,7 +13,7 @@
 #include "engine/core/yaml.h"
 #include "engine/records/checkpoint_meta.h"
 #include "engine/records/run_state_file.h"
-#include "engine/sweep/nearest.h"
+#include "engine/core/nearest.h"
 
 namespace mavg {
 namespace {
@@ -186,30 +186,19 @@ SweepState ReadSweepState(const SweepSpec& spec, Store& store, const SweepPaths&
 }
 
 SweepResources StoredResources(Store& store, const std::string& sweep) {
-  const auto stored = store.GetSweep(sweep);
-  MAVG_CHECK(stored.has_value(), "{}: no sweep named '{}'", store.Db().Path(), sweep);
+  const SweepRecord stored = store.RequireSweep(sweep);
   SweepResources resources;
   const std::string source = fmt::format("{}: the spec of sweep '{}'", store.Db().Path(), sweep);
   ReadingYaml(source, [&] {
-    const YAML::Node res = LoadYamlStrict(stored->spec_yaml, source)["resources"];
+    const YAML::Node res = LoadYamlStrict(stored.spec_yaml, source)["resources"];
     if (res) resources = ParseResources(res, source);
   });
   return resources;
 }
 
-void RequireSweep(Store& store, const std::string& name) {
-  if (store.GetSweep(name).has_value()) return;
-  std::vector<std::string> names;
-  for (const SweepRecord& s : store.Sweeps()) names.push_back(s.name);
-  MAVG_FAIL("{}: no sweep named '{}'{}", store.Db().Path(), name,
-            names.empty() ? std::string(" (it holds no sweep yet)")
-                          : fmt::format(" (did you mean '{}'?)", Nearest(name, names)));
-}
-
 StoredSweep ReadStoredSweep(Store& store, const std::string& sweep,
                             const std::vector<PlanState>& states) {
-  MAVG_CHECK(store.GetSweep(sweep).has_value(), "{}: no sweep named '{}'", store.Db().Path(),
-             sweep);
+  store.RequireSweep(sweep);
   StoredSweep out;
   out.name = sweep;
   out.db_path = store.Db().Path();

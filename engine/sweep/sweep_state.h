@@ -97,10 +97,6 @@ struct StoredSweep {
 StoredSweep ReadStoredSweep(Store& store, const std::string& sweep,
                             const std::vector<PlanState>& states);
 
-// Throws "<db>: no sweep named '<name>' (did you mean '<closest>'?)" when the store holds no
-// sweep of that name.
-void RequireSweep(Store& store, const std::string& name);
-
 // The resources of a stored sweep's spec, read as the spec was.
 SweepResources StoredResources(Store& store, const std::string& sweep);
 

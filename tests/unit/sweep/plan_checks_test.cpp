@@ -133,12 +133,12 @@ TEST_F(PlanChecks, ThePlanNamesTheRunsThatTrainTheSameModel) {
 
 TEST(SweepNames, AMisspeltNameGetsTheClosestStoredOne) {
   Store store(":memory:");
-  EXPECT_EQ(ErrorOf([&] { RequireSweep(store, "quickstart"); }),
+  EXPECT_EQ(ErrorOf([&] { store.RequireSweep("quickstart"); }),
             ":memory:: no sweep named 'quickstart' (it holds no sweep yet)");
   store.PutSweep({"quickstart", "name: quickstart\n", "h1", ""}, false);
   store.PutSweep({"table3", "name: table3\n", "h2", ""}, false);
-  EXPECT_NO_THROW(RequireSweep(store, "quickstart"));
-  EXPECT_EQ(ErrorOf([&] { RequireSweep(store, "quickstrat"); }),
+  EXPECT_NO_THROW(store.RequireSweep("quickstart"));
+  EXPECT_EQ(ErrorOf([&] { store.RequireSweep("quickstrat"); }),
             ":memory:: no sweep named 'quickstrat' (did you mean 'quickstart'?)");
 }
 

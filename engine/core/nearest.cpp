@@ -1,4 +1,4 @@
-#include "engine/sweep/nearest.h"
+#include "engine/core/nearest.h"
 
 #include <algorithm>
 #include <cstdint>

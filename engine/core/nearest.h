@@ -1,5 +1,6 @@
 #pragma once
-// The valid name closest to a mistyped one, for "did you mean ...?" in spec errors.
+// The valid name closest to a mistyped one, for "did you mean ...?" in errors (spec keys,
+// resources, stored sweeps).
 
 #include <string>
 #include <vector>
