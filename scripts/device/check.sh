@@ -109,7 +109,7 @@ if [ -n "$WORK" ]; then
   WORK=$(cd "$WORK" && pwd)
   rm -rf "${WORK:?}/logs" "$WORK/tests" "$WORK/steps.tsv" "$WORK/parts.tsv" "$WORK/meta.txt" \
          "$WORK"/bench_*.json "$WORK/devices.json" "$WORK/nvidia_smi.csv" "$WORK/versions.json" "$WORK/ldd.txt" \
-         "$WORK/gpu_epoch" "$WORK/memcheck" "${WORK:?}/lib" "$WORK/bin"
+         "$WORK/gpu_epoch" "$WORK/memcheck" "${WORK:?}/lib" "${WORK:?}/bin"
 else
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/mavg-check.XXXXXX")
   trap 'rm -rf "$WORK"' EXIT
@@ -254,7 +254,7 @@ trap on_signal TERM INT
 
 # tmo CMD...: CMD under the step's timeout (SIGKILL 5 s after SIGTERM); 124 when it ran out.
 tmo() { timeout -k 5 "$STEP_TIMEOUT" "$@"; }
-timed_out_note() { NOTE="timed out after $STEP_TIMEOUT s${1:+: $1}"; }
+timed_out_note() { NOTE="timed out after $STEP_TIMEOUT s"; }
 step_left() { awk -v a="$STEP_T0" -v b="$(now)" -v L="$1" 'BEGIN { printf "%d", L - (b - a) }'; }
 need_gpu() {
   if [ -n "$REHEARSE" ] || [ "${DEVICE_VISIBLE:-0}" -gt 0 ]; then return 0; fi

@@ -247,7 +247,7 @@ def test_rules(groups, device_visible, complete):
     problems = []
     skipped = [n for g in groups.values() for n in g["skipped_tests"]]
     if skipped:
-        problems.append(f"{len(skipped)} tests skipped with a CUDA device visible: "
+        problems.append(f"{len(skipped)} test{'s' if len(skipped) > 1 else ''} skipped with a CUDA device visible: "
                         + ", ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else ""))
     if complete:
         backend = groups.get("gpu_backend")
@@ -335,8 +335,9 @@ def num(v):
 
 
 def bench_figures(name, data, others=None):
-    """One benchmark's figure beside its reference: the training step against the SGEMM rate
-    of the same GEMMs, N replicas against one worker, the on-device mean against host staging."""
+    """One benchmark's figure beside its reference, and their ratio (figure / reference): the
+    training step's GEMM rate against the SGEMM rate of the same GEMMs alone, N replicas'
+    frames/s against one worker's, the on-device mean's seconds against host staging's."""
     g = lambda k: num(find_key(data, k))  # noqa: E731
     b = {"device": find_key(data, "device")}
     if name.startswith("train"):
@@ -358,7 +359,7 @@ def bench_figures(name, data, others=None):
         if None not in (many, one):
             b["figure"] = f"{b['workers']} replicas: {many:.0f} frames/s"
             b["reference"] = f"one worker: {one:.0f} frames/s"
-            b["ratio"] = ratio
+            b["ratio"] = many / one if one else None
     elif name == "average":
         dev, host = g("device_s"), g("host_staged_s")
         b.update(device_s=dev, host_staged_s=host, device_n_s=g("device_n_s"))
