@@ -22,8 +22,8 @@
 #   scripts/device/  check.sh, gpu_epoch.sh, unpack.sh, tiny_data.py, summarize.py, filter
 #   check.sh   a forwarder to scripts/device/check.sh
 #   MANIFEST.txt  every file with its size and where it came from; what is expected on the target
-#   TESTS.txt  the unit tests the GPU filter selects, per executable (check.sh runs them without
-#              CTest)
+#   TESTS.txt  the tests the GPU filter (gpu_tests.filter's tests=) selects, per executable
+#              (check.sh runs them without CTest)
 # Fails (non-zero, one clear message) if a needed library is not found here (CUDA ones excepted:
 # libcuda.so.1 is missing on a machine without a driver), or if OUT_DIR exceeds 60 MiB
 # (MAVG_BUNDLE_LIMIT_MIB): the device machine is reached only by copying a folder that small.
@@ -182,10 +182,11 @@ exec bash "$(dirname "${BASH_SOURCE[0]}")/scripts/device/check.sh" "$@"
 SH
 chmod +x "$OUT/check.sh"
 
-filter=$(grep -v '^#' "$HERE/gpu_tests.filter" | grep -v '^[[:space:]]*$' | head -1)
+filter=$(sed -n 's/^tests=//p' "$HERE/gpu_tests.filter" | head -1)
+[ -n "$filter" ] || die "scripts/device/gpu_tests.filter has no tests= line"
 {
-  echo "# Unit tests that check.sh runs on the GPU machine (no CTest there): each bin/unit_* with"
-  echo "#   --gtest_filter=$filter --gtest_brief=1"
+  echo "# Tests that check.sh runs on the GPU machine (no CTest there): bin/gpu_backend, then each"
+  echo "# bin/unit_*, with --gtest_filter=$filter"
   echo "# Listed on the build machine ($(hostname)) from $BUILD."
   for b in "$OUT"/bin/unit_* "$OUT"/bin/gpu_*; do
     [ -e "$b" ] || continue
