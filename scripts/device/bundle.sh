@@ -9,7 +9,9 @@
 # Then copy OUT_DIR to the GPU machine and run  OUT_DIR/check.sh --out DIR  there.
 #
 # OUT_DIR (removed and rebuilt on every run) holds:
-#   bin/       mavg and every test executable (BUILD_DIR/tests/unit_* and gpu_*), stripped copies
+#   bin/       mavg and every test executable (BUILD_DIR/tests/unit_* and gpu_*), stripped copies;
+#              the test executables are stored xz-compressed (bin/NAME.xz: ~34 MiB raw, ~10 MiB
+#              packed) and mavg is not (so the bundle's mavg runs as it comes)
 #   lib/       the shared libraries they load (ldd, recursively), except those the GPU machine
 #              has itself: glibc (libc, libm, libpthread, libdl, librt, libresolv, ld-linux, ...),
 #              the driver (libcuda, libnvidia-*) and the CUDA toolkit (anything resolved under
@@ -17,7 +19,8 @@
 #              /usr/local/cuda/lib64 on LD_LIBRARY_PATH). libstdc++, libgcc_s and libgomp ARE
 #              bundled (the target's may be older). Libraries of 256 KiB and more are stored
 #              xz-compressed (lib/NAME.xz): OpenBLAS alone is 35 MiB, the raw bundle ~100 MiB;
-#              scripts/device/unpack.sh (run by check.sh) restores them in place.
+#              scripts/device/unpack.sh (run by check.sh) restores them, and the test
+#              executables, in place or into a scratch folder.
 #   configs/   the repository's configs
 #   scripts/device/  check.sh, gpu_epoch.sh, unpack.sh, tiny_data.py, summarize.py, filter
 #   check.sh   a forwarder to scripts/device/check.sh
@@ -197,6 +200,21 @@ filter=$(sed -n 's/^tests=//p' "$HERE/gpu_tests.filter" | head -1)
   done
 } > "$OUT/TESTS.txt"
 
+# The test executables, once listed, are stored compressed too: as raw copies they are over half
+# the bundle.
+declare -A bin_raw_size=()
+for b in "$OUT"/bin/unit_* "$OUT"/bin/gpu_*; do
+  [ -f "$b" ] || continue
+  [ "$(stat -c %s "$b")" -ge $((XZ_MIN_KIB * 1024)) ] || continue
+  printf '%s\0' "$b"
+done | xargs -0 -r -P "$(nproc)" -n 1 xz "-$XZ_LEVEL" -T1 -f
+for b in "$OUT"/bin/*.xz; do
+  [ -e "$b" ] || continue
+  name=$(basename "$b" .xz)
+  bin_raw_size[$name]=$(xz --robot --list "$b" | awk '$1 == "totals" {print $5}')
+  sed -i "s|^bin/$name\t\(.*\)\$|bin/$name.xz\t\1 (xz of ${bin_raw_size[$name]} bytes)|" "$STAGE/manifest-src"
+done
+
 # ---- manifest and size --------------------------------------------------------------------------
 for name in "${!seen[@]}"; do
   if [ -f "$OUT/lib/$name.xz" ]; then
@@ -210,7 +228,8 @@ git_dirty=""
 [ -z "$(git -C "$ROOT" status --porcelain 2>/dev/null | head -1)" ] || git_dirty=" (uncommitted changes)"
 raw_total=0
 for n in "${!raw_size[@]}"; do raw_total=$((raw_total + raw_size[$n])); done
-raw_total=$((raw_total + $(du -sb --exclude=lib "$OUT" | cut -f1)))
+for n in "${!bin_raw_size[@]}"; do raw_total=$((raw_total + bin_raw_size[$n])); done
+raw_total=$((raw_total + $(du -sb --exclude=lib --exclude='*.xz' "$OUT" | cut -f1)))
 {
   echo "mavg device bundle"
   echo "built:    $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) from $BUILD"
@@ -239,7 +258,7 @@ nfiles=$(find "$OUT" -type f | wc -l)
 limit=$((LIMIT_MIB * 1024 * 1024))
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 echo "bundle: $OUT"
-echo "  $(find "$OUT/bin" -type f | wc -l) executables, ${#seen[@]} libraries ($(find "$OUT/lib" -name '*.xz' | wc -l) xz-compressed), $nfiles files"
+echo "  $(find "$OUT/bin" -type f | wc -l) executables ($(find "$OUT/bin" -name '*.xz' | wc -l) xz-compressed), ${#seen[@]} libraries ($(find "$OUT/lib" -name '*.xz' | wc -l) xz-compressed), $nfiles files"
 echo "  size $(mib "$total") ($total bytes; limit $LIMIT_MIB MiB), $(mib "$raw_total") once unpacked"
 echo "  needs glibc >= $glibc_needed on the target"
 if [ "$total" -gt "$limit" ]; then

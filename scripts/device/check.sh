@@ -6,8 +6,8 @@
 # python3 -- but none of our Debian libraries. Either
 #   * from a device bundle (scripts/device/bundle.sh made it; copied over):
 #       device-bundle/check.sh --out DIR         (or device-bundle/scripts/device/check.sh)
-#     uses the bundle's bin/ and lib/ (its xz-compressed libraries are unpacked into the
-#     scratch folder, see unpack.sh; the bundle is not changed);
+#     uses the bundle's bin/ and lib/ (its xz-compressed libraries and test executables are
+#     unpacked into the scratch folder, see unpack.sh; the bundle is not changed);
 #   * or from a repository checkout with a built tree:  scripts/device/check.sh --out DIR
 #     uses build/bin/mavg and build/tests/unit_* and gpu_backend (or --build BUILD_DIR).
 # Only mavg and the test executables run with <bundle's libs>:<CUDA's lib dirs>:$LD_LIBRARY_PATH;
@@ -109,7 +109,7 @@ if [ -n "$WORK" ]; then
   WORK=$(cd "$WORK" && pwd)
   rm -rf "${WORK:?}/logs" "$WORK/tests" "$WORK/steps.tsv" "$WORK/parts.tsv" "$WORK/meta.txt" \
          "$WORK"/bench_*.json "$WORK/devices.json" "$WORK/nvidia_smi.csv" "$WORK/versions.json" "$WORK/ldd.txt" \
-         "$WORK/gpu_epoch" "$WORK/memcheck" "${WORK:?}/lib" "${WORK:?}/bin"
+         "$WORK/gpu_epoch" "$WORK/memcheck" "${WORK:?}/lib" "${WORK:?}/bin" "${WORK:?}/tests-bin"
 else
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/mavg-check.XXXXXX")
   trap 'rm -rf "$WORK"' EXIT
@@ -126,11 +126,11 @@ if [ -z "$BUILD" ] && [ -f "$ROOT/bin/mavg" ]; then
   MODE=bundle
   for b in "$ROOT"/bin/*; do [ -x "$b" ] || chmod u+x "$b" 2>/dev/null || true; done  # copies may drop the x bit
   MAVG="$ROOT/bin/mavg"
-  [ -f "$ROOT/bin/gpu_backend" ] && GPU_BACKEND="$ROOT/bin/gpu_backend"
-  UNIT_TESTS=("$ROOT"/bin/unit_*)
-  # The compressed libraries are unpacked into the scratch folder: the bundle itself stays
-  # as it came (and small enough to copy again).
-  LIBDIR=$(bash "$HERE/unpack.sh" "$ROOT" "$WORK/lib") || die "could not unpack $ROOT/lib"
+  # The compressed libraries and test executables are unpacked into the scratch folder: the
+  # bundle itself stays as it came (and small enough to copy again).
+  LIBDIR=$(bash "$HERE/unpack.sh" "$ROOT" "$WORK/lib" "$WORK/tests-bin") || die "could not unpack $ROOT/lib and $ROOT/bin"
+  [ -f "$WORK/tests-bin/gpu_backend" ] && GPU_BACKEND="$WORK/tests-bin/gpu_backend"
+  UNIT_TESTS=("$WORK"/tests-bin/unit_*)
 else
   MODE=build
   BUILD=${BUILD:-$ROOT/build}

@@ -37,14 +37,17 @@ grep -q 'bin/mavg' "$B/MANIFEST.txt" || fail "MANIFEST.txt does not list bin/mav
 
 libdir=$(bash "$B/scripts/device/unpack.sh" "$B")
 [ "$libdir" = "$B/lib" ] || fail "unpack.sh unpacked into '$libdir', not the bundle's lib/"
-[ -z "$(find "$B/lib" -name '*.xz' | while read -r x; do [ -e "${x%.xz}" ] || echo "$x"; done)" ] ||
-  fail "unpack.sh left compressed libraries unpacked"
+[ -z "$(find "$B/lib" "$B/bin" -name '*.xz' | while read -r x; do [ -e "${x%.xz}" ] || echo "$x"; done)" ] ||
+  fail "unpack.sh left compressed libraries or executables unpacked"
+[ -n "$(find "$B/bin" -name 'unit_*.xz')" ] || fail "the test executables are not stored compressed"
+for x in "$B"/bin/*.xz; do [ -x "${x%.xz}" ] || fail "unpack.sh left ${x%.xz} not executable"; done
 bash "$B/scripts/device/unpack.sh" "$B" > /dev/null || fail "unpack.sh is not idempotent"
 
 env -i LD_LIBRARY_PATH="$B/lib" "$B/bin/mavg" --help > help.txt 2>&1 || fail "bundled mavg does not start: $(cat help.txt)"
 grep -q 'Subcommands:' help.txt || fail "unexpected --help output: $(cat help.txt)"
 # The proof: apart from glibc and CUDA, every library resolves into the bundle's lib/.
 for exe in "$B"/bin/*; do
+  case "$exe" in *.xz) continue ;; esac  # the packed test executables, unpacked beside them
   env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$B/lib" ldd "$exe" > ldd.txt 2>&1 || fail "ldd $exe: $(cat ldd.txt)"
   while read -r name arrow path _; do
     [ "$arrow" = "=>" ] || continue
