@@ -1,4 +1,3 @@
-#include "engine/core/nearest.h"
 #include "engine/store/store.h"
 
 #include <cmath>
@@ -9,6 +8,7 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
+#include "engine/core/nearest.h"
 #include "engine/core/sysinfo.h"
 #include "engine/records/epoch_row.h"
 #include "engine/records/pretrain_record.h"

@@ -4,8 +4,8 @@
 #include <charconv>
 
 #include "engine/core/error.h"
-#include "engine/core/words.h"
 #include "engine/core/nearest.h"
+#include "engine/core/words.h"
 
 namespace mavg {
 namespace {

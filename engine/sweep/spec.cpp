@@ -15,10 +15,10 @@
 #include "engine/core/files.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
+#include "engine/core/nearest.h"
 #include "engine/core/rng.h"
 #include "engine/core/words.h"
 #include "engine/core/yaml.h"
-#include "engine/core/nearest.h"
 
 namespace mavg {
 namespace {
@@ -305,7 +305,8 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
   if (check == SizeCheck::kSpec) {
     std::vector<size_t> dims;
     if (const YAML::Node grid = root["grid"]; grid && grid.IsMap()) {
-      for (const auto& item : grid) dims.push_back(item.second.IsSequence() ? item.second.size() : 1);
+      for (const auto& item : grid)
+        dims.push_back(item.second.IsSequence() ? item.second.size() : 1);
     }
     if (const YAML::Node zip = root["zip"]; zip && zip.IsSequence()) {
       for (const auto& group : zip) {
@@ -315,8 +316,8 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
       }
     }
     const YAML::Node include = root["include"];
-    CheckRunCount(path, dims, spec.replicates,
-                  include && include.IsSequence() ? include.size() : 0, spec.max_runs);
+    CheckRunCount(path, dims, spec.replicates, include && include.IsSequence() ? include.size() : 0,
+                  spec.max_runs);
   }
   if (const YAML::Node grid = root["grid"]) spec.grid = ParseAxes(grid, "grid", path);
   if (const YAML::Node zip = root["zip"]) {

@@ -9,11 +9,11 @@
 #include "engine/core/build_info.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/nearest.h"
 #include "engine/core/sysinfo.h"
 #include "engine/core/yaml.h"
 #include "engine/records/checkpoint_meta.h"
 #include "engine/records/run_state_file.h"
-#include "engine/core/nearest.h"
 
 namespace mavg {
 namespace {
