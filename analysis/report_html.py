@@ -42,7 +42,7 @@ ASSETS = {
 }
 # The run list shows these metrics when the runs have them (every metric is in runs.csv).
 RUN_LIST_METRICS = ["wer", "test_error", "cv_error", "final_cv_loss", "epochs", "epoch_s",
-                    "projected_epoch_s", "wall_s", "mode"]
+                    "projected_epoch_s", "wall_s", "attempts", "mode"]
 METRIC_HELP = {
     "wer": "word error rate on the test set (%)",
     "test_error": "100 x (1 - test frame accuracy)",
@@ -52,7 +52,8 @@ METRIC_HELP = {
                "trained one after another in this one process",
     "projected_epoch_s": "simulated workers: the epoch projected onto N devices (slowest worker "
                          "per averaging interval + measured averaging); a projection",
-    "wall_s": "wall time of the whole run",
+    "wall_s": "measured wall time of the whole run, summed over its attempts",
+    "attempts": "the processes that ran it: 1 + resumes from a checkpoint",
     "mode": "simulated: N workers in one process (timings projected); mpi: one process each",
 }
 LOG_LIMIT = 1 << 20  # bytes of a run's log copied beside the page (its end)
