@@ -247,6 +247,17 @@ TEST_P(BackendOps, SoftmaxRowsSumToOneAndSurviveLargeLogits) {
   EXPECT_NEAR(y(0, 3), 1.0f, 1e-6);
 }
 
+// Rows without columns: nothing to read or write (the CUDA backend launches nothing for them;
+// the CPU backend once took the maximum of an empty row).
+TEST_P(BackendOps, SoftmaxOfRowsWithoutColumnsWritesNothing) {
+  Matrix none_x(B(), 4, 0), none_y(B(), 4, 0);  // no memory at all
+  B().Softmax(none_x, none_y);
+  const HostMat x = RandomHost(4, 3, 16);
+  Matrix dx = ToDevice(B(), x), dy = ToDevice(B(), x);
+  B().Softmax(dx.View().ColRange(1, 0), dy.View().ColRange(1, 0));
+  EXPECT_EQ(ToHost(B(), dy).v, x.v);
+}
+
 TEST_P(BackendOps, SoftmaxCrossEntropyLossGradAccuracy) {
   const int rows = 12, cols = 7;
   HostMat x = RandomHost(rows, cols, 16, 2.0);
