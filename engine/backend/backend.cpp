@@ -1,5 +1,6 @@
 #include "engine/backend/backend.h"
 
+#include <chrono>
 #include <cstdlib>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -14,6 +15,33 @@ void* Backend::AllocateHostStaging(size_t bytes) {
 }
 
 void Backend::FreeHostStaging(void* ptr) { std::free(ptr); }
+
+namespace {
+
+// The event of a backend whose operations finish in the call: when it was recorded, all the
+// work queued before was done.
+struct HostClockEvent {
+  std::chrono::steady_clock::time_point at{};
+};
+
+HostClockEvent& AsHostClock(void* event) {
+  MAVG_CHECK(event != nullptr, "an event that was never created");
+  return *static_cast<HostClockEvent*>(event);
+}
+
+}  // namespace
+
+void* Backend::CreateEvent() { return new HostClockEvent; }
+void Backend::DestroyEvent(void* event) { delete static_cast<HostClockEvent*>(event); }
+void Backend::RecordEvent(void* event) { AsHostClock(event).at = std::chrono::steady_clock::now(); }
+void Backend::WaitEvent(void* event) { AsHostClock(event); }
+double Backend::SecondsBetween(void* start, void* end) {
+  return std::chrono::duration<double>(AsHostClock(end).at - AsHostClock(start).at).count();
+}
+
+void Backend::RunNgsgdSmallBatch(const std::vector<NgsgdSmallTask>& tasks) {
+  for (const NgsgdSmallTask& t : tasks) RunNgsgdSmall(t);
+}
 
 void Backend::MeanOfReplicas(const std::vector<MatrixView>& replicas) {
   MAVG_CHECK(!replicas.empty(), "no replicas to average");

@@ -65,6 +65,28 @@ class Backend {
   virtual void CopyFromHost(const float* src, MatrixView dst) = 0;
   virtual void CopyToHost(ConstMatrixView src, float* dst) = 0;
 
+  // ---- Host and device at once: asynchronous copies and events -------------------------------
+  // Whether operations return before their work is done (a GPU: the host may prepare the next
+  // minibatch while the device steps). The CPU's are done when they return.
+  virtual bool RunsAsynchronously() const { return false; }
+  // Queues a copy from staging memory (AllocateHostStaging) and returns without waiting for it:
+  // unlike every other copy from the host, the source must stay unchanged until an event
+  // recorded after this call has completed (WaitEvent). Later work sees the copy (one queue).
+  virtual void CopyFromStagingAsync(const void* staging, void* dst, size_t bytes) {
+    CopyBytesToDevice(dst, staging, bytes);
+  }
+  // Events mark a point in the queue of work (BackendEvent, device_buffer.h, owns one). On a
+  // backend whose operations finish in the call, an event is the host clock when recorded.
+  virtual void* CreateEvent();
+  virtual void DestroyEvent(void* event);
+  // Marks the work queued so far: the event completes when that work is done.
+  virtual void RecordEvent(void* event);
+  // Waits until the work the event marks is done (at once if it was never recorded).
+  virtual void WaitEvent(void* event);
+  // Seconds from `start`'s completion to `end`'s (waits for `end`; both recorded): the device
+  // time of the work queued between them.
+  virtual double SecondsBetween(void* start, void* end);
+
   // ---- BLAS-like -----------------------------------------------------------------------------
   // c = alpha * op(a) * op(b) + beta * c, op(x) = x or x^T. (beta == 0 ignores c's contents.)
   virtual void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrixView a, ConstMatrixView b,
@@ -95,6 +117,10 @@ class Backend {
                            MatrixView y) = 0;
   // One of NG-SGD's small dense steps (backend/ngsgd_small.h), on this backend's memory.
   virtual void RunNgsgdSmall(const NgsgdSmallTask& task) = 0;
+  // Small steps that share no memory they write (those of different preconditioners), all
+  // queued at once: one launch of a block each on a GPU. The default runs them one by one, in
+  // order; each gives the bits it gives alone.
+  virtual void RunNgsgdSmallBatch(const std::vector<NgsgdSmallTask>& tasks);
   // The RBM's per-minibatch decisions (backend/rbm_small.h), on this backend's memory.
   virtual void RunRbmSmall(const RbmSmallTask& task) = 0;
 

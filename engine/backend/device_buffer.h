@@ -68,10 +68,12 @@ class HostStaging {
   HostStaging& operator=(const HostStaging&) = delete;
 
   // At least n floats; contents undefined after growth.
-  float* Floats(size_t n) {
+  float* Floats(size_t n) { return static_cast<float*>(Bytes(n * sizeof(float))); }
+  // At least n bytes (aligned for any scalar); contents undefined after growth.
+  void* Bytes(size_t n) {
     if (n > capacity_) {
       Release();
-      data_ = static_cast<float*>(backend_->AllocateHostStaging(n * sizeof(float)));
+      data_ = backend_->AllocateHostStaging(n);
       capacity_ = n;
     }
     return data_;
@@ -84,9 +86,44 @@ class HostStaging {
     capacity_ = 0;
   }
 
-  Backend* backend_;       // [not null], not owned
-  float* data_ = nullptr;  // [capacity_], owned
+  Backend* backend_;      // [not null], not owned
+  void* data_ = nullptr;  // [capacity_ bytes], owned
   size_t capacity_ = 0;
+};
+
+// An event of a backend (Backend::CreateEvent): a mark in its queue of work. Move-only.
+class BackendEvent {
+ public:
+  BackendEvent() = default;
+  explicit BackendEvent(Backend& backend) : backend_(&backend), event_(backend.CreateEvent()) {}
+  ~BackendEvent() { Release(); }
+  BackendEvent(BackendEvent&& other) noexcept { *this = std::move(other); }
+  BackendEvent& operator=(BackendEvent&& other) noexcept {
+    if (this != &other) {
+      Release();
+      backend_ = std::exchange(other.backend_, nullptr);
+      event_ = std::exchange(other.event_, nullptr);
+    }
+    return *this;
+  }
+  BackendEvent(const BackendEvent&) = delete;
+  BackendEvent& operator=(const BackendEvent&) = delete;
+
+  void Record() { backend_->RecordEvent(event_); }
+  void Wait() { backend_->WaitEvent(event_); }
+  // Seconds from `start`'s completion to this event's (waits for this one).
+  double SecondsSince(BackendEvent& start) {
+    return backend_->SecondsBetween(start.event_, event_);
+  }
+
+ private:
+  void Release() {
+    if (event_ != nullptr) backend_->DestroyEvent(event_);
+    event_ = nullptr;
+  }
+
+  Backend* backend_ = nullptr;  // not owned
+  void* event_ = nullptr;       // owned, backend_'s
 };
 
 class Matrix {

@@ -430,4 +430,47 @@ MAVG_HOST_DEVICE void RunNgsgdSmallTask(Block& b, const NgsgdSmallTask& t) {
   }
 }
 
+// Tasks that share no memory they write (Backend::RunNgsgdSmallBatch), as one grid: block i
+// runs tasks[i]. The batch is the kernel's parameter, within the 4 KB every CUDA device takes;
+// more tasks are several launches.
+struct NgsgdSmallBatch {
+  static constexpr int kMaxTasks = 16;
+  int count = 0;
+  NgsgdSmallTask tasks[kMaxTasks];
+};
+static_assert(sizeof(NgsgdSmallBatch) + sizeof(int64_t) <= 4096,
+              "a batch and the fast memory size must fit in a kernel's parameters");
+
+// The first `count` (at most kMaxTasks) of `tasks`.
+inline NgsgdSmallBatch MakeNgsgdSmallBatch(const NgsgdSmallTask* tasks, int count) {
+  NgsgdSmallBatch batch;
+  batch.count = count < NgsgdSmallBatch::kMaxTasks ? count : NgsgdSmallBatch::kMaxTasks;
+  for (int i = 0; i < batch.count; ++i) batch.tasks[i] = tasks[i];
+  return batch;
+}
+
+// The fast memory a task uses when its block has enough (NgsgdSmallFastDoubles), else 0.
+inline int64_t NgsgdSmallTaskFastDoubles(const NgsgdSmallTask& t) {
+  const bool hot =
+      t.kind == NgsgdSmallKind::kSubspace || t.kind == NgsgdSmallKind::kReorthogonalize;
+  return hot ? NgsgdSmallFastDoubles(t.rank) : 0;
+}
+
+// The fast memory a batch's blocks get: the most any of its tasks uses, of those within
+// `available`; a task needing more runs from its work buffer (the same bits).
+inline int64_t NgsgdSmallBatchFastDoubles(const NgsgdSmallBatch& batch, int64_t available) {
+  int64_t most = 0;
+  for (int i = 0; i < batch.count; ++i) {
+    const int64_t want = NgsgdSmallTaskFastDoubles(batch.tasks[i]);
+    if (want <= available && want > most) most = want;
+  }
+  return most;
+}
+
+// Block `index` of a batch's grid.
+template <typename Block>
+MAVG_HOST_DEVICE void RunNgsgdSmallBatchTask(Block& b, const NgsgdSmallBatch& batch, int index) {
+  RunNgsgdSmallTask(b, batch.tasks[index]);
+}
+
 }  // namespace mavg

@@ -84,31 +84,85 @@ void OnlinePreconditioner::InitDefault(int dim) {
   skipped_ = 0;
 }
 
-void OnlinePreconditioner::Init(ConstMatrixView x0) {
-  InitDefault(static_cast<int>(x0.cols));
-  Matrix copy(*backend_, x0.rows, x0.cols), prod(*backend_, 1, x0.rows);
-  for (int i = 0; i < kInitIterations; ++i) {
-    backend_->Copy(x0, copy);
-    PreconditionInternal(copy, prod, init_gamma_.Data(), /*update=*/true);
-  }
-  t_ = 0;
-  skipped_ = 0;
+void OnlinePreconditioner::Precondition(MatrixView x, MatrixView row_products, float* gamma) {
+  Begin(x, row_products, gamma);
+  NgsgdSmallTask task;
+  while (Continue(&task)) backend_->RunNgsgdSmall(task);
 }
 
-void OnlinePreconditioner::Precondition(MatrixView x, MatrixView row_products, float* gamma) {
+void OnlinePreconditioner::Begin(MatrixView x, MatrixView row_products, float* gamma) {
+  MAVG_CHECK(stage_ == Stage::kIdle, "Precondition: the previous minibatch is not finished");
   MAVG_CHECK(row_products.rows == 1 && row_products.cols == x.rows,
              "Precondition: row products are {}x{}, need 1x{}", row_products.rows,
              row_products.cols, x.rows);
-  if (x.cols == 1) {  // one dimension: preconditioning is the identity
-    backend_->RowSumSquares(x, row_products);
-    backend_->Fill(MatrixView(gamma, 1, 1), 1.0f);
-    return;
+  job_ = Job{};
+  job_.x = x;
+  job_.row_products = row_products;
+  job_.gamma = gamma;
+  stage_ = Stage::kStart;
+}
+
+bool OnlinePreconditioner::Continue(NgsgdSmallTask* task) {
+  Backend& b = *backend_;
+  const MatrixView x = job_.x;
+  for (;;) {
+    switch (stage_) {
+      case Stage::kIdle:
+        return false;
+      case Stage::kStart:
+        if (x.cols == 1) {  // one dimension: preconditioning is the identity
+          b.RowSumSquares(x, job_.row_products);
+          b.Fill(MatrixView(job_.gamma, 1, 1), 1.0f);
+          stage_ = Stage::kIdle;
+          return false;
+        }
+        if (t_ < 0) {  // initialise: passes over a copy of this minibatch
+          InitDefault(static_cast<int>(x.cols));
+          init_x_ = Matrix(b, x.rows, x.cols);
+          init_prod_ = Matrix(b, 1, x.rows);
+          job_.init_passes = kInitIterations;
+          job_.initializing = true;
+        }
+        stage_ = Stage::kNextPass;
+        break;
+      case Stage::kNextPass:
+        if (job_.init_passes > 0) {
+          --job_.init_passes;
+          b.Copy(x, init_x_);
+          StartPass(init_x_, init_prod_, init_gamma_.Data(), /*update=*/true, task);
+          return true;
+        }
+        if (job_.initializing) {  // the initialisation's passes are done
+          job_.initializing = false;
+          init_x_ = Matrix();
+          init_prod_ = Matrix();
+          t_ = 0;
+          skipped_ = 0;
+        }
+        MAVG_CHECK(x.cols == dim_, "Precondition: {} columns, the preconditioner has {}", x.cols,
+                   dim_);
+        job_.own_pass = true;
+        job_.update = t_ < kInitialUpdates || skipped_ >= options_.update_period - 1;
+        StartPass(x, job_.row_products, job_.gamma, job_.update, task);
+        return true;
+      case Stage::kAfterSubspace:
+        if (FormNextBasis(task)) {
+          stage_ = Stage::kAfterReorthogonalize;
+          return true;
+        }
+        stage_ = PassEnd();
+        break;
+      case Stage::kAfterReorthogonalize:
+        ApplyReorthogonalization();
+        stage_ = PassEnd();
+        break;
+      case Stage::kDone:
+        skipped_ = job_.update ? 0 : skipped_ + 1;
+        job_ = Job{};
+        stage_ = Stage::kIdle;
+        return false;
+    }
   }
-  if (t_ < 0) Init(x);
-  MAVG_CHECK(x.cols == dim_, "Precondition: {} columns, the preconditioner has {}", x.cols, dim_);
-  const bool update = t_ < kInitialUpdates || skipped_ >= options_.update_period - 1;
-  PreconditionInternal(x, row_products, gamma, update);
-  skipped_ = update ? 0 : skipped_ + 1;
 }
 
 NgsgdSmallTask OnlinePreconditioner::Task(NgsgdSmallKind kind, int64_t n) {
@@ -126,11 +180,12 @@ NgsgdSmallTask OnlinePreconditioner::Task(NgsgdSmallKind kind, int64_t n) {
   return t;
 }
 
-void OnlinePreconditioner::PreconditionInternal(MatrixView x, MatrixView row_products, float* gamma,
-                                                bool update) {
+void OnlinePreconditioner::StartPass(MatrixView x, MatrixView row_products, float* gamma,
+                                     bool update, NgsgdSmallTask* task) {
   Backend& b = *backend_;
   const int64_t n = x.rows;
   const int r = rank_;
+  pass_rows_ = n;
   if (h_.Rows() < n || h_.Cols() != r) h_ = Matrix(b, n, r), row_squares_ = Matrix(b, 1, n);
   MatrixView h = h_.View().RowRange(0, n);
   b.Gemm(false, true, 1.0f, x, w_, 0.0f, h);  // H = R W^T
@@ -140,11 +195,11 @@ void OnlinePreconditioner::PreconditionInternal(MatrixView x, MatrixView row_pro
     b.RowSumSquares(x, rr);
     b.Gemm(false, false, -1.0f, h, w_, 1.0f, x);  // P = R - H W
     b.RowSumSquares(x, row_products);
-    NgsgdSmallTask t = Task(NgsgdSmallKind::kGamma, n);
-    t.row_a = rr.data;
-    t.row_b = row_products.data;
-    t.gamma = gamma;
-    b.RunNgsgdSmall(t);
+    *task = Task(NgsgdSmallKind::kGamma, n);
+    task->row_a = rr.data;
+    task->row_b = row_products.data;
+    task->gamma = gamma;
+    stage_ = PassEnd();
     return;
   }
 
@@ -153,30 +208,38 @@ void OnlinePreconditioner::PreconditionInternal(MatrixView x, MatrixView row_pro
   b.Gemm(true, false, 1.0f, h, h, 0.0f, small2_);   // L = H^T H
   b.Gemm(false, false, -1.0f, h, w_, 1.0f, x);      // P = R - H W
   b.RowSumSquares(x, row_products);
-  NgsgdSmallTask t = Task(NgsgdSmallKind::kSubspace, n);
-  t.k = small_.View().data;
-  t.l = small2_.View().data;
-  t.row_b = row_products.data;
-  t.coef = coef_.View().data;
-  t.matrix = small_.View().data;  // A replaces K (read before A is written)
-  t.gamma = gamma;
-  b.RunNgsgdSmall(t);
+  *task = Task(NgsgdSmallKind::kSubspace, n);
+  task->k = small_.View().data;
+  task->l = small2_.View().data;
+  task->row_b = row_products.data;
+  task->coef = coef_.View().data;
+  task->matrix = small_.View().data;  // A replaces K (read before A is written)
+  task->gamma = gamma;
+  stage_ = Stage::kAfterSubspace;
+}
+
+bool OnlinePreconditioner::FormNextBasis(NgsgdSmallTask* task) {
+  Backend& b = *backend_;
   // W_{t+1} = A B, B = J + coef (D_t + rho_t I) W_t rows.
   b.MulRowsAdd(coef_, w_, 1.0f, j_);
   b.Gemm(false, false, 1.0f, small_, j_, 0.0f, w1_);
   // Reorthogonalise where due: W_{t+1} <- M W_{t+1} (M = I otherwise). Where the host can
   // read the subspace step's verdict at once (the CPU) and it says not due, M = I is known
   // without O, and W_{t+1} stays as it is (what M W_{t+1} gives then, up to the sign of zeros).
-  if (b.HostReadsDeviceMemory() && ngsgd_small::Work(work_.Data(), r).flags[0] == 0.0) {
+  if (b.HostReadsDeviceMemory() && ngsgd_small::Work(work_.Data(), rank_).flags[0] == 0.0) {
     std::swap(w_, w1_);
     ++t_;
-    return;
+    return false;
   }
   b.Gemm(false, true, 1.0f, w1_, w1_, 0.0f, small2_);  // O = W W^T
-  NgsgdSmallTask o = Task(NgsgdSmallKind::kReorthogonalize, n);
-  o.l = small2_.View().data;
-  o.matrix = small_.View().data;
-  b.RunNgsgdSmall(o);
+  *task = Task(NgsgdSmallKind::kReorthogonalize, pass_rows_);
+  task->l = small2_.View().data;
+  task->matrix = small_.View().data;
+  return true;
+}
+
+void OnlinePreconditioner::ApplyReorthogonalization() {
+  Backend& b = *backend_;
   b.Copy(w1_, j_);
   b.Gemm(false, false, 1.0f, small_, j_, 0.0f, w1_);
   std::swap(w_, w1_);

@@ -40,6 +40,14 @@ class OnlinePreconditioner {
   // on the first call (and after Reset).
   void Precondition(MatrixView x, MatrixView row_products, float* gamma);
 
+  // Precondition in phases, so that a caller can run the small steps of several
+  // preconditioners together (Backend::RunNgsgdSmallBatch): Begin, then Continue until it
+  // returns false, running the small step it gives (on this preconditioner's backend) before the
+  // next call. Continue queues the device work up to the next small step. Precondition is
+  // this loop with every step run at once; the operations are the same, in the same order.
+  void Begin(MatrixView x, MatrixView row_products, float* gamma);
+  bool Continue(NgsgdSmallTask* task);
+
   // Back to the uninitialised state (the next minibatch initialises).
   void Reset() { t_ = -1; }
 
@@ -63,9 +71,35 @@ class OnlinePreconditioner {
   }
 
  private:
+  // Where a minibatch's preconditioning stands (Begin/Continue). Every pass over a matrix
+  // (the initialisation's, then the minibatch's own) starts with a small step: kGamma, or
+  // kSubspace followed by kReorthogonalize.
+  enum class Stage {
+    kIdle,                  // no minibatch
+    kStart,                 // begun: nothing queued yet
+    kNextPass,              // the initialisation's next pass, or the minibatch's own
+    kAfterSubspace,         // the subspace step ran: form W_{t+1}
+    kAfterReorthogonalize,  // the reorthogonalisation ran: apply it
+    kDone,                  // the minibatch's pass is complete
+  };
+  struct Job {
+    MatrixView x, row_products;  // the minibatch and its row products (the caller's)
+    float* gamma = nullptr;      // the caller's
+    int init_passes = 0;         // the initialisation's passes still to run
+    bool initializing = false;   // the initialisation's passes come first
+    bool own_pass = false;       // the current pass is the minibatch's own
+    bool update = false;         // the current pass updates the Fisher model
+  };
+  Stage PassEnd() const { return job_.own_pass ? Stage::kDone : Stage::kNextPass; }
+
   void InitDefault(int dim);
-  void Init(ConstMatrixView x0);
-  void PreconditionInternal(MatrixView x, MatrixView row_products, float* gamma, bool update);
+  // Queues the current pass over x up to its first small step and writes it to *task.
+  void StartPass(MatrixView x, MatrixView row_products, float* gamma, bool update,
+                 NgsgdSmallTask* task);
+  // After the subspace step: W_{t+1}; returns whether the reorthogonalisation step is due
+  // (then in *task), else the pass is complete.
+  bool FormNextBasis(NgsgdSmallTask* task);
+  void ApplyReorthogonalization();
   NgsgdSmallTask Task(NgsgdSmallKind kind, int64_t n);
   // scalars_ as doubles: d [R], rho, t, skipped.
   double* StateDoubles() { return reinterpret_cast<double*>(scalars_.View().data); }
@@ -84,6 +118,10 @@ class OnlinePreconditioner {
   Matrix h_, j_, w1_, small_, small2_, coef_, row_squares_;
   DeviceBuffer<double> work_;
   DeviceBuffer<float> init_gamma_;  // gamma of the initialisation passes (unused)
+  Matrix init_x_, init_prod_;  // the initialisation's copy of the first minibatch, row products
+  Stage stage_ = Stage::kIdle;
+  Job job_;
+  int64_t pass_rows_ = 0;  // N of the current pass
 };
 
 }  // namespace mavg

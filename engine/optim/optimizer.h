@@ -20,6 +20,13 @@ class Optimizer {
   // preconditions it in place.
   virtual void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
                             MatrixView out_grad, float lr) = 0;
+  // Bracket the UpdateAffine calls of one backward pass. Between them an optimizer may defer
+  // the layers' updates until FinishStep (NG-SGD on a GPU runs all layers' small steps
+  // together), so every `in` and `out_grad` must keep its contents until FinishStep returns;
+  // the parameters are updated (in the backend's queue) when it has. Outside a bracket
+  // UpdateAffine updates at once.
+  virtual void BeginStep() {}
+  virtual void FinishStep() {}
   // Forgets all state (momentum buffers, statistics).
   virtual void Reset() = 0;
   // Allocates the state of every affine layer of `net`, so State() is complete from the start.

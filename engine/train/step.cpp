@@ -10,9 +10,12 @@ void TrainStep(Network& net, Optimizer& optimizer, ConstMatrixView input, const 
   net.ForwardLogits(input);
   MatrixView logits = net.LogitsBuffer();
   backend.SoftmaxCrossEntropy(logits, labels, logits, stats);  // gradient in place
+  // Updates may wait for the end of the pass (NG-SGD on a GPU: all layers' small steps at once).
+  optimizer.BeginStep();
   net.Backward([&](int k, AffineLayer& layer, ConstMatrixView in, MatrixView out_grad) {
     optimizer.UpdateAffine(k, layer, in, out_grad, lr);
   });
+  optimizer.FinishStep();
 }
 
 EvalSums Evaluate(Network& net, const Dataset& data, const std::vector<int>& utts, int context,

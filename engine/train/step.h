@@ -11,7 +11,8 @@
 namespace mavg {
 
 // Forward, fused softmax + cross-entropy, backward and update of every affine layer with
-// learning rate `lr`. Adds [loss sum, correct, frames] to the device array `stats`.
+// learning rate `lr` (Optimizer::FinishStep included). Adds [loss sum, correct, frames] to the
+// device array `stats`. Queues device work only: nothing here waits for the device.
 void TrainStep(Network& net, Optimizer& optimizer, ConstMatrixView input, const int32_t* labels,
                float lr, double* stats);
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <exception>
 #include <mutex>
+
+#include "engine/core/timer.h"
 
 namespace mavg {
 
@@ -15,15 +18,103 @@ int StepLaneCount(bool cpu, int workers, int threads, int concurrent) {
   return std::clamp(want, 1, workers);
 }
 
-StepLanes::StepLanes(Backend& backend, Network& model, int lanes, int64_t minibatch)
+int64_t StepLane::Take(const void* stream, int64_t index, const MinibatchSource& read) {
+  if (prefetch && prefetch->stream != nullptr) {
+    MAVG_CHECK(prefetch->stream == stream && prefetch->index == index,
+               "step input: minibatch {} of another stream was read ahead where minibatch {} is "
+               "asked for",
+               prefetch->index, index);
+    std::swap(x, prefetch->x);
+    std::swap(labels, prefetch->labels);
+    prefetch->stream = nullptr;
+    io_s = prefetch->io_s;
+    prefetched = true;
+    return prefetch->rows;
+  }
+  Timer t;
+  const int64_t n = read(host_x, host_labels);
+  if (n == 0) return 0;
+  backend->CopyFromHost(host_x.data(), x.View().RowRange(0, n));
+  labels.CopyFromHost(host_labels.data(), static_cast<size_t>(n));
+  io_s = t.Seconds();
+  prefetched = false;
+  return n;
+}
+
+void StepLane::Prefetch(const void* stream, int64_t index, const MinibatchSource& read) {
+  if (!prefetch) return;
+  LanePrefetch& p = *prefetch;
+  MAVG_CHECK(p.stream == nullptr, "step input: a minibatch is already read ahead");
+  p.copied.Wait();  // the copies from the staging memory before have read it
+  Timer t;
+  const int64_t n = read(host_x, host_labels);
+  p.stream = stream;
+  p.index = index;
+  p.rows = n;
+  if (n > 0) {
+    const size_t x_bytes = static_cast<size_t>(n * x.Cols()) * sizeof(float);
+    const size_t label_bytes = static_cast<size_t>(n) * sizeof(int32_t);
+    MAVG_CHECK(n <= p.x.Rows() && host_x.size() * sizeof(float) >= x_bytes &&
+                   host_labels.size() * sizeof(int32_t) >= label_bytes,
+               "step input: a minibatch of {} rows for buffers of {}", n, p.x.Rows());
+    void* sx = p.staged_x.Bytes(x_bytes);
+    void* sl = p.staged_labels.Bytes(label_bytes);
+    std::memcpy(sx, host_x.data(), x_bytes);
+    std::memcpy(sl, host_labels.data(), label_bytes);
+    backend->CopyFromStagingAsync(sx, p.x.View().data, x_bytes);
+    backend->CopyFromStagingAsync(sl, p.labels.Data(), label_bytes);
+    p.copied.Record();
+  }
+  p.io_s = t.Seconds();
+}
+
+void StepClock::Start() {
+  MAVG_CHECK(backend_ != nullptr, "a step clock without a backend");
+  if (spare_.empty()) {
+    pending_.push_back(Mark{BackendEvent(*backend_), BackendEvent(*backend_), Times{}});
+  } else {
+    pending_.push_back(std::move(spare_.back()));
+    spare_.pop_back();
+  }
+  pending_.back().start.Record();
+}
+
+void StepClock::Stop(int worker, double io_s, bool prefetched) {
+  MAVG_CHECK(!pending_.empty(), "a step clock stopped before it started");
+  Mark& m = pending_.back();
+  m.end.Record();
+  m.times = Times{worker, io_s, 0.0, prefetched};
+}
+
+void StepClock::Collect(size_t keep, const std::function<void(const Times&)>& fn) {
+  while (pending_.size() > keep) {
+    Mark& m = pending_.front();
+    m.times.compute_s = m.end.SecondsSince(m.start);
+    fn(m.times);
+    spare_.push_back(std::move(m));
+    pending_.pop_front();
+  }
+}
+
+StepLanes::StepLanes(Backend& backend, Network& model, int lanes, int64_t minibatch,
+                     InputBuffering buffering)
     : model_(model), lanes_(static_cast<size_t>(std::max(lanes, 1))) {
   const int input = model.Spec().input_dim;
+  const bool double_buffered = buffering == InputBuffering::kDouble ||
+                               (buffering == InputBuffering::kAuto && backend.RunsAsynchronously());
   for (size_t i = 0; i < lanes_.size(); ++i) {
     StepLane& lane = lanes_[i];
+    lane.backend = &backend;
     if (i > 0) lane.owned = std::make_unique<Network>(backend, model.Spec());
     lane.net = i == 0 ? &model : lane.owned.get();
     lane.x = Matrix(backend, minibatch, input);
     lane.labels = DeviceBuffer<int32_t>(backend, static_cast<size_t>(minibatch));
+    lane.clock = StepClock(backend);
+    if (double_buffered) {
+      lane.prefetch = std::make_unique<LanePrefetch>(backend);
+      lane.prefetch->x = Matrix(backend, minibatch, input);
+      lane.prefetch->labels = DeviceBuffer<int32_t>(backend, static_cast<size_t>(minibatch));
+    }
   }
   SyncFromModel();
 }

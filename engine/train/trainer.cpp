@@ -101,7 +101,17 @@ class Trainer {
   // Fresh streams and statistics for `epoch`; with `progress`, fast-forwarded to it.
   void BeginEpoch(int epoch, const EpochProgress* progress);
   EpochEnd RunEpoch(int epoch, const EpochProgress* progress);
-  int64_t Step(Worker& w, StepLane& lane);
+  // One minibatch of worker i (ForEach's index) on `lane`; `next`: the worker whose minibatch
+  // the lane steps after this one, read ahead while the device steps (asynchronous backends),
+  // or nullptr. Returns the minibatch's rows (0: the worker's stream ended).
+  int64_t Step(int i, StepLane& lane, Worker* next);
+  // With one lane, the worker whose minibatch follows worker i's next step (nullptr after the
+  // epoch's last combine, or with several lanes, where it is not known).
+  Worker* NextOnLane(int i);
+  // After the lanes' steps up to a combine point: their times and the optimizers' counts into
+  // the workers' statistics (what Combine, checkpoints and metrics read).
+  void CollectStepStats();
+  void AddStepTimes(const StepClock::Times& t);
   bool AnyLossNonFinite();
   EvalSums EvaluateSet(const Dataset& data, const std::vector<std::vector<int>>& shards);
   // Every worker's parameters = `src`.
@@ -344,29 +354,60 @@ void Trainer::SetAllParams(ConstMatrixView src) {
   }
 }
 
-int64_t Trainer::Step(Worker& w, StepLane& lane) {
+int64_t Trainer::Step(int i, StepLane& lane, Worker* next) {
+  Worker& w = Workers()[static_cast<size_t>(i)];
   ParamsBinding bind(*lane.net, w.params);
-  Timer t;
-  const int64_t n = w.reader->Next(lane.host_x, lane.host_labels);
+  const auto reader_of = [](Worker& v) -> MinibatchSource {
+    return [&v](std::vector<float>& x, std::vector<int32_t>& labels) {
+      return v.reader->Next(x, labels);
+    };
+  };
+  const int64_t n = lane.Take(&w, w.minibatches, reader_of(w));
   if (n == 0) return 0;
-  backend_->CopyFromHost(lane.host_x.data(), lane.x);
-  lane.labels.CopyFromHost(lane.host_labels.data(), static_cast<size_t>(n));
-  const double io = t.Seconds();
-  t.Reset();
-  TrainStep(*lane.net, *w.optimizer, lane.x, lane.labels.Data(), lr_, w.loss.Data());
-  backend_->Synchronize();
-  const double compute = t.Seconds();
-  w.stats.io_s += io;
-  w.stats.compute_s += compute;
-  w.stats.interval_s += io + compute;
-  const Optimizer::UpdateStats u = w.optimizer->TakeUpdateStats();
-  w.stats.updates += static_cast<double>(u.updates);
-  w.stats.limited += static_cast<double>(u.limited);
+  // No synchronization: the step's device time comes from events around its work.
+  lane.clock.Start();
+  TrainStep(*lane.net, *w.optimizer, lane.x.View().RowRange(0, n), lane.labels.Data(), lr_,
+            w.loss.Data());
+  lane.clock.Stop(i, lane.io_s, lane.prefetched);
   ++w.minibatches;
+  if (next != nullptr) lane.Prefetch(next, next->minibatches, reader_of(*next));
+  // All but the last two steps are done by now where the input is read ahead (the staging of
+  // the prefetch waited for a copy queued after them); elsewhere the host waits for them here,
+  // so that it runs at most two steps ahead of the device.
+  lane.clock.Collect(2, [this](const StepClock::Times& t) { AddStepTimes(t); });
   if (w.rank == 0 && epoch_ == test_stop_epoch_ && w.minibatches == test_stop_minibatch_) {
     RequestStopForTesting(SIGUSR1);
   }
   return n;
+}
+
+Worker* Trainer::NextOnLane(int i) {
+  if (lanes_->Count() != 1) return nullptr;
+  std::vector<Worker>& workers = Workers();
+  Worker& w = workers[static_cast<size_t>(i)];
+  if (!plan_.AverageAfter(w.minibatches + 1)) return &w;
+  if (static_cast<size_t>(i) + 1 < workers.size()) return &workers[static_cast<size_t>(i) + 1];
+  return averagings_ + 1 < plan_.reduces ? &workers[0] : nullptr;
+}
+
+void Trainer::AddStepTimes(const StepClock::Times& t) {
+  WorkerStats& s = Workers()[static_cast<size_t>(t.worker)].stats;
+  s.io_s += t.io_s;
+  s.compute_s += t.compute_s;
+  // A minibatch read while the step before it ran overlapped that step: of the two, the longer
+  // is the time this one added.
+  s.interval_s += t.prefetched ? std::max(t.io_s, t.compute_s) : t.io_s + t.compute_s;
+}
+
+void Trainer::CollectStepStats() {
+  for (int l = 0; l < lanes_->Count(); ++l) {
+    lanes_->Lane(l).clock.Collect(0, [this](const StepClock::Times& t) { AddStepTimes(t); });
+  }
+  for (Worker& w : Workers()) {
+    const Optimizer::UpdateStats u = w.optimizer->TakeUpdateStats();
+    w.stats.updates += static_cast<double>(u.updates);
+    w.stats.limited += static_cast<double>(u.limited);
+  }
 }
 
 bool Trainer::AnyLossNonFinite() {
@@ -611,6 +652,7 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
 
 EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
   BeginEpoch(epoch, progress);
+  for (int l = 0; l < lanes_->Count(); ++l) lanes_->Lane(l).DropPrefetched();  // new streams
   const int64_t mb = config_.optimizer.minibatch;
   const int64_t total_frames = plan_.minibatches * mb * static_cast<int64_t>(Workers().size());
   Progress bar(fmt::format("[train] epoch {}", epoch), total_frames, options_.progress && IsRoot());
@@ -620,10 +662,11 @@ EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
     lanes_->ForEach(static_cast<int>(Workers().size()), [&](int i, StepLane& lane) {
       Worker& w = Workers()[static_cast<size_t>(i)];
       do {
-        MAVG_CHECK(Step(w, lane) > 0, "worker {} ran out of data before averaging {}", w.rank,
-                   averagings_ + 1);
+        MAVG_CHECK(Step(i, lane, NextOnLane(i)) > 0,
+                   "worker {} ran out of data before averaging {}", w.rank, averagings_ + 1);
       } while (!plan_.AverageAfter(w.minibatches));
     });
+    CollectStepStats();
     averager_->Combine(++averagings_, plan_.reduces);
     // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks.
     double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};

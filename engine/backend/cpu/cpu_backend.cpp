@@ -269,6 +269,7 @@ class CpuBackend final : public Backend {
 
   void Softmax(ConstMatrixView x, MatrixView y) override {
     CheckSameShape("Softmax", x, y);
+    if (x.Empty()) return;  // rows without columns have no maximum, and nothing to write
     ForRows(x.Size(), x.rows, [&](int64_t r) {
       const float* xr = x.Row(r);
       float* yr = y.Row(r);

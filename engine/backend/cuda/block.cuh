@@ -51,10 +51,12 @@ struct CudaBlock {
   }
 };
 
-// Runs `Program::Run(block, task)` on one block of kThreads threads, with fast_doubles doubles
-// of dynamic shared memory as the block's fast memory.
+// Runs `Program::Run(block, task)` on every block of kThreads threads, with fast_doubles doubles
+// of dynamic shared memory as each block's fast memory. The task is read where the launch put
+// it (__grid_constant__: a batch of tasks indexed by block is not copied per thread).
 template <typename Program, int kThreads, typename Task>
-__global__ void __launch_bounds__(kThreads) SmallProgramKernel(Task task, int64_t fast_doubles) {
+__global__ void __launch_bounds__(kThreads)
+    SmallProgramKernel(const __grid_constant__ Task task, int64_t fast_doubles) {
   using Block = CudaBlock<kThreads>;
   __shared__ typename Block::BlockReduceDouble::TempStorage temp;
   __shared__ double result;

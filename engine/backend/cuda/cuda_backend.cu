@@ -108,6 +108,35 @@ class CudaBackend final : public Backend {
     Synchronize();
   }
 
+  // ---- Asynchronous copies and events -------------------------------------------------------
+  bool RunsAsynchronously() const override { return true; }
+  void CopyFromStagingAsync(const void* staging, void* dst, size_t bytes) override {
+    if (bytes == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, stream_.Get()));
+  }
+  void* CreateEvent() override {
+    cudaEvent_t event = nullptr;
+    CUDA_CHECK(cudaEventCreate(&event));  // with timing
+    return event;
+  }
+  void DestroyEvent(void* event) override {
+    if (event != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+  void RecordEvent(void* event) override {
+    CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), stream_.Get()));
+  }
+  void WaitEvent(void* event) override {
+    CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+    ThrowKernelError();
+  }
+  double SecondsBetween(void* start, void* end) override {
+    WaitEvent(end);
+    float ms = 0.0f;
+    CUDA_CHECK(
+        cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)));
+    return static_cast<double>(ms) * 1e-3;
+  }
+
   // ---- BLAS-like ----------------------------------------------------------------------------
   void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrixView a, ConstMatrixView b,
             float beta, MatrixView c) override {
@@ -179,6 +208,10 @@ class CudaBackend final : public Backend {
   }
   void RunNgsgdSmall(const NgsgdSmallTask& task) override {
     cuda::LaunchNgsgdSmall(S(), task, small_fast_doubles_);
+  }
+  void RunNgsgdSmallBatch(const std::vector<NgsgdSmallTask>& tasks) override {
+    cuda::LaunchNgsgdSmallBatch(S(), tasks.data(), static_cast<int>(tasks.size()),
+                                small_fast_doubles_);
   }
   void RunRbmSmall(const RbmSmallTask& task) override { cuda::LaunchRbmSmall(S(), task); }
 

@@ -64,6 +64,9 @@ void LaunchSampleBernoulli(Stream s, uint64_t seed, uint64_t offset, ConstMatrix
 // opt into and returns it in doubles: LaunchNgsgdSmall's max_fast_doubles.
 int64_t PrepareSmallPrograms();
 void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task, int64_t max_fast_doubles);
+// count tasks sharing no memory they write, a block each, NgsgdSmallBatch::kMaxTasks a launch.
+void LaunchNgsgdSmallBatch(Stream s, const NgsgdSmallTask* tasks, int count,
+                           int64_t max_fast_doubles);
 void LaunchRbmSmall(Stream s, const RbmSmallTask& task);
 
 // replica_mean.cu: every replica (same shape) set to their rank-order mean; at most

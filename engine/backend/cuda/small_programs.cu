@@ -1,5 +1,6 @@
 // The small programs of NG-SGD (engine/backend/ngsgd_small.h) and of the RBM
-// (engine/backend/rbm_small.h), each launched as one block of threads (block.cuh). NG-SGD's
+// (engine/backend/rbm_small.h), each launched as one block of threads (block.cuh); a batch of
+// NG-SGD's tasks (all layers' eigenproblems of a minibatch) as one launch, a block each. NG-SGD's
 // subspace and reorthogonalisation steps keep their R x R working matrices in shared memory
 // (past the default 48 KB where the device allows: about 100 KB at rank 80), where every Jacobi
 // step reads and writes them; a rank too large for it runs from global memory.
@@ -14,10 +15,11 @@ namespace {
 constexpr int kNgsgdThreads = 512;
 constexpr int kRbmThreads = 256;
 
+// A batch of tasks, a block each.
 struct NgsgdProgram {
   template <typename Block>
-  __device__ static void Run(Block& b, const NgsgdSmallTask& t) {
-    RunNgsgdSmallTask(b, t);
+  __device__ static void Run(Block& b, const NgsgdSmallBatch& batch) {
+    RunNgsgdSmallBatchTask(b, batch, static_cast<int>(blockIdx.x));
   }
 };
 struct RbmProgram {
@@ -27,7 +29,7 @@ struct RbmProgram {
   }
 };
 
-constexpr auto* kNgsgdKernel = &SmallProgramKernel<NgsgdProgram, kNgsgdThreads, NgsgdSmallTask>;
+constexpr auto* kNgsgdKernel = &SmallProgramKernel<NgsgdProgram, kNgsgdThreads, NgsgdSmallBatch>;
 constexpr auto* kRbmKernel = &SmallProgramKernel<RbmProgram, kRbmThreads, RbmSmallTask>;
 
 }  // namespace
@@ -45,13 +47,19 @@ int64_t PrepareSmallPrograms() {
   return dynamic / static_cast<int64_t>(sizeof(double));
 }
 
+void LaunchNgsgdSmallBatch(Stream s, const NgsgdSmallTask* tasks, int count,
+                           int64_t max_fast_doubles) {
+  for (int begin = 0; begin < count; begin += NgsgdSmallBatch::kMaxTasks) {
+    const NgsgdSmallBatch batch = MakeNgsgdSmallBatch(tasks + begin, count - begin);
+    const int64_t fast = NgsgdSmallBatchFastDoubles(batch, max_fast_doubles);
+    kNgsgdKernel<<<batch.count, kNgsgdThreads, static_cast<size_t>(fast) * sizeof(double), s>>>(
+        batch, fast);
+    CUDA_CHECK(cudaGetLastError());
+  }
+}
+
 void LaunchNgsgdSmall(Stream s, const NgsgdSmallTask& task, int64_t max_fast_doubles) {
-  const bool hot =
-      task.kind == NgsgdSmallKind::kSubspace || task.kind == NgsgdSmallKind::kReorthogonalize;
-  const int64_t want = hot ? NgsgdSmallFastDoubles(task.rank) : 0;
-  const int64_t fast = want <= max_fast_doubles ? want : 0;
-  kNgsgdKernel<<<1, kNgsgdThreads, static_cast<size_t>(fast) * sizeof(double), s>>>(task, fast);
-  CUDA_CHECK(cudaGetLastError());
+  LaunchNgsgdSmallBatch(s, &task, 1, max_fast_doubles);
 }
 
 void LaunchRbmSmall(Stream s, const RbmSmallTask& task) {

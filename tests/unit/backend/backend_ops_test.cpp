@@ -247,6 +247,45 @@ TEST_P(BackendOps, SoftmaxRowsSumToOneAndSurviveLargeLogits) {
   EXPECT_NEAR(y(0, 3), 1.0f, 1e-6);
 }
 
+// A copy from staging memory without waiting, and events: waiting for one recorded after the
+// copy lets the host reuse the staging; the time between two is not negative; one never
+// recorded is waited for at once.
+TEST_P(BackendOps, StagingCopiesAndEvents) {
+  HostStaging staging(B());
+  float* s = staging.Floats(6);
+  for (int i = 0; i < 6; ++i) s[i] = static_cast<float>(i) + 0.5f;
+  Matrix m(B(), 2, 3);
+  BackendEvent never(B());
+  never.Wait();
+  BackendEvent start(B()), copied(B()), end(B());
+  start.Record();
+  B().CopyFromStagingAsync(s, m.View().data, 6 * sizeof(float));
+  copied.Record();
+  copied.Wait();
+  for (int i = 0; i < 6; ++i) s[i] = -1.0f;  // the copy has read it
+  B().Axpby(2.0f, m, 0.0f, m);
+  end.Record();
+  EXPECT_GE(end.SecondsSince(start), 0.0);
+  const HostMat h = ToHost(B(), m);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(h.v[i], 2.0f * (static_cast<float>(i) + 0.5f)) << i;
+  // Events are reused: recorded again, they mark the work queued since.
+  start.Record();
+  end.Record();
+  EXPECT_GE(end.SecondsSince(start), 0.0);
+  EXPECT_EQ(B().RunsAsynchronously(), B().Kind() == DeviceKind::kCuda);
+}
+
+// Rows without columns: nothing to read or write (the CUDA backend launches nothing for them;
+// the CPU backend once took the maximum of an empty row).
+TEST_P(BackendOps, SoftmaxOfRowsWithoutColumnsWritesNothing) {
+  Matrix none_x(B(), 4, 0), none_y(B(), 4, 0);  // no memory at all
+  B().Softmax(none_x, none_y);
+  const HostMat x = RandomHost(4, 3, 16);
+  Matrix dx = ToDevice(B(), x), dy = ToDevice(B(), x);
+  B().Softmax(dx.View().ColRange(1, 0), dy.View().ColRange(1, 0));
+  EXPECT_EQ(ToHost(B(), dy).v, x.v);
+}
+
 TEST_P(BackendOps, SoftmaxCrossEntropyLossGradAccuracy) {
   const int rows = 12, cols = 7;
   HostMat x = RandomHost(rows, cols, 16, 2.0);

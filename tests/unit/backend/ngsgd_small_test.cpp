@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <deque>
 #include <vector>
 
 #include "engine/core/rng.h"
@@ -265,6 +266,134 @@ TEST(NgsgdSmall, TasksGiveTheSameBitsWithTheirWorkingMatricesInFastMemory) {
   const SubspaceRun f = RunSubspaceAndReorth<FastMemoryBlock>(21, 300);
   EXPECT_EQ(s.c.work, f.c.work);
   EXPECT_EQ(s.c.matrix, f.c.matrix);
+}
+
+// A block of a batch's grid on the host: items in reverse order, and fast memory of the
+// launch's size (NgsgdSmallBatchFastDoubles), its own.
+struct GridBlock : ReverseBlock {
+  std::vector<double> fast;
+  double* FastMemory(int64_t n) {
+    return n <= static_cast<int64_t>(fast.size()) ? fast.data() : nullptr;
+  }
+};
+
+// The tasks of one batch: the subspace steps of preconditioners of several ranks, then (the
+// next batch) their reorthogonalisations, beside a gamma and a step of their own memory.
+struct BatchCase {
+  std::deque<SubspaceCase> cases;
+  std::vector<std::vector<float>> o;  // [case] O of the reorthogonalisation (far from I)
+  std::vector<std::vector<float>> a;  // [case] kSubspace's matrix output
+  std::vector<float> row_a = {1, 4, 9}, row_b = {1, 1, 2};
+  float gamma = 0, g_in = 2.0f, g_out = 0.5f, neg_step = 0;
+  double limited = 0;
+  explicit BatchCase(const std::vector<int>& ranks) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const int r = ranks[i];
+      cases.emplace_back(r, 300, 64, 11 + i);
+      std::vector<float> oi(static_cast<size_t>(r) * r);
+      for (int j = 0; j < r; ++j) oi[j * r + j] = 1.5f;
+      for (int j = 0; j + 1 < r; ++j) oi[j * r + j + 1] = oi[(j + 1) * r + j] = 0.2f;
+      o.push_back(oi);
+    }
+  }
+  std::vector<NgsgdSmallTask> Subspaces() {
+    std::vector<NgsgdSmallTask> t;
+    for (SubspaceCase& c : cases) t.push_back(c.Task(NgsgdSmallKind::kSubspace));
+    NgsgdSmallTask g;
+    g.kind = NgsgdSmallKind::kGamma;
+    g.rows = 3;
+    g.row_a = row_a.data();
+    g.row_b = row_b.data();
+    g.gamma = &gamma;
+    t.push_back(g);
+    NgsgdSmallTask s = g;
+    s.kind = NgsgdSmallKind::kStep;
+    s.lr = 0.1;
+    s.max_change = 0.1;
+    s.gamma = nullptr;
+    s.gamma_in = &g_in;
+    s.gamma_out = &g_out;
+    s.neg_step = &neg_step;
+    s.limited = &limited;
+    t.push_back(s);
+    return t;
+  }
+  std::vector<NgsgdSmallTask> Reorthogonalizations() {
+    std::vector<NgsgdSmallTask> t;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      SubspaceCase& c = cases[i];
+      a.push_back(c.matrix);
+      ngsgd_small::Work(c.work.data(), c.r).flags[0] = 1.0;
+      NgsgdSmallTask task = c.Task(NgsgdSmallKind::kReorthogonalize);
+      task.l = o[i].data();
+      t.push_back(task);
+    }
+    return t;
+  }
+};
+
+// Runs the batch as a device would, a block each (here in reverse order of the blocks), with
+// the fast memory the launch gives when the device allows `available` doubles per block.
+void RunGrid(const std::vector<NgsgdSmallTask>& tasks, int64_t available) {
+  const NgsgdSmallBatch batch = MakeNgsgdSmallBatch(tasks.data(), static_cast<int>(tasks.size()));
+  ASSERT_EQ(batch.count, static_cast<int>(tasks.size()));
+  const int64_t fast = NgsgdSmallBatchFastDoubles(batch, available);
+  for (int block = batch.count - 1; block >= 0; --block) {
+    GridBlock b;
+    b.fast.resize(static_cast<size_t>(fast));
+    RunNgsgdSmallBatchTask(b, batch, block);
+  }
+}
+
+TEST(NgsgdSmall, ABatchsGridGivesEveryTaskTheBitsItGivesAlone) {
+  const std::vector<int> ranks = {5, 20, 21, 3, 1};
+  BatchCase alone(ranks), grid(ranks);
+  SerialBlock b;
+  for (const NgsgdSmallTask& t : alone.Subspaces()) RunNgsgdSmallTask(b, t);
+  for (const NgsgdSmallTask& t : alone.Reorthogonalizations()) RunNgsgdSmallTask(b, t);
+  // Fast memory for rank 20: the rank-21 task runs from its work buffer.
+  const int64_t available = NgsgdSmallFastDoubles(20);
+  RunGrid(grid.Subspaces(), available);
+  RunGrid(grid.Reorthogonalizations(), available);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const SubspaceCase &s = alone.cases[i], &g = grid.cases[i];
+    const int r = s.r;
+    EXPECT_EQ(s.state, g.state) << "rank " << r;
+    EXPECT_EQ(s.coef, g.coef) << "rank " << r;
+    EXPECT_EQ(alone.a[i], grid.a[i]) << "A, rank " << r;
+    EXPECT_EQ(s.matrix, g.matrix) << "M, rank " << r;
+    EXPECT_EQ(s.gamma, g.gamma) << "rank " << r;
+    ngsgd_small::Work ws(const_cast<double*>(s.work.data()), r);
+    ngsgd_small::Work wg(const_cast<double*>(g.work.data()), r);
+    EXPECT_EQ(std::vector<double>(ws.e1, ws.e1 + r), std::vector<double>(wg.e1, wg.e1 + r));
+    EXPECT_EQ(ws.flags[0], wg.flags[0]);
+  }
+  EXPECT_EQ(alone.gamma, grid.gamma);
+  EXPECT_EQ(alone.neg_step, grid.neg_step);
+  EXPECT_EQ(alone.limited, grid.limited);
+  EXPECT_NE(grid.cases[1].matrix[0], 1.0f);  // the reorthogonalisation did something
+}
+
+TEST(NgsgdSmall, ABatchsLaunchGetsTheFastMemoryOfItsLargestTaskThatFits) {
+  std::vector<NgsgdSmallTask> tasks(3);
+  tasks[0].kind = NgsgdSmallKind::kSubspace, tasks[0].rank = 20;
+  tasks[1].kind = NgsgdSmallKind::kReorthogonalize, tasks[1].rank = 80;
+  tasks[2].kind = NgsgdSmallKind::kStep, tasks[2].rank = 200;  // uses none
+  const NgsgdSmallBatch batch = MakeNgsgdSmallBatch(tasks.data(), 3);
+  EXPECT_EQ(NgsgdSmallBatchFastDoubles(batch, NgsgdSmallFastDoubles(80)),
+            NgsgdSmallFastDoubles(80));
+  EXPECT_EQ(NgsgdSmallBatchFastDoubles(batch, NgsgdSmallFastDoubles(80) - 1),
+            NgsgdSmallFastDoubles(20));
+  EXPECT_EQ(NgsgdSmallBatchFastDoubles(batch, 0), 0);
+  // More tasks than a launch takes: the first kMaxTasks (the launcher makes several).
+  std::vector<NgsgdSmallTask> many(NgsgdSmallBatch::kMaxTasks + 3);
+  for (size_t i = 0; i < many.size(); ++i) many[i].rows = static_cast<int64_t>(i);
+  const NgsgdSmallBatch first = MakeNgsgdSmallBatch(many.data(), static_cast<int>(many.size()));
+  EXPECT_EQ(first.count, NgsgdSmallBatch::kMaxTasks);
+  EXPECT_EQ(first.tasks[NgsgdSmallBatch::kMaxTasks - 1].rows, NgsgdSmallBatch::kMaxTasks - 1);
+  const NgsgdSmallBatch rest = MakeNgsgdSmallBatch(many.data() + NgsgdSmallBatch::kMaxTasks, 3);
+  EXPECT_EQ(rest.count, 3);
+  EXPECT_EQ(rest.tasks[2].rows, NgsgdSmallBatch::kMaxTasks + 2);
 }
 
 TEST(NgsgdSmall, SubspaceUpdateKeepsItsInvariants) {
