@@ -69,19 +69,30 @@ class Backend {
   // Whether operations return before their work is done (a GPU: the host may prepare the next
   // minibatch while the device steps). The CPU's are done when they return.
   virtual bool RunsAsynchronously() const { return false; }
-  // Queues a copy from staging memory (AllocateHostStaging) and returns without waiting for it:
-  // unlike every other copy from the host, the source must stay unchanged until an event
-  // recorded after this call has completed (WaitEvent). Later work sees the copy (one queue).
+  // Queues a copy from staging memory (AllocateHostStaging) on the copy queue and returns
+  // without waiting for it. The copy queue runs beside the work queue (a GPU: a stream of its
+  // own, so the copy overlaps the work queued before): the source must stay unchanged until an
+  // event recorded on the copy queue after this call has completed (RecordCopiesEvent,
+  // WaitEvent); the destination must not be in use by queued work unless the copy queue waits
+  // for it first (CopiesWaitFor); work that reads the destination waits for the copy first
+  // (WorkWaitsFor). The CPU's copy is done when it returns.
   virtual void CopyFromStagingAsync(const void* staging, void* dst, size_t bytes) {
     CopyBytesToDevice(dst, staging, bytes);
   }
+  // Copies queued after this call start once the work the event marks is done (no host wait).
+  virtual void CopiesWaitFor(void* /*event*/) {}
+  // Marks the copies queued so far on the copy queue.
+  virtual void RecordCopiesEvent(void* event) { RecordEvent(event); }
+  // Work queued after this call starts once what the event marks is done (no host wait).
+  virtual void WorkWaitsFor(void* /*event*/) {}
   // Events mark a point in the queue of work (BackendEvent, device_buffer.h, owns one). On a
   // backend whose operations finish in the call, an event is the host clock when recorded.
   virtual void* CreateEvent();
   virtual void DestroyEvent(void* event);
   // Marks the work queued so far: the event completes when that work is done.
   virtual void RecordEvent(void* event);
-  // Waits until the work the event marks is done (at once if it was never recorded).
+  // Waits until the work the event marks is done (at once if it was never recorded). Errors
+  // the device's kernels report are raised by Synchronize, not here (later work may be running).
   virtual void WaitEvent(void* event);
   // Seconds from `start`'s completion to `end`'s (waits for `end`; both recorded): the device
   // time of the work queued between them.

@@ -111,6 +111,7 @@ class BackendEvent {
 
   void Record() { backend_->RecordEvent(event_); }
   void Wait() { backend_->WaitEvent(event_); }
+  void* Get() const { return event_; }  // for the backend's calls that take an event
   // Seconds from `start`'s completion to this event's (waits for this one).
   double SecondsSince(BackendEvent& start) {
     return backend_->SecondsBetween(start.event_, event_);

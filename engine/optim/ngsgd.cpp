@@ -118,7 +118,9 @@ void NgsgdOptimizer::UpdateNow(const LayerUpdate& u) {
 }
 
 void NgsgdOptimizer::BeginStep() {
-  FlushPending();  // a step that was not finished
+  // Updates left by a step an error stopped are dropped, not applied: the activations and
+  // gradients they point to have been overwritten since.
+  pending_.clear();
   in_step_ = true;
 }
 
@@ -129,11 +131,15 @@ void NgsgdOptimizer::FinishStep() {
 
 void NgsgdOptimizer::FlushPending() {
   if (pending_.empty()) return;
+  // Taken out first, so that an error below leaves none to apply twice (a preconditioner left
+  // mid-update then refuses its next minibatch with an error of its own).
+  std::vector<LayerUpdate> pending;
+  pending.swap(pending_);
   Backend& b = *backend_;
   // Every layer's preconditioners in phases: each round queues every layer's work up to its
   // next small step, then runs those steps as one batch.
   std::vector<OnlinePreconditioner*> running;
-  for (const LayerUpdate& u : pending_) {
+  for (const LayerUpdate& u : pending) {
     const int64_t n = u.in.rows, din = u.in.cols;
     LayerWork& w = Work(static_cast<size_t>(u.k), n, din);
     MatrixView xa = Xa(u, w);
@@ -155,13 +161,12 @@ void NgsgdOptimizer::FlushPending() {
     b.RunNgsgdSmallBatch(tasks);
   }
   tasks.clear();
-  for (const LayerUpdate& u : pending_) tasks.push_back(StepTask(u, work_[u.k]));
+  for (const LayerUpdate& u : pending) tasks.push_back(StepTask(u, work_[u.k]));
   b.RunNgsgdSmallBatch(tasks);
-  for (const LayerUpdate& u : pending_) {
+  for (const LayerUpdate& u : pending) {
     ++stats_.updates;
     Apply(u, work_[u.k]);
   }
-  pending_.clear();
 }
 
 NgsgdSmallTask NgsgdOptimizer::StepTask(const LayerUpdate& u, LayerWork& w) {

@@ -26,9 +26,15 @@ int64_t StepLane::Take(const void* stream, int64_t index, const MinibatchSource&
                prefetch->index, index);
     std::swap(x, prefetch->x);
     std::swap(labels, prefetch->labels);
+    // The buffers just swapped out were read by the work queued so far, and by nothing later.
+    prefetch->released.Record();
     prefetch->stream = nullptr;
     io_s = prefetch->io_s;
     prefetched = true;
+    if (prefetch->rows == 0) return 0;
+    // The step waits on the device for its copy, and that wait is part of its time.
+    clock.Start();
+    backend->WorkWaitsFor(prefetch->copied.Get());
     return prefetch->rows;
   }
   Timer t;
@@ -38,6 +44,7 @@ int64_t StepLane::Take(const void* stream, int64_t index, const MinibatchSource&
   labels.CopyFromHost(host_labels.data(), static_cast<size_t>(n));
   io_s = t.Seconds();
   prefetched = false;
+  clock.Start();
   return n;
 }
 
@@ -48,9 +55,6 @@ void StepLane::Prefetch(const void* stream, int64_t index, const MinibatchSource
   p.copied.Wait();  // the copies from the staging memory before have read it
   Timer t;
   const int64_t n = read(host_x, host_labels);
-  p.stream = stream;
-  p.index = index;
-  p.rows = n;
   if (n > 0) {
     const size_t x_bytes = static_cast<size_t>(n * x.Cols()) * sizeof(float);
     const size_t label_bytes = static_cast<size_t>(n) * sizeof(int32_t);
@@ -61,10 +65,15 @@ void StepLane::Prefetch(const void* stream, int64_t index, const MinibatchSource
     void* sl = p.staged_labels.Bytes(label_bytes);
     std::memcpy(sx, host_x.data(), x_bytes);
     std::memcpy(sl, host_labels.data(), label_bytes);
+    backend->CopiesWaitFor(p.released.Get());  // the step that read p.x before has run
     backend->CopyFromStagingAsync(sx, p.x.View().data, x_bytes);
     backend->CopyFromStagingAsync(sl, p.labels.Data(), label_bytes);
-    p.copied.Record();
+    backend->RecordCopiesEvent(p.copied.Get());
   }
+  // Only now: a throw above leaves nothing read ahead.
+  p.stream = stream;
+  p.index = index;
+  p.rows = n;
   p.io_s = t.Seconds();
 }
 
@@ -114,6 +123,8 @@ StepLanes::StepLanes(Backend& backend, Network& model, int lanes, int64_t miniba
       lane.prefetch = std::make_unique<LanePrefetch>(backend);
       lane.prefetch->x = Matrix(backend, minibatch, input);
       lane.prefetch->labels = DeviceBuffer<int32_t>(backend, static_cast<size_t>(minibatch));
+      // The copy queue must not write them before the work queue has made them (zeroed).
+      lane.prefetch->released.Record();
     }
   }
   SyncFromModel();

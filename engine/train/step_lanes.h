@@ -39,14 +39,23 @@ enum class InputBuffering { kAuto, kSingle, kDouble };
 // The minibatch read ahead of its step, and the buffers it is copied into.
 struct LanePrefetch {
   explicit LanePrefetch(Backend& backend)
-      : staged_x(backend), staged_labels(backend), copied(backend) {}
+      : staged_x(backend), staged_labels(backend), copied(backend), released(backend) {}
+  ~LanePrefetch() {
+    try {
+      copied.Wait();  // no copy may still read the staging memory freed next
+    } catch (...) {   // a device in error: nothing more to wait for
+    }
+  }
+  LanePrefetch(const LanePrefetch&) = delete;
+  LanePrefetch& operator=(const LanePrefetch&) = delete;
   Matrix x;                             // [minibatch x input] device
   DeviceBuffer<int32_t> labels;         // [minibatch] device
   HostStaging staged_x, staged_labels;  // page-locked: read by the copies after they return
-  BackendEvent copied;                  // recorded after the copies from staging were queued
-  const void* stream = nullptr;         // whose minibatch it holds; nullptr: none
-  int64_t index = 0, rows = 0;          // which minibatch of the stream, its rows (0: ended)
-  double io_s = 0.0;                    // host time reading and staging it
+  BackendEvent copied;           // on the copy queue, after the copies from staging into x, labels
+  BackendEvent released;         // on the work queue, after the last work that read x, labels
+  const void* stream = nullptr;  // whose minibatch it holds; nullptr: none
+  int64_t index = 0, rows = 0;   // which minibatch of the stream, its rows (0: ended)
+  double io_s = 0.0;             // host time reading and staging it
 };
 
 // The times of a lane's steps without waiting for the device at each: the host's time reading
@@ -96,11 +105,15 @@ struct StepLane {
 
   // Makes minibatch `index` of `stream` the current one (x, labels; rows from 0), reading it
   // from `read` now unless Prefetch did; returns its rows (0: the stream ended). A prefetched
-  // minibatch that is not the one asked for is an error (it would be lost).
+  // minibatch that is not the one asked for is an error (it would be lost). With rows, starts
+  // the step on `clock` (the caller stops it after the step's work) and makes the work queued
+  // from now on wait, on the device, for a prefetched minibatch's copy: a step waiting for its
+  // input counts that wait in its time.
   int64_t Take(const void* stream, int64_t index, const MinibatchSource& read);
   // Double-buffered: reads minibatch `index` of `stream`, which the next Take must ask for, and
-  // queues its copy to the device; the work queued before runs meanwhile. Otherwise nothing
-  // (the next Take reads it).
+  // queues its copy to the device on the copy queue, which overlaps the work queued before (it
+  // waits only for the step that last read the buffer it fills). Otherwise nothing (the next
+  // Take reads it).
   void Prefetch(const void* stream, int64_t index, const MinibatchSource& read);
   // Forgets a prefetched minibatch (a new epoch reads new streams).
   void DropPrefetched() {

@@ -364,16 +364,16 @@ int64_t Trainer::Step(int i, StepLane& lane, Worker* next) {
   };
   const int64_t n = lane.Take(&w, w.minibatches, reader_of(w));
   if (n == 0) return 0;
-  // No synchronization: the step's device time comes from events around its work.
-  lane.clock.Start();
+  // No synchronization: the step's device time comes from events around its work (Take
+  // started the clock).
   TrainStep(*lane.net, *w.optimizer, lane.x.View().RowRange(0, n), lane.labels.Data(), lr_,
             w.loss.Data());
   lane.clock.Stop(i, lane.io_s, lane.prefetched);
   ++w.minibatches;
   if (next != nullptr) lane.Prefetch(next, next->minibatches, reader_of(*next));
   // All but the last two steps are done by now where the input is read ahead (the staging of
-  // the prefetch waited for a copy queued after them); elsewhere the host waits for them here,
-  // so that it runs at most two steps ahead of the device.
+  // the prefetch waited for the copy before, which waited for them); elsewhere the host waits
+  // for them here, so that it runs at most two steps ahead of the device.
   lane.clock.Collect(2, [this](const StepClock::Times& t) { AddStepTimes(t); });
   if (w.rank == 0 && epoch_ == test_stop_epoch_ && w.minibatches == test_stop_minibatch_) {
     RequestStopForTesting(SIGUSR1);
@@ -395,7 +395,9 @@ void Trainer::AddStepTimes(const StepClock::Times& t) {
   s.io_s += t.io_s;
   s.compute_s += t.compute_s;
   // A minibatch read while the step before it ran overlapped that step: of the two, the longer
-  // is the time this one added.
+  // is the time this one added. (The step it overlapped may be another worker's on a shared
+  // device; paired here with this worker's own step, which is of the same size: what one
+  // device per worker would overlap.)
   s.interval_s += t.prefetched ? std::max(t.io_s, t.compute_s) : t.io_s + t.compute_s;
 }
 

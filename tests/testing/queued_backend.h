@@ -5,14 +5,20 @@
 // device path of the algorithms (HostReadsDeviceMemory() is false). Copies from the host take
 // their data when called, as CUDA's from pageable memory do; CopyFromStagingAsync reads its
 // source when it runs, so a host that rewrites staging memory before waiting for the copy's
-// event sends the new contents, as it would on a GPU. Events complete in queue order; the time
-// between two is a millisecond per operation queued between them. A batch of small steps runs
-// in reverse order (they must not depend on each other). Tests only: not thread-safe.
-
+// event sends the new contents, as it would on a GPU. Two queues, as a GPU's two streams: the
+// work queue and the copy queue (CopyFromStagingAsync), ordered only by the waits asked for
+// (CopiesWaitFor, WorkWaitsFor, as cudaStreamWaitEvent: on the event as it was recorded when
+// asked). When the host waits, the queues run in one of two orders (Order): the copy queue as
+// far as it can before the work queue, or after it -- a missing wait shows in one or the other
+// as data copied over before it was read, or read before it was copied. Events are marks in a
+// queue; the time between two is a millisecond per operation queued between them. A batch of
+// small steps runs in reverse order (they must not depend on each other). Tests only: not
+// thread-safe.
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,11 +28,13 @@ namespace mavg::testing {
 
 class QueuedBackend final : public Backend {
  public:
-  QueuedBackend() : cpu_(CreateBackend(BackendOptions{DeviceKind::kCpu, 0, 2, false})) {}
+  enum class Order { kCopiesFirst, kWorkFirst };  // which queue runs first when both can
+  explicit QueuedBackend(Order order = Order::kCopiesFirst)
+      : cpu_(CreateBackend(BackendOptions{DeviceKind::kCpu, 0, 2, false})), order_(order) {}
   ~QueuedBackend() override { RunAll(); }
 
   // Operations queued and not yet run.
-  size_t Pending() const { return queue_.size(); }
+  size_t Pending() const { return queues_[kWork].ops.size() + queues_[kCopy].ops.size(); }
 
   DeviceKind Kind() const override { return DeviceKind::kCpu; }
   std::string Describe() const override { return "queued " + cpu_->Describe(); }
@@ -61,18 +69,23 @@ class QueuedBackend final : public Backend {
 
   bool RunsAsynchronously() const override { return true; }
   void CopyFromStagingAsync(const void* staging, void* dst, size_t bytes) override {
-    Queue([staging, dst, bytes] {
+    Queue(kCopy, [staging, dst, bytes] {
       if (bytes > 0) std::memcpy(dst, staging, bytes);
     });
   }
+  void CopiesWaitFor(void* event) override { QueueWait(kCopy, *static_cast<Event*>(event)); }
+  void RecordCopiesEvent(void* event) override { Record(kCopy, static_cast<Event*>(event)); }
+  void WorkWaitsFor(void* event) override { QueueWait(kWork, *static_cast<Event*>(event)); }
   void* CreateEvent() override { return new Event; }
   void DestroyEvent(void* event) override { delete static_cast<Event*>(event); }
-  void RecordEvent(void* event) override { static_cast<Event*>(event)->mark = queued_; }
-  void WaitEvent(void* event) override { RunUntil(static_cast<Event*>(event)->mark); }
+  void RecordEvent(void* event) override { Record(kWork, static_cast<Event*>(event)); }
+  void WaitEvent(void* event) override { RunUntil(*static_cast<Event*>(event)); }
   double SecondsBetween(void* start, void* end) override {
-    const uint64_t a = static_cast<Event*>(start)->mark, b = static_cast<Event*>(end)->mark;
+    const Event& a = *static_cast<Event*>(start);
+    const Event& b = *static_cast<Event*>(end);
+    if (a.queue != b.queue) throw std::logic_error("QueuedBackend: events of two queues timed");
     RunUntil(b);
-    return static_cast<double>(b - a) * 1e-3;
+    return static_cast<double>(b.mark - a.mark) * 1e-3;
   }
 
   void Gemm(bool ta, bool tb, float alpha, ConstMatrixView a, ConstMatrixView b, float beta,
@@ -164,8 +177,18 @@ class QueuedBackend final : public Backend {
   }
 
  private:
+  enum QueueId { kWork = 0, kCopy = 1 };
   struct Event {
-    uint64_t mark = 0;  // operations queued before it was recorded
+    int queue = kWork;  // the queue it marks
+    uint64_t mark = 0;  // operations queued there before it was recorded (0: never recorded)
+  };
+  struct Op {
+    std::function<void()> run;  // empty: a wait for another queue
+    Event wait;                 // a wait's: until its queue has run `mark` operations
+  };
+  struct OpQueue {
+    std::deque<Op> ops;
+    uint64_t queued = 0, done = 0;  // operations (not waits) queued and run so far
   };
 
   static std::shared_ptr<std::vector<char>> Snapshot(const void* src, size_t bytes) {
@@ -173,24 +196,48 @@ class QueuedBackend final : public Backend {
     if (bytes > 0) std::memcpy(data->data(), src, bytes);
     return data;
   }
-  void Queue(std::function<void()> op) {
-    queue_.push_back(std::move(op));
-    ++queued_;
+  void Queue(std::function<void()> op) { Queue(kWork, std::move(op)); }
+  void Queue(QueueId q, std::function<void()> op) {
+    queues_[q].ops.push_back(Op{std::move(op), Event{}});
+    ++queues_[q].queued;
   }
-  // Runs the operations queued before `mark`.
-  void RunUntil(uint64_t mark) {
-    while (done_ < mark && !queue_.empty()) {
-      std::function<void()> op = std::move(queue_.front());
-      queue_.pop_front();
-      ++done_;
-      op();
+  void QueueWait(QueueId q, const Event& e) { queues_[q].ops.push_back(Op{nullptr, e}); }
+  void Record(QueueId q, Event* e) { *e = Event{q, queues_[q].queued}; }
+  // Runs the front of queue q if it can: false if it is empty or waits.
+  bool Step(int q) {
+    OpQueue& queue = queues_[q];
+    if (queue.ops.empty()) return false;
+    Op& front = queue.ops.front();
+    if (!front.run) {
+      if (queues_[front.wait.queue].done < front.wait.mark) return false;
+      queue.ops.pop_front();
+      return true;
+    }
+    std::function<void()> run = std::move(front.run);
+    queue.ops.pop_front();
+    ++queue.done;
+    run();
+    return true;
+  }
+  // Runs until the work an event marks is done, the preferred queue first whenever it can.
+  void RunUntil(const Event& e) {
+    const int first = order_ == Order::kCopiesFirst ? kCopy : kWork;
+    while (queues_[e.queue].done < e.mark) {
+      if (!Step(first) && !Step(1 - first)) {
+        throw std::logic_error("QueuedBackend: the queues wait for each other");
+      }
     }
   }
-  void RunAll() { RunUntil(queued_); }
+  void RunAll() {
+    RunUntil(Event{kWork, queues_[kWork].queued});
+    RunUntil(Event{kCopy, queues_[kCopy].queued});
+    while (Step(kWork) || Step(kCopy)) {  // trailing waits
+    }
+  }
 
   std::unique_ptr<Backend> cpu_;  // owned: where the work runs
-  std::deque<std::function<void()>> queue_;
-  uint64_t queued_ = 0, done_ = 0;  // operations queued and run so far
+  Order order_;
+  OpQueue queues_[2];  // [kWork], [kCopy]
   int batches_ = 0;
 };
 

@@ -54,6 +54,7 @@ class CudaBackend final : public Backend {
     small_fast_doubles_ = cuda::PrepareSmallPrograms();
   }
   ~CudaBackend() override {
+    cudaStreamSynchronize(copy_stream_.Get());
     cudaStreamSynchronize(stream_.Get());
     allocator_.Free(scratch_);
   }
@@ -87,6 +88,7 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.Get()));
   }
   void Synchronize() override {
+    copy_stream_.Synchronize();
     stream_.Synchronize();
     ThrowKernelError();
   }
@@ -112,7 +114,16 @@ class CudaBackend final : public Backend {
   bool RunsAsynchronously() const override { return true; }
   void CopyFromStagingAsync(const void* staging, void* dst, size_t bytes) override {
     if (bytes == 0) return;
-    CUDA_CHECK(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, stream_.Get()));
+    CUDA_CHECK(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, copy_stream_.Get()));
+  }
+  void CopiesWaitFor(void* event) override {  // a never recorded event: no wait
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_.Get(), static_cast<cudaEvent_t>(event), 0));
+  }
+  void RecordCopiesEvent(void* event) override {
+    CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), copy_stream_.Get()));
+  }
+  void WorkWaitsFor(void* event) override {
+    CUDA_CHECK(cudaStreamWaitEvent(stream_.Get(), static_cast<cudaEvent_t>(event), 0));
   }
   void* CreateEvent() override {
     cudaEvent_t event = nullptr;
@@ -126,8 +137,8 @@ class CudaBackend final : public Backend {
     CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event), stream_.Get()));
   }
   void WaitEvent(void* event) override {
+    // Not ThrowKernelError: kernels queued after the event may be writing the error record.
     CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
-    ThrowKernelError();
   }
   double SecondsBetween(void* start, void* end) override {
     WaitEvent(end);
@@ -330,6 +341,7 @@ class CudaBackend final : public Backend {
   DeviceGuard device_guard_;
   cudaDeviceProp props_{};
   cuda::StreamHandle stream_;
+  cuda::StreamHandle copy_stream_;  // CopyFromStagingAsync's: beside stream_, ordered by events
   cuda::CublasHandle cublas_;
   CachingAllocator allocator_;
   cuda::MappedHostValue<cuda::KernelError> error_;

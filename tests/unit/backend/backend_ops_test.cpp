@@ -247,9 +247,10 @@ TEST_P(BackendOps, SoftmaxRowsSumToOneAndSurviveLargeLogits) {
   EXPECT_NEAR(y(0, 3), 1.0f, 1e-6);
 }
 
-// A copy from staging memory without waiting, and events: waiting for one recorded after the
-// copy lets the host reuse the staging; the time between two is not negative; one never
-// recorded is waited for at once.
+// A copy from staging memory without waiting, on the copy queue, and events: the copy waits
+// for the work that made its destination, waiting for an event recorded on the copy queue after
+// it lets the host reuse the staging, and work waits for the copy on the device; the time
+// between two events is not negative; one never recorded is waited for at once.
 TEST_P(BackendOps, StagingCopiesAndEvents) {
   HostStaging staging(B());
   float* s = staging.Floats(6);
@@ -259,11 +260,13 @@ TEST_P(BackendOps, StagingCopiesAndEvents) {
   never.Wait();
   BackendEvent start(B()), copied(B()), end(B());
   start.Record();
+  B().CopiesWaitFor(start.Get());  // m is made (zeroed) by the work queue
   B().CopyFromStagingAsync(s, m.View().data, 6 * sizeof(float));
-  copied.Record();
+  B().RecordCopiesEvent(copied.Get());
+  B().WorkWaitsFor(copied.Get());
+  B().Axpby(2.0f, m, 0.0f, m);
   copied.Wait();
   for (int i = 0; i < 6; ++i) s[i] = -1.0f;  // the copy has read it
-  B().Axpby(2.0f, m, 0.0f, m);
   end.Record();
   EXPECT_GE(end.SecondsSince(start), 0.0);
   const HostMat h = ToHost(B(), m);

@@ -172,6 +172,9 @@ TEST(StepLanes, InputOfEveryStepIsItsMinibatchReadInOrder) {
   // staging is refilled only once the copy from it is done.
   testing::QueuedBackend queued;
   ExpectEveryStepSeesItsMinibatch(queued, InputBuffering::kAuto, true);
+  // Its copies run on a queue of their own, ordered by events alone: work first too.
+  testing::QueuedBackend work_first(testing::QueuedBackend::Order::kWorkFirst);
+  ExpectEveryStepSeesItsMinibatch(work_first, InputBuffering::kAuto, true);
   testing::QueuedBackend single;
   ExpectEveryStepSeesItsMinibatch(single, InputBuffering::kSingle, false);
 }
