@@ -12,9 +12,9 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/backend/counter_rng.h"
 #include "engine/backend/cpu/blas_kernels.h"
 #include "engine/backend/cpu/vector_math.h"
-#include "engine/backend/counter_rng.h"
 #include "engine/backend/shape_checks.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
