@@ -14,6 +14,7 @@ namespace mavg {
 namespace {
 
 using nlohmann::json;
+using testing::AddRunsThatDropFrames;
 using testing::FakeRun;
 using testing::FakeSweep;
 using testing::Make;
@@ -87,14 +88,7 @@ TEST(Speedup, NoNoteWhenTheBaselinesAgree) {
 // Frames per epoch are counts: "310", not "310.0" (md and json; csv as it always printed them).
 TEST(Speedup, FramesPrintAsWholeNumbers) {
   FakeSweep s("frames");
-  FakeRun b = Make({{"parallel.workers", "1"}});
-  b.epochs = {{1.0, 10.0, -1}};
-  s.Add(b);
-  FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
-  r.epochs = {{1.1, 0, 1.0}};
-  r.frames = 690;
-  r.frames_dropped = 310;
-  s.Add(r);
+  AddRunsThatDropFrames(s);
   SpeedupOptions o;
   const std::string md = SpeedupTable("frames", s.Load(), o);
   EXPECT_NE(md.find("| 8 | 690 | 310 | simulated |"), std::string::npos) << md;

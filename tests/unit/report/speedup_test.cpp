@@ -25,6 +25,7 @@ namespace {
 
 using nlohmann::json;
 using testing::Epoch;
+using testing::AddRunsThatDropFrames;
 using testing::FakeRun;
 using testing::FakeSweep;
 using testing::Make;
@@ -179,18 +180,8 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
 }
 
 // Speedup compares equal work: 8 workers that train 690 of 1000 frames in 1 s are not 10x
-// faster than one worker's 10 s for all 1000, but 6.9x; the frames not trained stay visible.
-// One worker: 10 s for 1000 frames; 8 workers: 1 s (projected) for the 690 they trained.
-void AddRunsThatDropFrames(FakeSweep& s) {
-  FakeRun b = Make({{"parallel.workers", "1"}});
-  b.epochs = {{1.0, 10.0, -1}};
-  s.Add(b);
-  FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
-  r.epochs = {{1.1, 0, 1.0}};
-  r.frames = 690;
-  r.frames_dropped = 310;
-  s.Add(r);
-}
+// faster than one worker's 10 s for all 1000, but 6.9x; the frames not trained stay visible
+// (the runs: testing::AddRunsThatDropFrames).
 
 TEST(Speedup, ComparesTimePerTrainingFrame) {
   FakeSweep s("frames");
