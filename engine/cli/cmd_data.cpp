@@ -15,6 +15,7 @@
 #include "engine/data/fmnist.h"
 #include "engine/speech/digits.h"
 #include "engine/speech/fbank_dir.h"
+#include "engine/speech/tts.h"
 
 namespace mavg::cli {
 
@@ -50,14 +51,18 @@ void AddDataCommand(CLI::App& app) {
   auto no_progress = std::make_shared<bool>(false);
   std::string sizes;
   for (const EnumText<DigitsSize>& row : kDigitsSizeTexts) {
-    const DigitsSetSizes n = SizesOf(row.value);
-    sizes += fmt::format("{}{} ({}/{}/{}/{})", sizes.empty() ? "" : ", ", row.text, n.train, n.dev,
-                         n.test, n.test_seen);
+    const DigitsPreset& p = PresetOf(row.value);
+    sizes += fmt::format("{}{} ({}/{}/{}/{}, {} speakers a voice, {} voices, {} noises)",
+                         sizes.empty() ? "" : "; ", row.text, p.sets.train, p.sets.dev, p.sets.test,
+                         p.sets.test_seen, p.speakers_per_voice,
+                         Synthesizer::Voices().size() +
+                             (p.extra_voices ? Synthesizer::ExtraVoices().size() : 0),
+                         p.noise_kinds);
   }
   digits
       ->add_option("--size", *size,
-                   fmt::format("Utterances of train/dev/test/test_seen: {}; the options below "
-                               "change one set",
+                   fmt::format("Preset, utterances of train/dev/test/test_seen: {}; the options "
+                               "below change one thing",
                                sizes))
       ->capture_default_str();
   CLI::Option* train_utts =
@@ -69,11 +74,19 @@ void AddDataCommand(CLI::App& app) {
   CLI::Option* test_seen_utts =
       digits->add_option("--test-seen-utts", d->test_seen_utts,
                          "Clean utterances of training speakers (default: --size's)");
-  digits
-      ->add_option("--speakers-per-voice", d->speakers_per_voice,
-                   "Pseudo-speakers per voice (1 dev, 1 test, the rest train)")
-      ->capture_default_str();
-  digits->add_option("--voices", d->voices, "Voices (default: all; see --list-voices)");
+  CLI::Option* speakers_per_voice =
+      digits->add_option("--speakers-per-voice", d->speakers_per_voice,
+                         "Pseudo-speakers per voice (1 dev, 1 test, the rest train; default: "
+                         "--size's)");
+  CLI::Option* voices =
+      digits->add_option("--voices", d->voices, "Voices, flite:NAME or espeak:NAME (default: --size's)");
+  auto noises = std::make_shared<std::vector<std::string>>();
+  CLI::Option* noises_option =
+      digits
+          ->add_option("--noises", *noises,
+                       fmt::format("Noise conditions, comma-separated, of {} (default: --size's)",
+                                   EnumNames<NoiseKind>()))
+          ->delimiter(',');
   digits->add_option("--held-out-voice", d->held_out_voice,
                      "Keep this voice out of training entirely");
   digits->add_option("--snr-min", d->snr_min, "Lowest SNR in dB")->capture_default_str();
@@ -88,13 +101,21 @@ void AddDataCommand(CLI::App& app) {
   digits->add_option("--threads", d->threads, "Processes/threads (0: all cores)");
   digits->add_flag("--force", d->force, "Replace an existing output directory");
   digits->add_flag("--no-progress", *no_progress, "Never draw the progress lines");
-  digits->callback([dout, d, size, no_progress, train_utts, dev_utts, test_utts, test_seen_utts] {
-    const DigitsSetSizes n =
-        SizesOf(ParseOneOf(*size, {DigitsSize::kFull, DigitsSize::kSmall}, "--size"));
-    if (train_utts->count() == 0) d->train_utts = n.train;
-    if (dev_utts->count() == 0) d->dev_utts = n.dev;
-    if (test_utts->count() == 0) d->test_utts = n.test;
-    if (test_seen_utts->count() == 0) d->test_seen_utts = n.test_seen;
+  digits->callback([=] {
+    // The preset gives every option it names; an option on the command line changes one.
+    const DigitsOptions p = PresetOptions(ParseAnyOf<DigitsSize>(*size, "--size"));
+    if (train_utts->count() == 0) d->train_utts = p.train_utts;
+    if (dev_utts->count() == 0) d->dev_utts = p.dev_utts;
+    if (test_utts->count() == 0) d->test_utts = p.test_utts;
+    if (test_seen_utts->count() == 0) d->test_seen_utts = p.test_seen_utts;
+    if (speakers_per_voice->count() == 0) d->speakers_per_voice = p.speakers_per_voice;
+    if (voices->count() == 0) d->voices = p.voices;
+    d->noises = p.noises;
+    if (noises_option->count() > 0) {
+      d->noises.clear();
+      for (const std::string& n : *noises) d->noises.push_back(ParseAnyOf<NoiseKind>(n, "--noises"));
+    }
+    d->preset = p.preset;
     d->progress = !*no_progress && Progress::StderrIsTerminal();
     const DigitsStats st = BuildDigitsCorpus(*dout, *d);
     for (const auto& [set, s] : st.sets) {

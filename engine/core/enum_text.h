@@ -87,6 +87,19 @@ E ParseOneOf(std::string_view text, std::initializer_list<E> allowed, std::strin
   throw Error(fmt::format("{} must be {}, not '{}'", what, list, text));
 }
 
+// The same over every value of E: "<what> must be a, b or c, not '<text>'".
+template <HasTexts E>
+E ParseAnyOf(std::string_view text, std::string_view what) {
+  if (const std::optional<E> e = ParseEnum<E>(text)) return *e;
+  std::string list;
+  const auto texts = TextsOf(E{});
+  for (size_t i = 0; i < texts.size(); ++i) {
+    list += i == 0 ? "" : i + 1 == texts.size() ? " or " : ", ";
+    list += texts[i].text;
+  }
+  throw Error(fmt::format("{} must be {}, not '{}'", what, list, text));
+}
+
 // Streams the text (test failure messages print the choice, not its number).
 template <HasTexts E>
 std::ostream& operator<<(std::ostream& out, E value) {

@@ -22,6 +22,7 @@
 namespace mavg {
 namespace {
 
+using Strings = std::vector<std::string>;
 using report::Join;
 using report::Mean;
 using report::Num;
@@ -118,12 +119,27 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
 // per training frame (*_per_frame; of the runs that recorded frames), which the speedups
 // compare: equal work, so a run that drops frames (averaging's last partial interval, a
 // shorter shard) does not look faster for doing less.
+// The projected and modelled speedups also come from within each run (*_within): the seconds
+// its workers' own compute and data took, summed over the workers (the same frames on one
+// device at this run's own per-frame speed), over its projected or modelled epoch: both from
+// the same epochs of the same run, so a baseline run that happened to be slow or fast does not
+// make a row super- or sublinear. A 1-worker run's is 1. Empty when a run lacks the workers'
+// compute times (runs from before they were recorded), which then fall back to the baseline's.
 struct Times {
   std::vector<double> measured, projected, modelled, frames, dropped;
   std::vector<double> measured_per_frame, projected_per_frame, modelled_per_frame;
+  std::vector<double> projected_within, modelled_within;
   int workers = 1;
   bool Empty() const { return projected.empty(); }
 };
+
+// The seconds one device would take for the run's epoch of work, from the run's own workers:
+// N x the mean worker's compute + data seconds; nullopt without them.
+std::optional<double> SerialWork(const ReportRun& r, int workers) {
+  const auto compute = r.values.find(MeanName(&EpochRow::compute_s_mean));
+  if (compute == r.values.end() || !(compute->second > 0)) return std::nullopt;
+  return workers * (compute->second + ValueOr(r, MeanName(&EpochRow::io_s_mean), 0.0));
+}
 
 Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
   Times t;
@@ -145,12 +161,23 @@ Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
     t.projected.push_back(projected);
     if (per_frame) t.projected_per_frame.push_back(projected / frames);
     if (frames > 0) t.frames.push_back(frames);
+    const std::optional<double> serial = SerialWork(*r, t.workers);
+    if (t.workers == 1) {
+      t.projected_within.push_back(1.0);
+    } else if (serial && projected > 0) {
+      t.projected_within.push_back(*serial / projected);
+    }
     const std::string dropped = MeanName(&EpochRow::frames_dropped);
     if (r->values.count(dropped)) t.dropped.push_back(r->values.at(dropped));
     if (links.inter) {
       const double modelled = ModelledEpoch(*r, projected, links);
       t.modelled.push_back(modelled);
       if (per_frame) t.modelled_per_frame.push_back(modelled / frames);
+      if (t.workers == 1) {
+        t.modelled_within.push_back(1.0);
+      } else if (serial && modelled > 0) {
+        t.modelled_within.push_back(*serial / modelled);
+      }
     }
   }
   return t;
@@ -285,12 +312,23 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
           triple(t.measured, t.measured_per_frame, base.measured_per_frame);
       if (t.measured.empty() && !t.Empty()) m = {"simulated", "–", "–"};
       row.insert(row.end(), m.begin(), m.end());
-      const std::vector<std::string> p =
-          triple(t.projected, t.projected_per_frame, base.projected_per_frame);
+      // Within each run when every run of the row has it; else against the baseline.
+      auto within = [&](const std::vector<double>& times,
+                        const std::vector<double>& speedups) -> std::optional<Strings> {
+        if (times.empty() || speedups.size() != times.size()) return std::nullopt;
+        const double s = Mean(speedups);
+        return Strings{Num(Mean(times)), fmt::format("{:.2f}", s),
+                       fmt::format("{:.2f}", s / t.workers)};
+      };
+      const std::optional<Strings> p_within = within(t.projected, t.projected_within);
+      const Strings p = p_within.value_or(
+          triple(t.projected, t.projected_per_frame, base.projected_per_frame));
       row.insert(row.end(), p.begin(), p.end());
+      std::optional<Strings> q_within;
       if (links.inter) {
-        const std::vector<std::string> q =
-            triple(t.modelled, t.modelled_per_frame, base.modelled_per_frame);
+        q_within = within(t.modelled, t.modelled_within);
+        const Strings q =
+            q_within.value_or(triple(t.modelled, t.modelled_per_frame, base.modelled_per_frame));
         row.insert(row.end(), q.begin(), q.end());
       }
       // An efficiency whose distance from 1 is smaller than the disagreement between the
@@ -307,8 +345,8 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         }
       };
       check("measured", t.measured_per_frame, base.measured_per_frame);
-      check("projected", t.projected_per_frame, base.projected_per_frame);
-      if (links.inter) check("model", t.modelled_per_frame, base.modelled_per_frame);
+      if (!p_within) check("projected", t.projected_per_frame, base.projected_per_frame);
+      if (links.inter && !q_within) check("model", t.modelled_per_frame, base.modelled_per_frame);
       nlohmann::json kinds = nlohmann::json::array();
       for (const Noisy& n : noisy) kinds.push_back(n.kind);
       noise.push_back(kinds);
@@ -363,12 +401,16 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
             : fmt::format(" (the baseline runs with the same {})", Join(baselines.Varying()));
     out += fmt::format(
         "Speedup of sweep {} against {}={}{} (epoch = training time without CV){}. Speedups "
-        "compare equal work: the baseline's epoch seconds per training frame over this row's "
-        "(frames/epoch: frames trained, all workers; frames dropped/epoch: frames not trained, "
-        "e.g. after a shard's last full averaging interval). measured: "
+        "compare equal work: measured, the baseline's epoch seconds per training frame over this "
+        "row's (frames/epoch: frames trained, all workers; frames dropped/epoch: frames not "
+        "trained, e.g. after a shard's last full averaging interval). measured: "
         "real processes (MPI ranks or one worker); projected: simulated workers' slowest worker "
-        "per averaging interval plus this machine's measured averaging time (a projection, not a "
-        "measurement){}. Time to target: time to the baseline's CV loss, the mean over the "
+        "per averaging interval plus this machine's measured averaging time (projected from "
+        "simulated workers, no network: not a measurement){}. Projected and model speedups are "
+        "projected within each run: N x the mean worker's measured compute and data seconds (the "
+        "same frames on one device, at that run's own speed) over the run's projected or "
+        "modelled epoch, so the baseline runs' noise does not enter them (1 worker: 1; runs "
+        "without the workers' times: against the baseline). Time to target: time to the baseline's CV loss, the mean over the "
         "baseline replicates of their last accepted epoch's CV loss, until the end of the first "
         "accepted epoch at or below it, mean ± std over the replicates that reached it (blank: "
         "none did; reached: k of the completed or diverged runs). {} Notes: an efficiency whose "

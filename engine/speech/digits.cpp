@@ -49,7 +49,7 @@ struct UttPlan {
   std::string id, set;
   int speaker = 0;
   std::vector<std::string> words;
-  int noise = 0;  // 0 none, 1 white, 2 pink, 3 babble
+  int noise = 0;  // 0 none, else 1 + the index of its kind in DigitsOptions::noises
   double snr = 0.0;
   uint64_t seed = 0;
 };
@@ -173,6 +173,24 @@ void SynthesizeAll(const std::vector<UttPlan>& utts, const std::vector<Speaker>&
 
 }  // namespace
 
+DigitsOptions PresetOptions(DigitsSize size) {
+  const DigitsPreset& p = PresetOf(size);
+  DigitsOptions o;
+  o.train_utts = p.sets.train;
+  o.dev_utts = p.sets.dev;
+  o.test_utts = p.sets.test;
+  o.test_seen_utts = p.sets.test_seen;
+  o.speakers_per_voice = p.speakers_per_voice;
+  if (p.extra_voices) {
+    o.voices = Synthesizer::Voices();
+    for (const std::string& v : Synthesizer::ExtraVoices()) o.voices.push_back(v);
+  }
+  o.noises.clear();
+  for (int k = 0; k < p.noise_kinds; ++k) o.noises.push_back(static_cast<NoiseKind>(k));
+  o.preset = std::string(ToString(size));
+  return o;
+}
+
 DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o) {
   Timer total;
   DigitsStats stats;
@@ -180,6 +198,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
              "words per utterance: need 1 <= min ({}) <= max ({})", o.min_words, o.max_words);
   MAVG_CHECK(o.speakers_per_voice >= 3, "speakers_per_voice must be at least 3 (dev, test, train)");
   MAVG_CHECK(o.snr_max >= o.snr_min, "snr range [{}, {}] is empty", o.snr_min, o.snr_max);
+  MAVG_CHECK(!o.noises.empty(), "no noise conditions (--noises)");
   if (PathExists(out_dir)) {
     MAVG_CHECK(o.force, "{}: already exists (use --force to replace it)", out_dir);
   }
@@ -227,7 +246,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
       const int n = o.min_words + static_cast<int>(rng.Below(o.max_words - o.min_words + 1));
       for (int w = 0; w < n; ++w) u.words.push_back(kDigitWords[rng.Below(11)]);
       const bool clean = set == "test_seen" || rng.Uniform() < o.clean_fraction;
-      u.noise = clean ? 0 : 1 + static_cast<int>(rng.Below(3));
+      u.noise = clean ? 0 : 1 + static_cast<int>(rng.Below(o.noises.size()));
       u.snr = o.snr_min + (o.snr_max - o.snr_min) * rng.Uniform();
       u.seed = rng.NextU64();
       u.id = fmt::format("{}_{}_{:05}", speakers[u.speaker].id, set, i);
@@ -303,13 +322,18 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
               Rng rng(u.seed);
               if (u.noise > 0) {
                 std::vector<float> noise;
-                if (u.noise == 1) noise = WhiteNoise(x.size(), rng);
-                if (u.noise == 2) noise = PinkNoise(x.size(), rng);
-                if (u.noise == 3) {
+                auto babble = [&](int talkers) {
                   std::vector<const std::vector<float>*> src;
-                  for (int b = 0; b < 4; ++b)
+                  for (int b = 0; b < talkers; ++b)
                     src.push_back(&babble_pool[rng.Below(babble_pool.size())]);
-                  noise = Babble(x.size(), src, rng);
+                  return Babble(x.size(), src, rng);
+                };
+                switch (o.noises[static_cast<size_t>(u.noise - 1)]) {
+                  case NoiseKind::kWhite: noise = WhiteNoise(x.size(), rng); break;
+                  case NoiseKind::kPink: noise = PinkNoise(x.size(), rng); break;
+                  case NoiseKind::kBabble: noise = babble(4); break;
+                  case NoiseKind::kBrown: noise = BrownNoise(x.size(), rng); break;
+                  case NoiseKind::kCrowd: noise = babble(12); break;
                 }
                 MixAtSnr(x, noise, u.snr, voiced);
               }
@@ -418,7 +442,11 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
                            {"hours", st.hours},
                            {"frames", st.frames}};
     }
+    info["preset"] = o.preset;
     info["voices"] = voices;
+    info["speakers_per_voice"] = o.speakers_per_voice;
+    info["noises"] = nlohmann::json::array();
+    for (NoiseKind k : o.noises) info["noises"].push_back(std::string(ToString(k)));
     info["held_out_voice"] = o.held_out_voice;
     info["snr_db"] = {o.snr_min, o.snr_max};
     info["clean_fraction"] = o.clean_fraction;

@@ -19,26 +19,52 @@
 
 namespace mavg {
 
-// The corpus sizes by name (`mavg data digits --size`): full is the README's calibration corpus,
-// small the quickstart's (sweeps/quickstart.yaml reads data/digits-small).
-enum class DigitsSize { kFull, kSmall };
-inline constexpr EnumText<DigitsSize> kDigitsSizeTexts[] = {{DigitsSize::kFull, "full"},
-                                                            {DigitsSize::kSmall, "small"}};
+// The corpus presets by name (`mavg data digits --size`): full is the README's calibration
+// corpus, small the quickstart's (sweeps/quickstart.yaml reads data/digits-small). x1, x2, x4
+// and x8 are the scaled family for the reproduction's scale study: more voices (the extra
+// eSpeak variants), more pseudo-speakers per voice and two more noise conditions than full,
+// the same dev and test sets in every member (same speakers, utterances and noise), and k x
+// 3000 training utterances, each member's training set holding the smaller ones' (utterance i
+// is drawn from the same seed in each).
+enum class DigitsSize { kFull, kSmall, kX1, kX2, kX4, kX8 };
+inline constexpr EnumText<DigitsSize> kDigitsSizeTexts[] = {
+    {DigitsSize::kFull, "full"}, {DigitsSize::kSmall, "small"}, {DigitsSize::kX1, "x1"},
+    {DigitsSize::kX2, "x2"},     {DigitsSize::kX4, "x4"},       {DigitsSize::kX8, "x8"}};
 MAVG_ENUM_TEXTS(DigitsSize, kDigitsSizeTexts)
+
+// Additive noise conditions: white, pink (1/f), babble (4 talkers of the same set), brown
+// (1/f^2, rumble) and crowd (babble of 12 talkers).
+enum class NoiseKind { kWhite, kPink, kBabble, kBrown, kCrowd };
+inline constexpr EnumText<NoiseKind> kNoiseKindTexts[] = {{NoiseKind::kWhite, "white"},
+                                                          {NoiseKind::kPink, "pink"},
+                                                          {NoiseKind::kBabble, "babble"},
+                                                          {NoiseKind::kBrown, "brown"},
+                                                          {NoiseKind::kCrowd, "crowd"}};
+MAVG_ENUM_TEXTS(NoiseKind, kNoiseKindTexts)
 
 // Utterances per set.
 struct DigitsSetSizes {
   int train = 0, dev = 0, test = 0, test_seen = 0;
 };
-inline constexpr DigitsSetSizes kDigitsSetSizes[] = {
-    {3000, 400, 1000, 400},  // full
-    {1200, 200, 400, 100},   // small
+struct DigitsPreset {
+  DigitsSetSizes sets;
+  int speakers_per_voice = 0;  // 1 dev, 1 test, the rest train
+  bool extra_voices = false;   // Synthesizer::Voices() and Synthesizer::ExtraVoices()
+  int noise_kinds = 0;         // the first noise_kinds of NoiseKind, in its order
 };
-static_assert(std::size(kDigitsSetSizes) == std::size(kDigitsSizeTexts),
-              "kDigitsSetSizes: one row per DigitsSize, in enum order");
-constexpr DigitsSetSizes SizesOf(DigitsSize size) {
-  return kDigitsSetSizes[static_cast<size_t>(size)];
+inline constexpr DigitsPreset kDigitsPresets[] = {
+    {{3000, 400, 1000, 400}, 6, false, 3},   // full
+    {{1200, 200, 400, 100}, 6, false, 3},    // small
+    {{3000, 400, 1000, 400}, 8, true, 5},    // x1
+    {{6000, 400, 1000, 400}, 8, true, 5},    // x2
+    {{12000, 400, 1000, 400}, 8, true, 5},   // x4
+    {{24000, 400, 1000, 400}, 8, true, 5}};  // x8
+static_assert(std::size(kDigitsPresets) == std::size(kDigitsSizeTexts),
+              "kDigitsPresets: one row per DigitsSize, in enum order");
+constexpr const DigitsPreset& PresetOf(DigitsSize size) {
+  return kDigitsPresets[static_cast<size_t>(size)];
 }
+constexpr DigitsSetSizes SizesOf(DigitsSize size) { return PresetOf(size).sets; }
 
 struct DigitsOptions {
   int train_utts = SizesOf(DigitsSize::kFull).train;
@@ -48,6 +74,7 @@ struct DigitsOptions {
   int speakers_per_voice = 6;             // per voice: 1 dev, 1 test, the rest train
   std::vector<std::string> voices;        // empty: Synthesizer::Voices()
   std::string held_out_voice;             // this voice's speakers never train (they go to dev/test)
+  std::vector<NoiseKind> noises = {NoiseKind::kWhite, NoiseKind::kPink, NoiseKind::kBabble};
   double snr_min = -3.0, snr_max = 10.0;  // dB, uniform per utterance (train, dev, test)
   double clean_fraction = 0.15;           // of train/dev/test utterances left without noise
   int min_words = 1, max_words = 7;
@@ -55,7 +82,11 @@ struct DigitsOptions {
   int threads = 0;        // synthesis processes and feature threads (0: all cores)
   bool force = false;     // replace an existing output directory
   bool progress = false;  // a progress line per step (synthesis; noise and alignments; features)
+  std::string preset;     // the --size it came from, for corpus.json ("" when built by hand)
 };
+
+// The options of a preset (the defaults of the rest).
+DigitsOptions PresetOptions(DigitsSize size);
 
 struct DigitsSetStats {
   int utterances = 0, speakers = 0, words = 0;

@@ -25,6 +25,16 @@ std::vector<float> PinkNoise(size_t n, Rng& rng) {
   return out;
 }
 
+std::vector<float> BrownNoise(size_t n, Rng& rng) {
+  std::vector<float> out(n);
+  double y = 0.0;
+  for (float& v : out) {
+    y = 0.995 * y + rng.Gaussian();
+    v = static_cast<float>(y);
+  }
+  return out;
+}
+
 std::vector<float> Babble(size_t n, const std::vector<const std::vector<float>*>& sources,
                           Rng& rng) {
   std::vector<float> out(n, 0.0f);

@@ -1,5 +1,5 @@
 #pragma once
-// Additive noise for the digits corpus: white, pink (1/f) and babble (other utterances summed),
+// Additive noise for the digits corpus: white, pink (1/f), brown (1/f^2) and babble (other utterances summed),
 // mixed into speech at a target signal-to-noise ratio.
 
 #include <vector>
@@ -11,6 +11,9 @@ namespace mavg {
 std::vector<float> WhiteNoise(size_t n, Rng& rng);
 // Pink noise: white noise through Paul Kellett's economy 1/f filter (about -3 dB/octave).
 std::vector<float> PinkNoise(size_t n, Rng& rng);
+// Brown (red) noise: white noise through a leaky integrator, y[n] = 0.995 y[n-1] + w[n]:
+// -6 dB/octave above its corner (about 13 Hz at 16 kHz), the rumble of traffic and machinery.
+std::vector<float> BrownNoise(size_t n, Rng& rng);
 // Babble: the sources summed, each from a random offset and looped to length n.
 std::vector<float> Babble(size_t n, const std::vector<const std::vector<float>*>& sources,
                           Rng& rng);

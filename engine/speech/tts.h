@@ -48,6 +48,9 @@ class Synthesizer {
   // Voices usable here: "flite:kal16", "flite:kal", "flite:awb", "flite:rms", "flite:slt",
   // "espeak:en-us", "espeak:en-us+f3", ... (see the .cpp for the list).
   static std::vector<std::string> Voices();
+  // More eSpeak variants (voice quality and formants of other speakers, the same phonemes): the
+  // scaled digits presets (x1 ... x8) add them to Voices().
+  static std::vector<std::string> ExtraVoices();
 
   // `words` must be digit words known to `Lexicon()`.
   Synthesis Synthesize(const std::string& voice, const std::vector<std::string>& words,

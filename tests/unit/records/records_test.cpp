@@ -156,7 +156,10 @@ TEST(EpochRow, ReportMeansComeFromTheTable) {
   EXPECT_EQ(means.at("frames_per_epoch"), "e.frames");
   EXPECT_EQ(means.at("projected_epoch_s"), "e.projected_wall_s");
   EXPECT_EQ(means.at("max_change_limited"), "json_extract(e.metrics_json, '$.max_change_limited')");
-  EXPECT_EQ(means.size(), 12u);
+  // The mean worker's compute and data seconds, for the speedup projected within a run.
+  EXPECT_EQ(means.at("worker_compute_s"), "json_extract(e.metrics_json, '$.compute_s_mean')");
+  EXPECT_EQ(means.at("worker_io_s"), "json_extract(e.metrics_json, '$.io_s_mean')");
+  EXPECT_EQ(means.size(), 14u);
 }
 
 TEST(EpochRow, TrainSeconds) {

@@ -28,6 +28,7 @@ struct Epoch {
   double train_s;      // wall_s - cv_s
   double projected_s;  // < 0: none (one worker, MPI)
   bool accepted = true;
+  double compute_mean_s = -1.0;  // the mean worker's compute seconds (< 0: not recorded)
 };
 
 struct FakeRun {
@@ -107,6 +108,10 @@ class FakeSweep {
                   {"frames", f.frames},
                   {"frames_dropped", f.frames_dropped}};
       if (x.projected_s >= 0) row["projected_wall_s"] = x.projected_s;
+      if (x.compute_mean_s >= 0) {
+        row["compute_s_mean"] = x.compute_mean_s;
+        row["io_s_mean"] = 0.0;
+      }
       lines += row.dump() + "\n";
     }
     Write(run_dir + "/metrics.jsonl", lines);

@@ -4,6 +4,7 @@
 // two-link model column.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -371,6 +372,49 @@ TEST(Speedup, TwoLinkModelColumn) {
   SpeedupOptions half;
   half.intra = "nvlink4";
   EXPECT_THROW(SpeedupTable("links", runs, half), Error);
+}
+
+// Two 1-worker runs of the same work that took 2.8 s and 5.1 s (a noisy baseline) would make a
+// 4-worker projection of 0.7 s superlinear against their mean (3.95 / 0.7 = 5.6); projected
+// within the run (4 workers x 0.6 s of compute each over its own 0.7 s), it is 3.43, and the
+// modelled epoch too is divided into the run's own serial time.
+TEST(SpeedupTable, ProjectsFromEachRunsOwnComputeTime) {
+  FakeSweep s("own");
+  for (int rep = 0; rep < 2; ++rep) {
+    FakeRun one = Make({{"parallel.workers", "1"}}, rep);
+    one.epochs = {{1.0, rep == 0 ? 2.8 : 5.1, -1}};
+    s.Add(one);
+  }
+  FakeRun four = Make({{"parallel.workers", "4"}}, 0, 4);
+  Epoch e{1.0, 3.0, 0.7};
+  e.compute_mean_s = 0.6;
+  four.epochs = {e, e};
+  four.frames = 1000;
+  s.Add(four);
+  // A run without the workers' compute times: against the baseline, as before.
+  FakeRun old = Make({{"parallel.workers", "2"}}, 0, 2);
+  old.epochs = {{1.0, 3.0, 1.975}};
+  s.Add(old);
+  const std::vector<ReportRun> runs = s.Load();
+  SpeedupOptions o;
+  o.format = report::Format::kCsv;
+  o.interconnect = "ib-fdr";
+  auto rows = ParseCsv(SpeedupTable("own", runs, o));
+  ASSERT_EQ(rows.size(), 3u);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::stoi(a.at("parallel.workers")) < std::stoi(b.at("parallel.workers"));
+  });
+  EXPECT_EQ(rows[0].at("projected speedup"), "1.00");
+  EXPECT_EQ(rows[1].at("parallel.workers"), "2");
+  EXPECT_EQ(rows[1].at("projected speedup"), "2.00");  // 3.95 / 1.975: the baseline's mean
+  EXPECT_EQ(rows[2].at("projected speedup"), fmt::format("{:.2f}", 4 * 0.6 / 0.7));
+  EXPECT_EQ(rows[2].at("projected efficiency"), fmt::format("{:.2f}", 0.6 / 0.7));
+  const double model = std::stod(rows[2].at("model epoch s (ib-fdr)"));
+  EXPECT_EQ(rows[2].at("model speedup"), fmt::format("{:.2f}", 4 * 0.6 / model));
+  // Not superlinear, so no note of the baseline's noise for the projection.
+  EXPECT_EQ(rows[2].at("notes").find("projected"), std::string::npos) << rows[2].at("notes");
+  o.format = report::Format::kMd;
+  EXPECT_NE(SpeedupTable("own", runs, o).find("projected within each run"), std::string::npos);
 }
 
 }  // namespace

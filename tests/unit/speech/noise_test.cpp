@@ -65,6 +65,17 @@ TEST(Noise, PinkNoiseFallsAboutThreeDecibelsPerOctave) {
   EXPECT_NEAR(p_ratio, 1.0, 0.35);
 }
 
+TEST(Noise, BrownNoiseFallsAboutSixDecibelsPerOctave) {
+  Rng rng(5);
+  const std::vector<float> brown = BrownNoise(4096, rng);
+  // A 1/f^2 density over octave bands twice as wide: half the power per octave up (its corner,
+  // (1 - 0.995) / 2 pi of the sampling rate, lies far below these bands).
+  const double ratio = BandPower(brown, 0.1, 0.2) / BandPower(brown, 0.05, 0.1);
+  EXPECT_NEAR(ratio, 0.5, 0.2);
+  const double pink_like = BandPower(brown, 0.2, 0.4) / BandPower(brown, 0.05, 0.1);
+  EXPECT_NEAR(pink_like, 0.25, 0.12);  // two octaves: a quarter
+}
+
 TEST(Noise, BabbleSumsLoopedSources) {
   Rng rng(4);
   const std::vector<float> a(10, 1.0f), b(7, 2.0f);
