@@ -52,12 +52,11 @@ void AddDataCommand(CLI::App& app) {
   std::string sizes;
   for (const EnumText<DigitsSize>& row : kDigitsSizeTexts) {
     const DigitsPreset& p = PresetOf(row.value);
-    sizes += fmt::format("{}{} ({}/{}/{}/{}, {} speakers a voice, {} voices, {} noises)",
-                         sizes.empty() ? "" : "; ", row.text, p.sets.train, p.sets.dev, p.sets.test,
-                         p.sets.test_seen, p.speakers_per_voice,
-                         Synthesizer::Voices().size() +
-                             (p.extra_voices ? Synthesizer::ExtraVoices().size() : 0),
-                         p.noise_kinds);
+    sizes += fmt::format(
+        "{}{} ({}/{}/{}/{}, {} speakers a voice, {} voices, {} noises)", sizes.empty() ? "" : "; ",
+        row.text, p.sets.train, p.sets.dev, p.sets.test, p.sets.test_seen, p.speakers_per_voice,
+        Synthesizer::Voices().size() + (p.extra_voices ? Synthesizer::ExtraVoices().size() : 0),
+        p.noise_kinds);
   }
   digits
       ->add_option("--size", *size,
@@ -78,8 +77,8 @@ void AddDataCommand(CLI::App& app) {
       digits->add_option("--speakers-per-voice", d->speakers_per_voice,
                          "Pseudo-speakers per voice (1 dev, 1 test, the rest train; default: "
                          "--size's)");
-  CLI::Option* voices =
-      digits->add_option("--voices", d->voices, "Voices, flite:NAME or espeak:NAME (default: --size's)");
+  CLI::Option* voices = digits->add_option("--voices", d->voices,
+                                           "Voices, flite:NAME or espeak:NAME (default: --size's)");
   auto noises = std::make_shared<std::vector<std::string>>();
   CLI::Option* noises_option =
       digits
@@ -113,9 +112,11 @@ void AddDataCommand(CLI::App& app) {
     d->noises = p.noises;
     if (noises_option->count() > 0) {
       d->noises.clear();
-      for (const std::string& n : *noises) d->noises.push_back(ParseAnyOf<NoiseKind>(n, "--noises"));
+      for (const std::string& n : *noises)
+        d->noises.push_back(ParseAnyOf<NoiseKind>(n, "--noises"));
     }
     d->preset = p.preset;
+    d->train_last = p.train_last;
     d->progress = !*no_progress && Progress::StderrIsTerminal();
     const DigitsStats st = BuildDigitsCorpus(*dout, *d);
     for (const auto& [set, s] : st.sets) {

@@ -321,8 +321,8 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
                        fmt::format("{:.2f}", s / t.workers)};
       };
       const std::optional<Strings> p_within = within(t.projected, t.projected_within);
-      const Strings p = p_within.value_or(
-          triple(t.projected, t.projected_per_frame, base.projected_per_frame));
+      const Strings p =
+          p_within.value_or(triple(t.projected, t.projected_per_frame, base.projected_per_frame));
       row.insert(row.end(), p.begin(), p.end());
       std::optional<Strings> q_within;
       if (links.inter) {
@@ -410,7 +410,8 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         "projected within each run: N x the mean worker's measured compute and data seconds (the "
         "same frames on one device, at that run's own speed) over the run's projected or "
         "modelled epoch, so the baseline runs' noise does not enter them (1 worker: 1; runs "
-        "without the workers' times: against the baseline). Time to target: time to the baseline's CV loss, the mean over the "
+        "without the workers' times: against the baseline). Time to target: time to the baseline's "
+        "CV loss, the mean over the "
         "baseline replicates of their last accepted epoch's CV loss, until the end of the first "
         "accepted epoch at or below it, mean ± std over the replicates that reached it (blank: "
         "none did; reached: k of the completed or diverged runs). {} Notes: an efficiency whose "

@@ -188,6 +188,7 @@ DigitsOptions PresetOptions(DigitsSize size) {
   o.noises.clear();
   for (int k = 0; k < p.noise_kinds; ++k) o.noises.push_back(static_cast<NoiseKind>(k));
   o.preset = std::string(ToString(size));
+  o.train_last = p.extra_voices;
   return o;
 }
 
@@ -262,7 +263,22 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
     spdlog::info("[digits] synthesising {} utterances with {} voices in {} processes", utts.size(),
                  voices.size(), procs);
     Timer synth_timer;
-    SynthesizeAll(utts, speakers, clean_dir, procs, o.progress);
+    if (o.train_last) {
+      // eSpeak keeps state between the utterances of a process, so an utterance's audio depends
+      // on those synthesised before it in its lane: the sets of fixed size first, then the
+      // training utterances in order, give every utterance the same history in each member of
+      // the scaled family (whose training sets only grow).
+      std::vector<UttPlan> ordered;
+      for (const UttPlan& u : utts) {
+        if (u.set != "train") ordered.push_back(u);
+      }
+      for (const UttPlan& u : utts) {
+        if (u.set == "train") ordered.push_back(u);
+      }
+      SynthesizeAll(ordered, speakers, clean_dir, procs, o.progress);
+    } else {
+      SynthesizeAll(utts, speakers, clean_dir, procs, o.progress);
+    }
     stats.synth_seconds = synth_timer.Seconds();
 
     // The phone set and lexicon (flite's pronunciations) and the pdf of every (phone, state).
@@ -329,11 +345,21 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
                   return Babble(x.size(), src, rng);
                 };
                 switch (o.noises[static_cast<size_t>(u.noise - 1)]) {
-                  case NoiseKind::kWhite: noise = WhiteNoise(x.size(), rng); break;
-                  case NoiseKind::kPink: noise = PinkNoise(x.size(), rng); break;
-                  case NoiseKind::kBabble: noise = babble(4); break;
-                  case NoiseKind::kBrown: noise = BrownNoise(x.size(), rng); break;
-                  case NoiseKind::kCrowd: noise = babble(12); break;
+                  case NoiseKind::kWhite:
+                    noise = WhiteNoise(x.size(), rng);
+                    break;
+                  case NoiseKind::kPink:
+                    noise = PinkNoise(x.size(), rng);
+                    break;
+                  case NoiseKind::kBabble:
+                    noise = babble(4);
+                    break;
+                  case NoiseKind::kBrown:
+                    noise = BrownNoise(x.size(), rng);
+                    break;
+                  case NoiseKind::kCrowd:
+                    noise = babble(12);
+                    break;
                 }
                 MixAtSnr(x, noise, u.snr, voiced);
               }
@@ -445,6 +471,7 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
     info["preset"] = o.preset;
     info["voices"] = voices;
     info["speakers_per_voice"] = o.speakers_per_voice;
+    info["train_synthesised_last"] = o.train_last;
     info["noises"] = nlohmann::json::array();
     for (NoiseKind k : o.noises) info["noises"].push_back(std::string(ToString(k)));
     info["held_out_voice"] = o.held_out_voice;

@@ -23,7 +23,7 @@ namespace mavg {
 // corpus, small the quickstart's (sweeps/quickstart.yaml reads data/digits-small). x1, x2, x4
 // and x8 are the scaled family for the reproduction's scale study: more voices (the extra
 // eSpeak variants), more pseudo-speakers per voice and two more noise conditions than full,
-// the same dev and test sets in every member (same speakers, utterances and noise), and k x
+// the same dev and test sets in every member (same speakers, utterances, audio and noise), and k x
 // 3000 training utterances, each member's training set holding the smaller ones' (utterance i
 // is drawn from the same seed in each).
 enum class DigitsSize { kFull, kSmall, kX1, kX2, kX4, kX8 };
@@ -52,13 +52,12 @@ struct DigitsPreset {
   bool extra_voices = false;   // Synthesizer::Voices() and Synthesizer::ExtraVoices()
   int noise_kinds = 0;         // the first noise_kinds of NoiseKind, in its order
 };
-inline constexpr DigitsPreset kDigitsPresets[] = {
-    {{3000, 400, 1000, 400}, 6, false, 3},   // full
-    {{1200, 200, 400, 100}, 6, false, 3},    // small
-    {{3000, 400, 1000, 400}, 8, true, 5},    // x1
-    {{6000, 400, 1000, 400}, 8, true, 5},    // x2
-    {{12000, 400, 1000, 400}, 8, true, 5},   // x4
-    {{24000, 400, 1000, 400}, 8, true, 5}};  // x8
+inline constexpr DigitsPreset kDigitsPresets[] = {{{3000, 400, 1000, 400}, 6, false, 3},   // full
+                                                  {{1200, 200, 400, 100}, 6, false, 3},    // small
+                                                  {{3000, 400, 1000, 400}, 8, true, 5},    // x1
+                                                  {{6000, 400, 1000, 400}, 8, true, 5},    // x2
+                                                  {{12000, 400, 1000, 400}, 8, true, 5},   // x4
+                                                  {{24000, 400, 1000, 400}, 8, true, 5}};  // x8
 static_assert(std::size(kDigitsPresets) == std::size(kDigitsSizeTexts),
               "kDigitsPresets: one row per DigitsSize, in enum order");
 constexpr const DigitsPreset& PresetOf(DigitsSize size) {
@@ -71,18 +70,19 @@ struct DigitsOptions {
   int dev_utts = SizesOf(DigitsSize::kFull).dev;
   int test_utts = SizesOf(DigitsSize::kFull).test;
   int test_seen_utts = SizesOf(DigitsSize::kFull).test_seen;
-  int speakers_per_voice = 6;             // per voice: 1 dev, 1 test, the rest train
-  std::vector<std::string> voices;        // empty: Synthesizer::Voices()
-  std::string held_out_voice;             // this voice's speakers never train (they go to dev/test)
+  int speakers_per_voice = 6;       // per voice: 1 dev, 1 test, the rest train
+  std::vector<std::string> voices;  // empty: Synthesizer::Voices()
+  std::string held_out_voice;       // this voice's speakers never train (they go to dev/test)
   std::vector<NoiseKind> noises = {NoiseKind::kWhite, NoiseKind::kPink, NoiseKind::kBabble};
   double snr_min = -3.0, snr_max = 10.0;  // dB, uniform per utterance (train, dev, test)
   double clean_fraction = 0.15;           // of train/dev/test utterances left without noise
   int min_words = 1, max_words = 7;
   uint64_t seed = 777;
-  int threads = 0;        // synthesis processes and feature threads (0: all cores)
-  bool force = false;     // replace an existing output directory
-  bool progress = false;  // a progress line per step (synthesis; noise and alignments; features)
-  std::string preset;     // the --size it came from, for corpus.json ("" when built by hand)
+  int threads = 0;          // synthesis processes and feature threads (0: all cores)
+  bool force = false;       // replace an existing output directory
+  bool progress = false;    // a progress line per step (synthesis; noise and alignments; features)
+  std::string preset;       // the --size it came from, for corpus.json ("" when built by hand)
+  bool train_last = false;  // synthesise train after the other sets (the scaled family: see .cpp)
 };
 
 // The options of a preset (the defaults of the rest).

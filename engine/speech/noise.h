@@ -1,6 +1,6 @@
 #pragma once
-// Additive noise for the digits corpus: white, pink (1/f), brown (1/f^2) and babble (other utterances summed),
-// mixed into speech at a target signal-to-noise ratio.
+// Additive noise for the digits corpus: white, pink (1/f), brown (1/f^2) and babble (other
+// utterances summed), mixed into speech at a target signal-to-noise ratio.
 
 #include <vector>
 

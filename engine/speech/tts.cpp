@@ -130,9 +130,9 @@ std::vector<std::string> Synthesizer::Voices() {
 }
 
 std::vector<std::string> Synthesizer::ExtraVoices() {
-  return {"espeak:en-us+m1",        "espeak:en-us+f1",        "espeak:en+m5",
-          "espeak:en-gb-scotland+f2", "espeak:en-029+m2",     "espeak:en-gb-x-gbclan+m4",
-          "espeak:en-gb-x-rp+m7",   "espeak:en-us+f5",        "espeak:en+m2"};
+  return {"espeak:en-us+m1",          "espeak:en-us+f1",  "espeak:en+m5",
+          "espeak:en-gb-scotland+f2", "espeak:en-029+m2", "espeak:en-gb-x-gbclan+m4",
+          "espeak:en-gb-x-rp+m7",     "espeak:en-us+f5",  "espeak:en+m2"};
 }
 
 Synthesizer::Synthesizer() {

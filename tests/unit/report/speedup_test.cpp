@@ -25,8 +25,8 @@ namespace mavg {
 namespace {
 
 using nlohmann::json;
-using testing::Epoch;
 using testing::AddRunsThatDropFrames;
+using testing::Epoch;
 using testing::FakeRun;
 using testing::FakeSweep;
 using testing::Make;

@@ -19,6 +19,7 @@ TEST(DigitsPresets, FullIsTheCalibrationCorpus) {
   EXPECT_EQ(full.noises, defaults.noises);
   EXPECT_EQ(full.noises.size(), 3u);
   EXPECT_EQ(full.preset, "full");
+  EXPECT_FALSE(full.train_last);  // the calibration corpus keeps its synthesis order
 }
 
 TEST(DigitsPresets, TheScaledFamilyOnlyGrowsTraining) {
@@ -33,6 +34,7 @@ TEST(DigitsPresets, TheScaledFamilyOnlyGrowsTraining) {
     EXPECT_EQ(x.speakers_per_voice, x1.speakers_per_voice) << x.preset;
     EXPECT_EQ(x.voices, x1.voices) << x.preset;
     EXPECT_EQ(x.noises, x1.noises) << x.preset;
+    EXPECT_TRUE(x.train_last) << x.preset;
     k *= 2;
   }
   // More voices, speakers and noise conditions than the calibration corpus.
