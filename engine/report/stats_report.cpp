@@ -93,7 +93,11 @@ std::string DifferenceLines(const char* what, const TDifference& d, const Compar
       Fmt(d.df), Fmt(d.t), Fmt(d.p), used, 1 - o.level, o.power, Fmt(d.mdd));
 }
 
-std::string EquivalenceLine(const std::optional<Equivalence>& e) {
+std::string EquivalenceLine(const std::optional<Equivalence>& e, const CompareOptions& o) {
+  if (!e && o.margin) {
+    return fmt::format("equivalence within +-{}: n/a (no t part to test it with)\n",
+                       Fmt(*o.margin));
+  }
   if (!e) return "";
   return fmt::format(
       "equivalence within +-{} (two one-sided tests, alpha {:g}): p {}, {} CI [{}, {}]: {}\n",
@@ -103,7 +107,7 @@ std::string EquivalenceLine(const std::optional<Equivalence>& e) {
 
 std::string ComparisonLines(const char* what, const Comparison& c, const CompareOptions& o) {
   std::string text = ArmLine("a", c.a) + ArmLine("b", c.b) + DifferenceLines(what, c.diff, o) +
-                     EquivalenceLine(c.equivalence);
+                     EquivalenceLine(c.equivalence, o);
   text += fmt::format(
       "rank test ({}, exact, collapsed runs as the worst outcomes): statistic {}, p {}, n {}",
       ToString(c.rank.method), Fmt(c.rank.statistic), Fmt(c.rank.p), c.rank.n);
@@ -173,7 +177,7 @@ std::string InteractionText(const Interaction& r, const CompareOptions& options)
   return "first setting (a1, b1):\n" + ComparisonLines("b1 - a1", r.first, options) +
          "\nsecond setting (a2, b2):\n" + ComparisonLines("b2 - a2", r.second, options) +
          "\ninteraction:\n" + DifferenceLines("(b2 - a2) - (b1 - a1)", r.diff, options) +
-         EquivalenceLine(r.equivalence);
+         EquivalenceLine(r.equivalence, options);
 }
 
 std::string BootstrapText(const BootstrapResult& r, const BootstrapOptions& options) {
