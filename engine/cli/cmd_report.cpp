@@ -1,14 +1,17 @@
-// mavg report table|speedup|paper|model|runs|epochs|html
+// mavg report table|speedup|paper|model|runs|epochs|html|compare|bootstrap
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/decode/score.h"
 #include "engine/report/html_page.h"
 #include "engine/report/paper.h"
 #include "engine/report/perf_model.h"
 #include "engine/report/runs_table.h"
+#include "engine/report/stats_report.h"
 #include "engine/report/tables.h"
 
 namespace mavg::cli {
@@ -47,6 +50,19 @@ constexpr std::initializer_list<Format> kTableFormats = {Format::kMd, Format::kC
                                                          Format::kJson};
 constexpr std::initializer_list<Format> kRowFormats = {Format::kCsv, Format::kJson};
 
+// A run's test-set scores: RUN_DIR/decode_test.txt, or such a file given directly.
+std::vector<UtteranceErrors> ReadTestScores(const std::string& path, const char* flag) {
+  MAVG_CHECK(PathExists(path), "{}: {}: no such run directory or file", flag, path);
+  const std::string file = IsDirectory(path) ? path + "/decode_test.txt" : path;
+  MAVG_CHECK(PathExists(file), "{}: {} does not exist (a run that decoded its test set writes it)",
+             flag, file);
+  std::vector<UtteranceErrors> out;
+  for (const UtteranceScore& u : ReadAlignments(file)) {
+    out.push_back({u.id, u.Errors(), u.RefWords()});
+  }
+  return out;
+}
+
 }  // namespace
 
 void AddReportCommand(CLI::App& app) {
@@ -65,6 +81,11 @@ void AddReportCommand(CLI::App& app) {
     std::string table_agg = "mean", table_format = "md", speedup_format = "md";
     HtmlPageOptions html;
     std::vector<std::string> figure_where;
+    // compare, bootstrap
+    std::string arm_a, arm_b, arm_a1, arm_b1, arm_a2, arm_b2, stats_format = "text";
+    CompareOptions compare;
+    double margin = 0;
+    BootstrapOptions bootstrap;
   };
   auto a = std::make_shared<Args>();
   auto common = [a](CLI::App* c) {
@@ -245,6 +266,89 @@ void AddReportCommand(CLI::App& app) {
     }
     const std::string page = WriteHtmlReport(*store, a->name, a->html);
     std::cout << page << "\n";
+  });
+
+  CLI::App* compare = cmd->add_subcommand(
+      "compare",
+      "Replicates of two arms: b - a with a t interval, equivalence, the smallest detectable "
+      "difference and an exact rank test; with --a1 --b1 --a2 --b2 the 2x2 interaction");
+  compare->add_option("--a", a->arm_a,
+                      "Arm a's values: 7.0,6.9,x (x or collapsed: a collapsed run)");
+  compare->add_option("--b", a->arm_b, "Arm b's values");
+  compare->add_option("--a1", a->arm_a1, "Interaction: arm a at the first setting");
+  compare->add_option("--b1", a->arm_b1, "Interaction: arm b at the first setting");
+  compare->add_option("--a2", a->arm_a2, "Interaction: arm a at the second setting");
+  compare->add_option("--b2", a->arm_b2, "Interaction: arm b at the second setting");
+  compare->add_flag("--paired", a->compare.paired,
+                    "The same position in every arm is the same seed");
+  CLI::Option* margin = compare->add_option(
+      "--margin", a->margin, "Equivalence margin, fixed before the runs (two one-sided tests)");
+  compare->add_option("--level", a->compare.level, "Confidence level; the tests' alpha is 1 - it")
+      ->capture_default_str();
+  compare->add_option("--power", a->compare.power, "Power of the smallest detectable difference")
+      ->capture_default_str();
+  compare->add_flag("--higher-is-better", a->compare.higher_is_better,
+                    "Higher values are better (accuracy): a collapsed run ranks lowest");
+  compare->add_option("--format", a->stats_format, "text | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  compare->callback([a, margin] {
+    CompareOptions& o = a->compare;
+    MAVG_CHECK(o.level > 0 && o.level < 1, "--level must lie between 0 and 1, not {}", o.level);
+    MAVG_CHECK(o.power > 0 && o.power < 1, "--power must lie between 0 and 1, not {}", o.power);
+    if (margin->count() > 0) {
+      MAVG_CHECK(std::isfinite(a->margin) && a->margin > 0, "--margin must be positive, not {}",
+                 a->margin);
+      o.margin = a->margin;
+    }
+    const bool two = !a->arm_a.empty() || !a->arm_b.empty();
+    const bool four =
+        !a->arm_a1.empty() || !a->arm_b1.empty() || !a->arm_a2.empty() || !a->arm_b2.empty();
+    MAVG_CHECK(!(two && four),
+               "--a/--b (two arms) and --a1 --b1 --a2 --b2 (an interaction) "
+               "cannot be combined");
+    const bool json = a->stats_format == "json";
+    if (!four) {
+      const Arm arm_a = ParseArm(a->arm_a, "--a"), arm_b = ParseArm(a->arm_b, "--b");
+      MAVG_CHECK(!o.paired || arm_a.size() == arm_b.size(),
+                 "--paired: --a has {} values but --b {}", arm_a.size(), arm_b.size());
+      const Comparison c = Compare(arm_a, arm_b, o);
+      std::cout << (json ? ComparisonJson(c, o).dump(2) + "\n" : ComparisonText(c, o));
+      return;
+    }
+    const Arm a1 = ParseArm(a->arm_a1, "--a1"), b1 = ParseArm(a->arm_b1, "--b1");
+    const Arm a2 = ParseArm(a->arm_a2, "--a2"), b2 = ParseArm(a->arm_b2, "--b2");
+    MAVG_CHECK(
+        !o.paired || (a1.size() == b1.size() && a1.size() == a2.size() && a1.size() == b2.size()),
+        "--paired: --a1, --b1, --a2 and --b2 have {}, {}, {} and {} values", a1.size(), b1.size(),
+        a2.size(), b2.size());
+    const Interaction r = CompareInteraction(a1, b1, a2, b2, o);
+    std::cout << (json ? InteractionJson(r, o).dump(2) + "\n" : InteractionText(r, o));
+  });
+
+  CLI::App* bootstrap = cmd->add_subcommand(
+      "bootstrap",
+      "Two runs' test WER: the difference with a paired bootstrap over the test utterances");
+  bootstrap->add_option("--a", a->bootstrap.name_a, "Run a: its directory (decode_test.txt in it)")
+      ->required();
+  bootstrap->add_option("--b", a->bootstrap.name_b, "Run b: its directory")->required();
+  bootstrap->add_option("--samples", a->bootstrap.samples, "Resamples")->capture_default_str();
+  bootstrap->add_option("--seed", a->bootstrap.seed, "Seed of the resampling")
+      ->capture_default_str();
+  bootstrap->add_option("--level", a->bootstrap.level, "Level of the percentile interval")
+      ->capture_default_str();
+  bootstrap->add_option("--format", a->stats_format, "text | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  bootstrap->callback([a] {
+    const BootstrapOptions& o = a->bootstrap;
+    MAVG_CHECK(o.samples > 0, "--samples must be positive, not {}", o.samples);
+    MAVG_CHECK(o.level > 0 && o.level < 1, "--level must lie between 0 and 1, not {}", o.level);
+    const auto scores_a = ReadTestScores(o.name_a, "--a");
+    const auto scores_b = ReadTestScores(o.name_b, "--b");
+    const BootstrapResult r = PairedBootstrap(scores_a, scores_b, o);
+    std::cout << (a->stats_format == "json" ? BootstrapJson(r, o).dump(2) + "\n"
+                                            : BootstrapText(r, o));
   });
 }
 

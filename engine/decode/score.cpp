@@ -4,6 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <unordered_set>
+
+#include "engine/core/error.h"
+#include "engine/core/files.h"
 
 namespace mavg {
 namespace {
@@ -22,6 +27,9 @@ void TrimRight(std::string& s) {
 double Percent(int64_t num, int64_t den) {
   return 100.0 * static_cast<double>(num) / static_cast<double>(std::max<int64_t>(1, den));
 }
+
+constexpr std::string_view kIdPrefix = "id: (";
+constexpr std::string_view kScoresPrefix = "Scores: (#C #S #D #I)";
 
 }  // namespace
 
@@ -111,6 +119,68 @@ std::string FormatWer(const WerStats& stats) {
 std::string FormatSer(const WerStats& stats) {
   return fmt::format("%SER {:.2f} [ {} / {} ]", stats.Ser(), stats.sentence_errors,
                      stats.sentences);
+}
+
+std::vector<UtteranceScore> ParseAlignments(std::string_view text, const std::string& name) {
+  // The line each block expects next, after its id line.
+  constexpr std::string_view kAfterId[] = {kScoresPrefix, "REF:", "HYP:", "Eval:"};
+  std::vector<UtteranceScore> out;
+  std::unordered_set<std::string> seen;
+  size_t expect = std::size(kAfterId);  // index into kAfterId; past the end: an id or a blank
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (expect == std::size(kAfterId)) {
+      if (line.empty()) continue;
+      MAVG_CHECK(
+          line.starts_with(kIdPrefix) && line.size() > kIdPrefix.size() + 1 && line.back() == ')',
+          "{}:{}: expected an utterance's 'id: (ID)' line, not '{}'", name, line_no, line);
+      UtteranceScore u;
+      u.id = std::string(line.substr(kIdPrefix.size(), line.size() - kIdPrefix.size() - 1));
+      MAVG_CHECK(seen.insert(u.id).second, "{}:{}: utterance '{}' appears twice", name, line_no,
+                 u.id);
+      out.push_back(std::move(u));
+      expect = 0;
+      continue;
+    }
+    MAVG_CHECK(line.starts_with(kAfterId[expect]),
+               "{}:{}: expected the '{}' line of utterance '{}', not '{}'", name, line_no,
+               kAfterId[expect], out.back().id, line);
+    if (expect == 0) {
+      int64_t counts[4] = {};
+      std::string_view rest = line.substr(kScoresPrefix.size());
+      for (int64_t& c : counts) {
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        const auto r = std::from_chars(rest.data(), rest.data() + rest.size(), c);
+        MAVG_CHECK(
+            r.ec == std::errc() && c >= 0 && (r.ptr == rest.data() + rest.size() || *r.ptr == ' '),
+            "{}:{}: expected four counts after '{}', not '{}'", name, line_no, kScoresPrefix, line);
+        rest.remove_prefix(static_cast<size_t>(r.ptr - rest.data()));
+      }
+      MAVG_CHECK(rest.find_first_not_of(' ') == std::string_view::npos,
+                 "{}:{}: expected four counts after '{}', not '{}'", name, line_no, kScoresPrefix,
+                 line);
+      UtteranceScore& u = out.back();
+      u.correct = counts[0];
+      u.sub = counts[1];
+      u.del = counts[2];
+      u.ins = counts[3];
+    }
+    ++expect;
+  }
+  MAVG_CHECK(expect == std::size(kAfterId),
+             "{}:{}: the block of utterance '{}' ends before its '{}' line", name, line_no,
+             out.empty() ? "" : out.back().id, kAfterId[std::min(expect, std::size(kAfterId) - 1)]);
+  return out;
+}
+
+std::vector<UtteranceScore> ReadAlignments(const std::string& path) {
+  return ParseAlignments(ReadFile(path), path);
 }
 
 std::vector<std::string> SplitWords(const std::string& text) {

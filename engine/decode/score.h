@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mavg {
@@ -61,6 +62,23 @@ struct WerStats {
 // "%SER 10.00 [ 3 / 30 ]".
 std::string FormatWer(const WerStats& stats);
 std::string FormatSer(const WerStats& stats);
+
+// One utterance's counts as a FormatAlignment block records them.
+struct UtteranceScore {
+  std::string id;
+  int64_t correct = 0, sub = 0, del = 0, ins = 0;
+
+  int64_t RefWords() const { return correct + sub + del; }
+  int64_t Errors() const { return sub + del + ins; }
+};
+
+// FormatAlignment's blocks read back, in file order (a run's decode_test.txt, `mavg decode
+// --out`'s file with a blank line after each block): each block is its id, Scores, REF, HYP and
+// Eval lines in that order; blank lines may separate blocks. Anything else, a block cut short,
+// or an id seen twice throws naming `name`:line.
+std::vector<UtteranceScore> ParseAlignments(std::string_view text, const std::string& name);
+// The same from a file (named in errors by its path).
+std::vector<UtteranceScore> ReadAlignments(const std::string& path);
 
 // Splits a transcript on blanks.
 std::vector<std::string> SplitWords(const std::string& text);

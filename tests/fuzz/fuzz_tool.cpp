@@ -19,6 +19,7 @@
 #include "engine/data/feature_pipeline.h"
 #include "engine/data/kaldi_io.h"
 #include "engine/decode/lang.h"
+#include "engine/decode/score.h"
 #include "engine/nn/init.h"
 #include "engine/nn/model.h"
 #include "engine/train/checkpoint.h"
@@ -179,6 +180,18 @@ void LangSeeds(const fs::path& out) {
   Put(out / "lang_dir", "one-two-comments", EncodeFiles(files));
 }
 
+// decode_test.txt as a run writes it, and as `mavg decode --out` does (a blank line after each
+// block), with an utterance without words.
+void AlignmentSeeds(const fs::path& out) {
+  auto w = [](const char* text) { return SplitWords(text); };
+  const std::string blocks[] = {
+      FormatAlignment("spk1-utt1", AlignWords(w("one two three four"), w("one too six four"))),
+      FormatAlignment("spk1-utt2", AlignWords(w("five"), w("five six seven"))),
+      FormatAlignment("spk2-utt1", AlignWords(w(""), w("")))};
+  Put(out / "decode_alignments", "run", blocks[0] + blocks[1] + blocks[2]);
+  Put(out / "decode_alignments", "decode-out", blocks[0] + "\n" + blocks[1] + "\n");
+}
+
 // The fixture's features split among three speakers, with the statistics mavg data cmvn writes
 // (utt2spk, cmvn.scp with the archive's file name only, cmvn.ark).
 void SpeakerCmvnSeeds(const fs::path& out) {
@@ -261,6 +274,7 @@ int main(int argc, char** argv) {
       CheckpointSeeds(out, *backend);
       LangSeeds(out);
       SpeakerCmvnSeeds(out);
+      AlignmentSeeds(out);
       for (const auto& [name, fn] : Targets()) {
         MAVG_CHECK(fs::is_directory(out / name), "no seeds written for target '{}'", name);
       }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "engine/core/error.h"
 #include "engine/core/rng.h"
 
 namespace mavg {
@@ -196,6 +197,64 @@ TEST(Score, CorpusTotals) {
   EXPECT_EQ(FormatWer(stats), "%WER 40.00 [ 4 / 10, 2 ins, 1 del, 1 sub ]");
   EXPECT_EQ(FormatSer(stats), "%SER 75.00 [ 3 / 4 ]");
   EXPECT_EQ(FormatWer(WerStats{}), "%WER 0.00 [ 0 / 0, 0 ins, 0 del, 0 sub ]");
+}
+
+// decode_test.txt read back: the counts FormatAlignment wrote, blank lines between blocks (as
+// `mavg decode --out` writes them) and an empty utterance included.
+TEST(Score, ParseAlignmentsReadsFormatAlignmentBack) {
+  const WordAlignment a = AlignWords(W("one two three four"), W("one too six four"));
+  const WordAlignment b = AlignWords(W("five"), W("five six seven"));
+  const WordAlignment empty = AlignWords(W(""), W(""));
+  const std::string text = FormatAlignment("spk1-utt1", a) + FormatAlignment("u2", b) + "\n" +
+                           FormatAlignment("u3", empty) + "\n\n";
+  const std::vector<UtteranceScore> u = ParseAlignments(text, "decode_test.txt");
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u[0].id, "spk1-utt1");
+  EXPECT_EQ(u[0].correct, a.correct);
+  EXPECT_EQ(u[0].sub, a.sub);
+  EXPECT_EQ(u[0].del, a.del);
+  EXPECT_EQ(u[0].ins, a.ins);
+  EXPECT_EQ(u[0].RefWords(), 4);
+  EXPECT_EQ(u[0].Errors(), a.Errors());
+  EXPECT_EQ(u[1].Errors(), 2);  // two insertions
+  EXPECT_EQ(u[1].RefWords(), 1);
+  EXPECT_EQ(u[2].RefWords(), 0);
+  EXPECT_TRUE(ParseAlignments("", "f").empty());
+}
+
+TEST(Score, ParseAlignmentsNamesFileAndLine) {
+  const std::string good = FormatAlignment("u1", AlignWords(W("a b"), W("a c")));
+  auto error = [](const std::string& text) {
+    try {
+      ParseAlignments(text, "run/decode_test.txt");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("hello\n"),
+            "run/decode_test.txt:1: expected an utterance's 'id: (ID)' line, not 'hello'");
+  EXPECT_EQ(error("id: ()\n"),
+            "run/decode_test.txt:1: expected an utterance's 'id: (ID)' line, not 'id: ()'");
+  EXPECT_EQ(error(good + good), "run/decode_test.txt:6: utterance 'u1' appears twice");
+  EXPECT_EQ(error("id: (u1)\nREF:  a\n"),
+            "run/decode_test.txt:2: expected the 'Scores: (#C #S #D #I)' line of utterance 'u1', "
+            "not 'REF:  a'");
+  EXPECT_EQ(error("id: (u1)\nScores: (#C #S #D #I) 1 2 x 0\n"),
+            "run/decode_test.txt:2: expected four counts after 'Scores: (#C #S #D #I)', not "
+            "'Scores: (#C #S #D #I) 1 2 x 0'");
+  EXPECT_NE(error("id: (u1)\nScores: (#C #S #D #I) 1 2 3\n").find(":2: expected four counts"),
+            std::string::npos);
+  EXPECT_NE(error("id: (u1)\nScores: (#C #S #D #I) 1 2 3 4 5\n").find(":2: expected four"),
+            std::string::npos);
+  EXPECT_NE(error("id: (u1)\nScores: (#C #S #D #I) 1 -2 3 4\n").find(":2: expected four"),
+            std::string::npos);
+  // Cut short: a block without its last line.
+  EXPECT_EQ(error(good.substr(0, good.rfind("Eval:"))),
+            "run/decode_test.txt:4: the block of utterance 'u1' ends before its 'Eval:' line");
+  // A blank line inside a block is not a block boundary.
+  EXPECT_NE(error("id: (u1)\n\nScores: (#C #S #D #I) 1 0 0 0\n").find(":2: expected the"),
+            std::string::npos);
 }
 
 }  // namespace
