@@ -53,6 +53,7 @@ struct OptimizerConfig {
   double momentum = 0.0;
   double l2 = 0.0;  // L2 penalty per frame on weights (Kaldi nnet1 --l2-penalty)
   double max_change_per_sample = 0.075;  // ngsgd: limit of the parameter change per frame
+  bool sgd_max_change = false;  // sgd: limit its updates by max_change_per_sample as ngsgd does
   NgsgdConfig ngsgd;
 };
 

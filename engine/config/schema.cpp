@@ -173,6 +173,10 @@ const std::vector<Binding>& Bindings() {
                  "down (nnet2 max-change-per-sample; 0: no limit)")
           .Min(0)
           .Max(1000),
+      KeyBuilder("optimizer.sgd_max_change", VT::kBool, MAVG_FIELD(optimizer.sgd_max_change),
+                 "sgd: scale each layer update down by NG-SGD's max-change rule "
+                 "(optimizer.max_change_per_sample, measured as optimizer.ngsgd.max_change_mode "
+                 "says); needs optimizer.momentum 0"),
       KeyBuilder("optimizer.ngsgd.rank_in", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_in),
                  "ngsgd: rank of the input-side Fisher model (at most input dim)")
           .Min(1)
@@ -884,6 +888,20 @@ void Validate(const RunConfig& config_in, const std::string& source,
   if (par.overlap && par.average_momentum) {
     problems.push_back("parallel.overlap: not available with parallel.average_momentum");
   }
+  if (config.optimizer.sgd_max_change) {
+    if (config.optimizer.type != OptimizerType::kSgd) {
+      problems.push_back(
+          "optimizer.sgd_max_change: true needs optimizer.type sgd (ngsgd has its "
+          "own max-change: optimizer.max_change_per_sample)");
+    } else if (config.optimizer.momentum != 0.0) {
+      problems.push_back(
+          fmt::format("optimizer.sgd_max_change: true needs optimizer.momentum 0, not {}",
+                      config.optimizer.momentum));
+    } else if (config.optimizer.max_change_per_sample <= 0.0) {
+      problems.push_back(
+          "optimizer.sgd_max_change: true needs optimizer.max_change_per_sample > 0");
+    }
+  }
   if (config.optimizer.type == OptimizerType::kNgsgd) {
     if (config.optimizer.momentum != 0.0) {
       problems.push_back(fmt::format(
@@ -973,9 +991,13 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
   const NgsgdConfig& ng = config.optimizer.ngsgd;
   const bool ngsgd = config.optimizer.type == OptimizerType::kNgsgd;
   if (path == "optimizer.ngsgd.eta_max") return ngsgd && ng.eta_max != 0.9;
+  const bool sgd_limited =
+      config.optimizer.type == OptimizerType::kSgd && config.optimizer.sgd_max_change;
+  if (path == "optimizer.sgd_max_change") return sgd_limited;  // off: as before the key
   if (path == "optimizer.ngsgd.max_change_mode") {
-    return ngsgd && ng.max_change_mode != MaxChangeMode::kNnet2;
+    return (ngsgd || sgd_limited) && ng.max_change_mode != MaxChangeMode::kNnet2;
   }
+  if (path == "optimizer.max_change_per_sample") return ngsgd || sgd_limited;
   if (path == "optimizer.ngsgd.rank_cap") return ngsgd && ng.rank_cap != RankCap::kNnet3;
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
     return ngsgd;
