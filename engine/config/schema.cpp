@@ -383,6 +383,13 @@ const std::vector<Binding>& Bindings() {
                  "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
           .Min(1)
           .Max(1000000000000),
+      KeyBuilder("pretrain.rbm.momentum_ramp_fraction", VT::kFloat,
+                 MAVG_FIELD(pretrain.rbm.momentum_ramp_fraction),
+                 "rbm: > 0: the momentum ramp spans this fraction of an epoch's training frames "
+                 "(the step period becomes fraction x frames / momentum_steps; Kaldi's 300 h "
+                 "recipe: 0.185); 0: momentum_step_period as given")
+          .Min(0)
+          .Max(100),
       KeyBuilder("pretrain.rbm.momentum_bug", VT::kBool, MAVG_FIELD(pretrain.rbm.momentum_bug),
                  "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
                  "minibatch while the lr follows the schedule; false: both follow it"),
@@ -974,7 +981,14 @@ namespace {
 bool UsedBy(const RunConfig& config, const std::string& path) {
   // Resolved (CanonicalJson); the nnet1 scheme of every run made before the key existed.
   if (path == "model.init_scheme") return config.model.init_scheme != InitScheme::kNnet1;
-  if (path.starts_with("pretrain.")) return config.model.init == ModelInit::kRbm;
+  if (path.starts_with("pretrain.")) {
+    // Added after the first runs: at its default it changes nothing (nor the stacks' keys).
+    if (path == "pretrain.rbm.momentum_ramp_fraction") {
+      return config.model.init == ModelInit::kRbm &&
+             config.pretrain.rbm.momentum_ramp_fraction != 0.0;
+    }
+    return config.model.init == ModelInit::kRbm;
+  }
   // Averaging settings added after the first runs: at their defaults they change nothing.
   const ParallelConfig& par = config.parallel;
   if (path.starts_with("parallel.bmuf.")) return par.algorithm == AveragingAlgorithm::kBmuf;
