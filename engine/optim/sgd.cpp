@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend/scale_histogram.h"
+
 namespace mavg {
 
 void SgdOptimizer::Reset() {
@@ -61,7 +63,10 @@ void SgdOptimizer::UpdateAffine(int affine_index, AffineLayer& layer, ConstMatri
   ++stats_.updates;
   if (options_.max_change_per_sample > 0.0) {
     const double scale = MaxChangeScale(in, out_grad, lr);
-    if (scale < 1.0) {
+    const bool limited = scale < 1.0;
+    if (stats_.scales.empty()) stats_.scales.assign(kScaleBins, 0.0);
+    stats_.scales[static_cast<size_t>(ScaleBin(scale, limited))] += 1.0;
+    if (limited) {
       ++stats_.limited;
       lr = static_cast<float>(lr * scale);
     }

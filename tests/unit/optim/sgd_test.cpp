@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "engine/backend/scale_histogram.h"
 #include "tests/testing/test_util.h"
 
 namespace mavg {
@@ -144,6 +145,9 @@ TEST_P(Sgd, MaxChangeScalesTheStepByTheBound) {
       const Optimizer::UpdateStats stats = sgd.TakeUpdateStats();
       EXPECT_EQ(stats.updates, 1);
       EXPECT_EQ(stats.limited, binding ? 1 : 0);
+      // The factor's histogram (median and 10th percentile per epoch): 0.25, or exactly 1.
+      ASSERT_EQ(stats.scales.size(), static_cast<size_t>(kScaleBins));
+      EXPECT_NEAR(*ScaleQuantile(stats.scales, 0.5), scale, 0.03 * scale);
     }
   }
 }
