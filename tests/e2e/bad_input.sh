@@ -25,6 +25,11 @@ good "seed: many" > type.yaml
 expect_error "key 'seed' expects an integer" "$MAVG" train type.yaml
 good "" > ok.yaml
 expect_error "optimizer.minibatch: 0 is out of range" "$MAVG" train ok.yaml --set optimizer.minibatch=0
+# SGD's max-change: plain SGD only, without momentum.
+expect_error "optimizer.sgd_max_change: true needs optimizer.type sgd" \
+  "$MAVG" train ok.yaml --set optimizer.type=ngsgd --set optimizer.sgd_max_change=true
+expect_error "optimizer.sgd_max_change: true needs optimizer.momentum 0, not 0.5" \
+  "$MAVG" train ok.yaml --set optimizer.type=sgd --set optimizer.sgd_max_change=true --set optimizer.momentum=0.5
 expect_error "schedule.lr: -0.1 is out of range" "$MAVG" train ok.yaml --set schedule.lr=-0.1
 expect_error "data.context: -1 is out of range" "$MAVG" train ok.yaml --set data.context=-1
 expect_error "did you mean 'schedule.lr'" "$MAVG" train ok.yaml --set schedule.lrate=1
