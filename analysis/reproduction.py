@@ -207,6 +207,13 @@ class Runs:
         return out
 
 
+def corpus_name(r, sweep):
+    """A run's training corpus as the family names it (x1, x2, x4, x8): from data.train where
+    the sweep varies it, else the sweep's (scale-x8: x8; the tables: the preset's x4)."""
+    m = re.search(r"-(x\d+)/", (r.get(TRAIN) or "") + "/")
+    return m.group(1) if m else "x8" if sweep == "scale-x8" else "x4"
+
+
 def dev_key(r):
     return "wer_dev" if "wer_dev" in r else "dev_wer" if "dev_wer" in r else None
 
@@ -363,7 +370,7 @@ class Page:
                     continue
                 mean = [statistics.mean(by_epoch[x]) for x in xs]
                 ax.plot(xs, mean, style, color=color, marker="o", ms=3,
-                        label=f"{label} (n={len(eps)})")
+                        label=f"{label} (n={len(eps)})" if field == "cv_loss" else None)
                 ax.fill_between(xs, [min(by_epoch[x]) for x in xs], [max(by_epoch[x]) for x in xs],
                                 color=color, alpha=0.18, lw=0)
                 if field == "lr":
@@ -378,8 +385,8 @@ class Page:
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
         axs[2].set_yscale("log")
-        axs[2].plot([], [], "x", color="0.3", ms=8, mew=2, label="rejected epoch (newbob)")
-        axs[2].legend(fontsize=7, loc="upper right")
+        axs[0].plot([], [], "x", color="0.3", ms=8, mew=2, ls="none",
+                    label="lr: a rejected epoch (newbob)")
         handles, labels = axs[0].get_legend_handles_labels()
         fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=min(4, len(labels)),
                    bbox_to_anchor=(0.5, -0.02 - 0.05 * ((len(labels) - 1) // 4)))
@@ -415,13 +422,13 @@ def verdict(kind, res):
         return "not judged: no pair of runs"
     d = res["difference"]
     if d.get("ci_low") is None:
-        return "too few runs (needs 2 pairs)"
+        return "too few runs: no interval (needs 2 pairs that differ)"
     if kind == "beats":
         return ("yes" if d["ci_high"] < 0 else "no (opposite)" if d["ci_low"] > 0 else
                 "no (not significant)")
     q = res.get("equivalence")
     if not q:
-        return "too few runs (needs 2 pairs)"
+        return "too few runs: no interval (needs 2 pairs that differ)"
     if kind == "equal":
         return "yes" if q["equivalent"] else f"no (not shown within ±{MARGIN})"
     return "yes" if q["p_upper"] < ALPHA else f"no (not shown below +{MARGIN})"
@@ -871,7 +878,10 @@ def scale_section(pg, t, ref):
         sc = Runs.__new__(Runs)
         sc.sweep, sc.runs = "scale", runs
         sc.epochs = t["scale"].epochs + t["scale-x8"].epochs
-    corpora = sorted({r.get(TRAIN) for r in runs if r.get(TRAIN)}, key=str)
+    for r in t["scale-x8"].runs:  # its corpus is set, not an axis
+        r.setdefault(TRAIN, "scale-x8")
+    corpora = sorted({r.get(TRAIN) for r in runs if r.get(TRAIN)},
+                     key=lambda c: plot.order(corpus_name({TRAIN: c}, c)[1:]))
     md = ["## The scale study", "",
           "16 workers against 1, K = 20 against 10, minibatch 1024 and 64 against 256, on the "
           "x1, x2, x4 (and x8) members of the digits family (`sweeps/paper/scale.yaml`, "
@@ -892,7 +902,7 @@ def scale_section(pg, t, ref):
                (f"minibatch {mbs[0]} vs {base}", {W: hi, AVG: k0, MB: base}, {W: hi, AVG: k0, MB: mbs[0]})]
     rows, points = [], {}
     for corpus in corpora:
-        name = os.path.basename(os.path.dirname(corpus)) or corpus
+        name = corpus_name({TRAIN: corpus}, corpus)
         for label, a_ax, b_ax in effects:
             a_runs = sc.cell({TRAIN: corpus, **a_ax})
             b_runs = sc.cell({TRAIN: corpus, **b_ax})
@@ -945,14 +955,18 @@ def why_section(pg, t):
         for r in tab.runs:
             if r["status"] in PENDING or r.get(W) in (None, 1):
                 continue
-            key = (axis_text(r.get(W)), axis_text(r.get(MB)), axis_text(r.get(AVG)),
-                   os.path.basename(os.path.dirname(r.get(TRAIN) or "")) or "x4")
+            key = (corpus_name(r, name), axis_text(r.get(W)), axis_text(r.get(MB)),
+                   axis_text(r.get(AVG)))
             groups.setdefault(key, []).append(r)
-        for (w, mb, k, corpus), runs in sorted(groups.items(), key=lambda x: tuple(plot.order(v) for v in x[0])):
+        for key, runs in sorted(groups.items(), key=lambda x: tuple(plot.order(v) for v in x[0])):
             frames = epoch_mean(tab, runs, "frames", per="world_size")
-            rows.append([name, corpus, w, mb, k, fmt(frames, 0),
-                         fmt(epoch_mean(tab, runs, "averagings"), 0),
-                         fmt(epoch_mean(tab, runs, "minibatches"), 0)])
+            steps = epoch_mean(tab, runs, "minibatches")
+            avgs = epoch_mean(tab, runs, "averagings")
+            # Minibatch and K as the epochs show them: frames per local step, steps per averaging.
+            mb = frames / steps if frames and steps else None
+            k = steps / avgs if steps and avgs else None
+            rows.append([name, key[0], key[1], fmt(mb, 0), fmt(k, 1), fmt(frames, 0), fmt(avgs, 0),
+                         fmt(steps, 0)])
     md = ["## Why ours may differ", "",
           "The regime each averaging sees, computed from the runs' epochs (frames per shard: the "
           "epoch's frames over the workers; averagings and local steps: per worker per epoch), "
@@ -960,7 +974,8 @@ def why_section(pg, t):
           f"{PAPER_GPUS} GPUs is {paper_shard / 1e6:.2f}M frames a shard, "
           f"{paper_steps:,.0f} local steps of {PAPER_MB} frames and {paper_avg:,.0f} averagings "
           f"(K = {PAPER_K}) per epoch.", ""]
-    md += [table(["sweep", "corpus", "workers", "minibatch", "K", "frames / shard / epoch",
+    md += [table(["sweep", "corpus", "workers", "frames / local step", "local steps / averaging",
+                  "frames / shard / epoch",
                   "averagings / epoch", "local steps / worker / epoch"], rows) if rows else
            "(no many-worker run yet)\n"]
     md += ["Written before the runs, for every effect alike:", "",

@@ -37,7 +37,7 @@ def merge(d, o):
             d[k] = v
 merge(c, {"model": {"hidden_layers": 1, "hidden_dim": 32}, "schedule": {"epochs": 3},
           "optimizer": {"minibatch": 16, "ngsgd": {"rank_in": 8, "rank_out": 8}},
-          "pretrain": {"rbm": {"epochs": 1, "epochs_gaussian": 1}}, "decode": {"tune": False},
+          "pretrain": {"rbm": {"epochs": 1, "epochs_gaussian": 1}}, "decode": {"tune": True},
           "device_options": {"threads": 1}})
 if os.environ["RAMP"] == "0":
     c["pretrain"]["rbm"].pop("momentum_ramp_fraction", None)
@@ -83,34 +83,69 @@ scripts/reproduce.sh --plan > plan.txt
 grep -q "runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
 scripts/reproduce.sh > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
 scripts/reproduce.sh --plan | grep -q "^\[reproduce\] 0 runs to do" || fail "runs left after a full run"
-python3 - <<'PY'
+SGD_MC=$sgd_mc python3 - <<'PY'
 import os, re
 md = open("doc/reproduction.md").read()
 for t in range(1, 7):
     assert f"## Table {t}:" in md, f"table {t} missing"
-assert "## The effects, side by side" in md and "## Speedup" in md and "## Why ours may differ" in md
-cells = re.findall(r"\(n=(\d+)", md)
-assert len(cells) >= 20, f"only {len(cells)} measured cells"
-assert "not run" not in md.split("## The effects")[0], "a table cell was not run"
-effects = md.split("## The effects, side by side")[1].split("##")[0]
-rows = [l for l in effects.splitlines() if l.startswith("| ") and "effect" not in l]
-assert len(rows) == 7, rows
+for h in ("The criteria, fixed before the runs", "The effects, side by side", "Where ours disagrees",
+          "Paired bootstrap over the test utterances", "The scale study", "Why ours may differ",
+          "Speedup"):
+    assert f"## {h}\n" in md, f"section {h} missing"
+tables = md.split("## The effects, side by side")[0]
+# Cells: n, test WER mean ± sd, its t interval, dev WER (decode.tune: the dev set is decoded).
+cells = re.findall(r"^\| [^|]+ \| 2 \| \d+\.\d\d ± \d+\.\d\d \| \[[-\d.]+, [-\d.]+\] \| \d+\.\d\d \|",
+                   tables, re.M)
+assert len(cells) >= 30, f"only {len(cells)} measured cells"
+not_run = [l for l in tables.splitlines() if "| not run |" in l]
+if os.environ["SGD_MC"] == "1":
+    assert not not_run, not_run
+else:  # only Table 6's SGD with max-change, which this binary cannot run
+    assert len(not_run) == 2 and all(l.startswith("| sgd + max-change, ") for l in not_run), not_run
+effects = md.split("## The effects, side by side")[1].split("\n## ")[0]
+rows = [l for l in effects.splitlines() if l.startswith("| ") and "| effect |" not in l]
+assert len(rows) == 19, rows  # Table 1 at 3 worker counts, 2: 5, 3: 1, 4: 3, 5: 2, 6: 4 + tuned SGD
+verdict = r"(yes|no \([^|]*\)|too few runs[^|]*|not judged[^|]*|reported[^|]*)"
 for r in rows:
-    assert re.search(r"\| (yes|no[^|]*|too few runs[^|]*) \|$", r), r
-disagree = [r for r in rows if re.search(r"\| no[ |][^|]*\|$", r)]
-listed = re.findall(r"^- Table (\d), ", md.split("## Why ours may differ")[0], re.M)
-assert sorted(listed) == sorted(r.split("|")[1].strip() for r in disagree), (listed, disagree)
-assert "projected speedup" in md, "no speedup table"
-figs = re.findall(r"!\[[^]]*\]\(([^)]+)\)", md)
-assert len(figs) >= 4, figs
-for f in figs:
+    assert re.search(r"\| " + verdict + r" \|$", r), r
+    if r.endswith("| yes |") or "| no (" in r:  # judged: an interval and its smallest detectable Δ
+        assert re.search(r"\| [-+]\d+\.\d\d \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\] \(n=2", r), r
+assert any("NG-SGD beats tuned SGD (lr " in r for r in rows), "no tuned SGD effect"
+assert sum("interaction:" in r for r in rows) == 5, rows
+disagree = sorted((r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows
+                  if re.search(r"\| no \([^|]*\) \|$", r))
+where = md.split("## Where ours disagrees")[1].split("\n## ")[0]
+listed = sorted(re.findall(r"^- Table (\d), (.*?): Δ ", where, re.M))
+assert listed == disagree, (listed, disagree)
+assert re.search(r"^Test set: 30 utterances, \d+ words", md, re.M), "no test set size"
+assert re.search(r"^Seeds \(`seed` per replicate", md, re.M) and re.search(r"^CPU-hours: \d", md, re.M)
+assert "Finished runs by GEMM kernels" in md
+boot = md.split("## Paired bootstrap")[1].split("\n## ")[0]
+assert len(re.findall(r"^\| \d \| .* \| [01] \| [-+]\d+\.\d\d \| \[", boot, re.M)) >= 20, boot
+scale = md.split("## The scale study")[1].split("\n## ")[0]
+srows = re.findall(r"^\| (x\d) \| ([^|]+) \| (\d+) \| [-+]\d", scale, re.M)
+assert sorted({c for c, _, _ in srows}) == ["x1", "x2", "x4", "x8"], srows
+assert len(srows) == 16, srows
+why = md.split("## Why ours may differ")[1].split("\n## ")[0]
+# The toy's minibatch (16) and K (1) read back from the runs' epochs.
+assert re.search(r"^\| table1 \| x4 \| 2 \| 16 \| 1\.0 \| \d+ \| \d+ \| \d+ \|$", why, re.M), why
+speed = md.split("## Speedup")[1]
+assert "projected from simulated workers, no network" in speed
+assert "| GPUs | averagings/epoch | one averaging (s)" in speed, "no performance model"
+assert "| the paper, 16 GPUs (model) | 0.0" in speed and "| ours, 2 workers (Table 1) |" in speed
+assert re.search(r"^\| 2 \| [\d.]+ \| \d of 2 \| [\d.]+ \| [\d.]+ \|", speed, re.M), speed
+figs = re.findall(r"!\[([^]]*)\]\(([^)]+)\)", md)
+assert sorted(n for n, _ in figs) == sorted([f"table{t}-curves" for t in range(1, 7)] +
+                                            ["scale-effects", "table1-speedup"]), figs
+for _, f in figs:
     p = os.path.join("doc", f)
     assert p.endswith(".png") and os.path.getsize(p) > 1000, p
-print("ok:", len(cells), "cells,", len(figs), "figures")
+print("ok:", len(cells), "cells,", len(rows), "effects,", len(figs), "figures")
 PY
-grep -q '^\*\*Complete\*\*: every run of the six tables (2 replicates a cell) has ended' \
-  doc/reproduction.md || fail "a finished reproduction is not marked complete: $(sed -n 11p doc/reproduction.md)"
-# A page made while a run is still going says so, and judges that table's effects provisionally.
+grep -q '^\*\*Complete\*\*: every run of the 10 sweeps has ended' doc/reproduction.md ||
+  fail "a finished reproduction is not marked complete: $(grep -m1 '^\*\*' doc/reproduction.md)"
+# A page made while a run is still going says so, and judges that table's effects provisionally;
+# a collapsed run is an outcome of its cell, left out of the t interval.
 cp res/mavg.db partial.db
 /usr/bin/python3 - <<'PY'
 import sqlite3
@@ -124,16 +159,18 @@ db.commit()
 PY
 /usr/bin/python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
   --figures partial/reproduction --mavg "$MAVG" > /dev/null
-grep -q '^\*\*Not finished\*\*: 5 of 6 tables have' partial/reproduction.md ||
-  fail "an unfinished table is not reported: $(grep -m1 finished partial/reproduction.md)"
+grep -q '^\*\*Not finished\*\*: 9 of 10 sweeps have' partial/reproduction.md ||
+  fail "an unfinished sweep is not reported: $(grep -m1 finished partial/reproduction.md)"
 grep -Eq '^\| 3 \| .*\| (too few runs|[^|]*provisional)[^|]*\|$' partial/reproduction.md ||
   fail "table 3's effect is judged as final: $(grep '^| 3 |' partial/reproduction.md)"
-grep -q '^| 16 workers, every 2 | .*1 running' partial/reproduction.md ||
-  grep -q '^| 2 workers, every 2 | .*1 running' partial/reproduction.md ||
+grep -q '^| 2 workers, every 2 | 1 + 1 running |' partial/reproduction.md ||
   fail "the running run is not shown: $(grep 'every 2 |' partial/reproduction.md)"
 grep -q '^| 1 | .*provisional' partial/reproduction.md && fail "a finished table is provisional"
-grep -q '^| 6 | .*(not in Δ: sgd 1 collapsed)' partial/reproduction.md ||
-  fail "a collapsed run is not named beside its effect: $(grep '^| 6 |' partial/reproduction.md)"
+grep -Eq '^\| sgd( \+ max-change)?, 2 w \| 1 \+ 1 collapsed \|' partial/reproduction.md ||
+  fail "a collapsed run is not counted in its cell: $(grep '^| sgd' partial/reproduction.md)"
+grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \| [^|]* \| [^|]*\(n=1, 1 left out\) \|' \
+  partial/reproduction.md ||
+  fail "a collapsed run's pair is not left out of Δ: $(grep '^| 6 |' partial/reproduction.md)"
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
 scripts/reproduce.sh > run2.txt 2>&1
