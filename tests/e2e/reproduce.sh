@@ -160,7 +160,9 @@ db.commit()
 PY
 /usr/bin/python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
   --figures partial/reproduction --mavg "$MAVG" > /dev/null
-grep -q '^\*\*Not finished\*\*: 9 of 10 sweeps have' partial/reproduction.md ||
+# The running run is table3's and the scale study's (its x4 points are the tables' own runs).
+grep -q '^\*\*Not finished\*\*: 8 of 10 sweeps have every run ended (table1, table2, table2-rbm-lr, table4, table5, table6, table6-sgd-lr, scale-x8)' \
+  partial/reproduction.md ||
   fail "an unfinished sweep is not reported: $(grep -m1 finished partial/reproduction.md)"
 grep -Eq '^\| 3 \| .*\| (too few runs|[^|]*provisional)[^|]*\|$' partial/reproduction.md ||
   fail "table 3's effect is judged as final: $(grep '^| 3 |' partial/reproduction.md)"
