@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/reproduce.sh end to end at toy scale: the paper sweeps (the six tables, Table 2's
+# scripts/reproduce.sh tables scale x8 end to end at toy scale: the paper sweeps (the six tables, Table 2's
 # rbm.lr arm, Table 6's SGD lr sweep, the scale study and its x8 point) with their axes scaled
 # down (workers 8/16/32 -> 2, Table 1's 1..32 -> 1..4, minibatch 64/256/1024 -> 8/16/32,
 # intervals 10/20 -> 1/2, 2 replicates, 3 epochs) on toy members of the digits family; the page
@@ -69,20 +69,14 @@ grep -q "parallel.workers: 2," sw/table6-sgd-lr.yaml || fail "table6-sgd-lr's wo
 grep -q "parallel.average_every: 2}" sw/table3.yaml || fail "table3's exclude was not scaled: $(cat sw/table3.yaml)"
 cp -r "$MAVG_SOURCE_DIR/scripts" "$MAVG_SOURCE_DIR/analysis" "$MAVG_SOURCE_DIR/sweeps" .
 mkdir -p build/bin && ln -sf "$MAVG" build/bin/mavg
-export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=digits-x4 JOBS=2
-# The sweeps beside the six tables (scripts/reproduce.sh runs the tables).
-for t in table2-rbm-lr table6-sgd-lr scale scale-x8; do
-  "$MAVG" -q sweep run "sw/$t.yaml" --results res --jobs 2 > /dev/null 2>&1 || true
-  left=$("$MAVG" sweep plan "sw/$t.yaml" --results res |
-         awk '$1 ~ /^[0-9a-f]+$/ && length($1) == 16 && $2 ~ /^(new|interrupted|running)$/')
-  if [ -n "$left" ]; then
-    fail "$t: runs left: $("$MAVG" sweep plan "sw/$t.yaml" --results res)"
-  fi
-done
-scripts/reproduce.sh --plan > plan.txt
-grep -q "runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
-scripts/reproduce.sh > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
-scripts/reproduce.sh --plan | grep -q "^\[reproduce\] 0 runs to do" || fail "runs left after a full run"
+export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=. JOBS=2
+parts=(tables scale x8)
+scripts/reproduce.sh --plan "${parts[@]}" > plan.txt
+grep -q "^\[reproduce\] [1-9][0-9]* runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
+for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t not planned: $(cat plan.txt)"; done
+scripts/reproduce.sh "${parts[@]}" > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
+scripts/reproduce.sh --plan "${parts[@]}" | grep -q "^\[reproduce\] 0 runs to do" ||
+  fail "runs left after a full run"
 SGD_MC=$sgd_mc python3 - <<'PY'
 import os, re
 md = open("doc/reproduction.md").read()
@@ -176,7 +170,7 @@ grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \| [^|]* \| [
   fail "a collapsed run's pair is not left out of Δ: $(grep '^| 6 |' partial/reproduction.md)"
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
-scripts/reproduce.sh > run2.txt 2>&1
+scripts/reproduce.sh "${parts[@]}" > run2.txt 2>&1
 grep -q "launched [1-9]" run2.txt && fail "the rerun launched runs: $(cat run2.txt)"
 cmp -s first.md doc/reproduction.md || fail "the rerun wrote a different page"
 echo PASS
