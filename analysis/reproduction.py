@@ -23,7 +23,8 @@ replicate: t interval, equivalence and non-inferiority tests, smallest detectabl
 rank test, interaction; a cell's own t interval is its values paired against zeros),
 `report bootstrap` (the paired bootstrap over utterances, and the test set's size),
 `report speedup` (projected speedups and time to target), `report model` (the performance model
-of the paper's setup, in Markdown: its table is copied, and its one-averaging time read from it),
+of the paper's setup, in Markdown only: its table is copied, and its one-averaging time and
+model speedups read from it),
 `report pretrain` (dead units, where the build has it) and analysis/plot.py (shared helpers).
 
 SQL kept here, and why (no report gives these, and none is worth one for this page alone):
@@ -180,8 +181,11 @@ class Runs:
             if d is not None and r.get("run_id"):
                 self.dead.setdefault(r["run_id"], []).append(d)
         for r in self.runs:
-            if r.get("dead_fraction") is not None:
-                self.dead.setdefault(r["run_id"], []).append(r["dead_fraction"])
+            d = r.get("dead_fraction")
+            if isinstance(d, list):  # per layer
+                d = statistics.mean(d) if d else None
+            if d is not None:
+                self.dead.setdefault(r["run_id"], []).append(d)
 
     def values(self, axis, default):
         """The values (strings) an axis takes in these runs in numeric order, or `default`
@@ -497,6 +501,23 @@ def cpu_hours(db, run_ids):
         at_once += step
         most = max(most, at_once)
     return cpu / 3600, wall / 3600, most, sorted(set(threads.values()))
+
+
+def model_column(text, name):
+    """{GPUs: number} of one column of `report model`'s Markdown table."""
+    header, out = None, {}
+    for line in (text or "").splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif name in header and cells[0].isdigit():
+            try:
+                out[cells[0]] = float(cells[header.index(name)])
+            except ValueError:
+                pass
+    return out
 
 
 def model_one_averaging(text, gpus):
@@ -1030,6 +1051,8 @@ def speedup_section(pg, t, ref):
           "noisy time. Time to target first: training seconds to the 1-worker runs' final CV "
           "loss.", ""]
     t1 = t["table1"]
+    model = pg.m.run(["model", "--reference", pg.a.reference], as_json=False)
+    modelled = model_column(model, "model speedup")
     try:
         sp = t1.reports.get(["speedup", "table1"])
     except plot.PlotError as e:
@@ -1043,10 +1066,11 @@ def speedup_section(pg, t, ref):
         rows = []
         for r in sp["rows"]:
             w = r[h[W]] if W in h else r[sp["text_cols"] - 1]
-            rows.append([w] + [r[h[c]] if c in h else "–" for c in want] + [paper.get(w, "–")])
+            rows.append([w] + [r[h[c]] if c in h else "–" for c in want] + [paper.get(w, "–")] +
+                        [fmt(modelled.get(w))])
         md += [table(["workers", f"time to target s ({PROJECTED})", "reached",
                       f"epoch s ({PROJECTED})", f"speedup ({PROJECTED})", "efficiency",
-                      "paper: measured speedup"], rows)]
+                      "paper: measured speedup", "model: the paper's setup"], rows)]
         fig, ax = plt.subplots(figsize=(6, 4.5))
         pts = [(plot.num(r[0]), plot.number(r[4])) for r in rows if plot.number(r[4]) is not None]
         if pts:
@@ -1056,14 +1080,18 @@ def speedup_section(pg, t, ref):
         shown = [(g, s) for g, s in zip(tim["gpus"], tim["speedup"]) if g <= max(xmax, 1)]
         ax.plot([g for g, _ in shown], [s for _, s in shown], "s--", color=COLORS[1], mfc="white",
                 label="Su & Chen 2015, measured, K20 GPUs")
+        mod = sorted((int(g), v) for g, v in modelled.items() if int(g) <= max(xmax, 1))
+        if mod:
+            ax.plot([g for g, _ in mod], [v for _, v in mod], "^:", color=COLORS[2],
+                    label="performance model, the paper's setup (K20, FDR IB, host-staged)")
         ax.plot([1, xmax], [1, xmax], ":", color="black", lw=1, label="ideal (linear)")
+        plot.integer_ticks(ax, [x for x, _ in pts] + [g for g, _ in shown])
         ax.set_xlabel("workers")
         ax.set_ylabel("speedup per training frame")
         ax.set_title("Speedup, Table 1")
         ax.legend(fontsize=7, loc="upper left")
         ax.grid(alpha=0.3)
         md += [pg.save(fig, "table1-speedup"), ""]
-    model = pg.m.run(["model", "--reference", pg.a.reference], as_json=False)
     md += ["The performance model for the paper's own setup (K20, FDR InfiniBand, host-staged "
            "over PCIe 2.0; `mavg report model`, docs/performance-model.md):", "",
            model.strip() if model else "(`mavg report model` failed)", ""]
