@@ -91,10 +91,6 @@ def fmt(x, digits=2, none="–"):
     return none if x is None else f"{x:.{digits}f}"
 
 
-def plural(n, word):
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def table(header, rows):
     out = "| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n"
     return out + "".join("| " + " | ".join(str(c) for c in row) + " |\n" for row in rows)
@@ -992,7 +988,7 @@ def why_section(pg, t):
     paper_steps = paper_shard / PAPER_MB
     paper_avg = paper_steps / PAPER_K
     rows = []
-    for name, axes in (("table1", {}), ("table3", {}), ("scale", {}), ("scale-x8", {})):
+    for name in ("table1", "table3", "scale", "scale-x8"):
         tab = t[name]
         groups = {}
         for r in tab.runs:
