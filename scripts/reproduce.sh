@@ -64,7 +64,7 @@ import yaml
 
 db_path, plans, jobs, data, specs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 DEFAULT_S_PER_FRAME = 1 / 11000  # NG-SGD on the digits network, 1 thread, measured here (README)
-X1_FRAMES = 356048               # `mavg data digits --size x1` train frames, measured here
+X1_FRAMES = 356167               # `mavg data digits --size x1` train frames, measured here
 
 def config_value(spec_path, key, row):
     """A key's value for a plan row: the row's axis, else the spec's set, else its base's."""

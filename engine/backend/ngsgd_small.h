@@ -21,6 +21,7 @@
 
 #include "engine/backend/block.h"
 #include "engine/backend/host_device.h"
+#include "engine/backend/scale_histogram.h"
 
 namespace mavg {
 
@@ -50,6 +51,7 @@ struct NgsgdSmallTask {
   const float* gamma_out = nullptr;
   float* neg_step = nullptr;  // [1] out (kStep): -lr s ms
   double* limited = nullptr;  // [1] kStep: += 1 when max-change scaled the step down
+  double* scales = nullptr;   // [kScaleBins] kStep (or null): += 1 in the bin of ms
 };
 
 inline int64_t NgsgdSmallWorkDoubles(int r) {
@@ -410,6 +412,7 @@ MAVG_HOST_DEVICE void Step(Block& b, const NgsgdSmallTask& t) {
   if (b.Leader()) {
     *t.neg_step = static_cast<float>(-(t.lr * s * ms));
     if (limited) *t.limited += 1.0;
+    if (t.scales != nullptr) t.scales[ScaleBin(ms, limited)] += 1.0;
   }
   b.Sync();
 }

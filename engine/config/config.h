@@ -53,6 +53,7 @@ struct OptimizerConfig {
   double momentum = 0.0;
   double l2 = 0.0;  // L2 penalty per frame on weights (Kaldi nnet1 --l2-penalty)
   double max_change_per_sample = 0.075;  // ngsgd: limit of the parameter change per frame
+  bool sgd_max_change = false;  // sgd: limit its updates by max_change_per_sample as ngsgd does
   NgsgdConfig ngsgd;
 };
 
@@ -126,6 +127,9 @@ struct RbmConfig {
   double param_stddev = 0.1;              // W ~ N(0, stddev^2) (param_stddev, param_stddev_first)
   int64_t vis_bias_utts = 10000;          // utterances for the visible-bias estimate of layers >= 2
   int64_t seed = 777;  // shuffling and sampling (not the run seed: runs share a stack)
+  // > 0: the momentum steps' period is set so that the ramp spans this fraction of an epoch's
+  // frames (0.185: Kaldi's 20 M frames of its 300 h recipe's 108 M; docs/algorithms.md §3b)
+  double momentum_ramp_fraction = 0.0;
 };
 
 struct PretrainConfig {

@@ -173,6 +173,10 @@ const std::vector<Binding>& Bindings() {
                  "down (nnet2 max-change-per-sample; 0: no limit)")
           .Min(0)
           .Max(1000),
+      KeyBuilder("optimizer.sgd_max_change", VT::kBool, MAVG_FIELD(optimizer.sgd_max_change),
+                 "sgd: scale each layer update down by NG-SGD's max-change rule "
+                 "(optimizer.max_change_per_sample, measured as optimizer.ngsgd.max_change_mode "
+                 "says); needs optimizer.momentum 0"),
       KeyBuilder("optimizer.ngsgd.rank_in", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_in),
                  "ngsgd: rank of the input-side Fisher model (at most input dim)")
           .Min(1)
@@ -379,6 +383,13 @@ const std::vector<Binding>& Bindings() {
                  "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
           .Min(1)
           .Max(1000000000000),
+      KeyBuilder("pretrain.rbm.momentum_ramp_fraction", VT::kFloat,
+                 MAVG_FIELD(pretrain.rbm.momentum_ramp_fraction),
+                 "rbm: > 0: the momentum ramp spans this fraction of an epoch's training frames "
+                 "(the step period becomes fraction x frames / momentum_steps; Kaldi's 300 h "
+                 "recipe: 0.185); 0: momentum_step_period as given")
+          .Min(0)
+          .Max(100),
       KeyBuilder("pretrain.rbm.momentum_bug", VT::kBool, MAVG_FIELD(pretrain.rbm.momentum_bug),
                  "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
                  "minibatch while the lr follows the schedule; false: both follow it"),
@@ -884,6 +895,20 @@ void Validate(const RunConfig& config_in, const std::string& source,
   if (par.overlap && par.average_momentum) {
     problems.push_back("parallel.overlap: not available with parallel.average_momentum");
   }
+  if (config.optimizer.sgd_max_change) {
+    if (config.optimizer.type != OptimizerType::kSgd) {
+      problems.push_back(
+          "optimizer.sgd_max_change: true needs optimizer.type sgd (ngsgd has its "
+          "own max-change: optimizer.max_change_per_sample)");
+    } else if (config.optimizer.momentum != 0.0) {
+      problems.push_back(
+          fmt::format("optimizer.sgd_max_change: true needs optimizer.momentum 0, not {}",
+                      config.optimizer.momentum));
+    } else if (config.optimizer.max_change_per_sample <= 0.0) {
+      problems.push_back(
+          "optimizer.sgd_max_change: true needs optimizer.max_change_per_sample > 0");
+    }
+  }
   if (config.optimizer.type == OptimizerType::kNgsgd) {
     if (config.optimizer.momentum != 0.0) {
       problems.push_back(fmt::format(
@@ -956,7 +981,14 @@ namespace {
 bool UsedBy(const RunConfig& config, const std::string& path) {
   // Resolved (CanonicalJson); the nnet1 scheme of every run made before the key existed.
   if (path == "model.init_scheme") return config.model.init_scheme != InitScheme::kNnet1;
-  if (path.starts_with("pretrain.")) return config.model.init == ModelInit::kRbm;
+  if (path.starts_with("pretrain.")) {
+    // Added after the first runs: at its default it changes nothing (nor the stacks' keys).
+    if (path == "pretrain.rbm.momentum_ramp_fraction") {
+      return config.model.init == ModelInit::kRbm &&
+             config.pretrain.rbm.momentum_ramp_fraction != 0.0;
+    }
+    return config.model.init == ModelInit::kRbm;
+  }
   // Averaging settings added after the first runs: at their defaults they change nothing.
   const ParallelConfig& par = config.parallel;
   if (path.starts_with("parallel.bmuf.")) return par.algorithm == AveragingAlgorithm::kBmuf;
@@ -973,9 +1005,13 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
   const NgsgdConfig& ng = config.optimizer.ngsgd;
   const bool ngsgd = config.optimizer.type == OptimizerType::kNgsgd;
   if (path == "optimizer.ngsgd.eta_max") return ngsgd && ng.eta_max != 0.9;
+  const bool sgd_limited =
+      config.optimizer.type == OptimizerType::kSgd && config.optimizer.sgd_max_change;
+  if (path == "optimizer.sgd_max_change") return sgd_limited;  // off: as before the key
   if (path == "optimizer.ngsgd.max_change_mode") {
-    return ngsgd && ng.max_change_mode != MaxChangeMode::kNnet2;
+    return (ngsgd || sgd_limited) && ng.max_change_mode != MaxChangeMode::kNnet2;
   }
+  if (path == "optimizer.max_change_per_sample") return ngsgd || sgd_limited;
   if (path == "optimizer.ngsgd.rank_cap") return ngsgd && ng.rank_cap != RankCap::kNnet3;
   if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
     return ngsgd;

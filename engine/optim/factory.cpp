@@ -28,6 +28,10 @@ std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConf
   SgdOptions o;
   o.momentum = static_cast<float>(c.momentum);
   o.l2 = static_cast<float>(c.l2);
+  if (c.sgd_max_change) {
+    o.max_change_per_sample = c.max_change_per_sample;
+    o.max_change_with_lr = c.ngsgd.max_change_mode != MaxChangeMode::kFork;
+  }
   return std::make_unique<SgdOptimizer>(backend, o);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend/scale_histogram.h"
+
 namespace mavg {
 
 NgsgdOptimizer::NgsgdOptimizer(Backend& backend, const NgsgdOptions& options)
@@ -22,15 +24,20 @@ void NgsgdOptimizer::Ensure(int k, const AffineLayer& layer) {
     in_[k]->PrepareState(layer.InputDim() + 1);
     out_[k]->PrepareState(layer.OutputDim());
   }
-  if (limited_.Size() < in_.size()) {  // a counter per layer: a batch's steps run at once
-    DeviceBuffer<double> grown(*backend_, in_.size());
-    const std::vector<double> zeros(in_.size(), 0.0);
+  // Counters per layer (a batch's steps run at once), grown keeping what they hold.
+  auto grow = [this](DeviceBuffer<double>& buf, size_t size) {
+    if (buf.Size() >= size) return;
+    DeviceBuffer<double> grown(*backend_, size);
+    const std::vector<double> zeros(size, 0.0);
     grown.CopyFromHost(zeros.data(), zeros.size());
-    if (limited_.Size() > 0) {
-      backend_->CopyBytesOnDevice(grown.Data(), limited_.Data(), limited_.Size() * sizeof(double));
+    if (buf.Size() > 0) {
+      backend_->CopyBytesOnDevice(grown.Data(), buf.Data(), buf.Size() * sizeof(double));
     }
-    limited_ = std::move(grown);
-  }
+    buf = std::move(grown);
+  };
+  grow(limited_, in_.size());
+  grow(scales_, in_.size() * kScaleBins);
+  scales_taken_.resize(scales_.Size(), 0.0);
 }
 
 void NgsgdOptimizer::Prepare(const Network& net) {
@@ -184,6 +191,7 @@ NgsgdSmallTask NgsgdOptimizer::StepTask(const LayerUpdate& u, LayerWork& w) {
   t.gamma_out = gammas + 1;
   t.neg_step = gammas + 2;
   t.limited = limited_.Data() + u.k;
+  t.scales = scales_.Data() + static_cast<size_t>(u.k) * kScaleBins;
   return t;
 }
 
@@ -216,6 +224,14 @@ Optimizer::UpdateStats NgsgdOptimizer::TakeUpdateStats() {
   }
   UpdateStats s = std::exchange(stats_, UpdateStats{});
   s.limited = static_cast<int64_t>(total);
+  // The scale factors since the last take, every layer's pooled: the device's counts only grow
+  // (one read, no write back).
+  const std::vector<double> scales = scales_.ToHost();
+  s.scales.assign(kScaleBins, 0.0);
+  for (size_t i = 0; i < scales.size(); ++i) {
+    s.scales[i % kScaleBins] += scales[i] - scales_taken_[i];
+  }
+  scales_taken_ = scales;
   return s;
 }
 

@@ -107,6 +107,8 @@ class NgsgdOptimizer final : public Optimizer {
   std::vector<LayerWork> work_;       // [1] updating at once; [affine layer] deferred
   std::vector<LayerUpdate> pending_;  // deferred, in the order UpdateAffine gave them
   DeviceBuffer<double> limited_;      // [affine layers]: max-change scalings since TakeUpdateStats
+  DeviceBuffer<double> scales_;       // [affine layers x kScaleBins]: scale factors, ever
+  std::vector<double> scales_taken_;  // [affine layers x kScaleBins]: scales_ at the last take
   UpdateStats stats_;                 // updates (host); limited is read from limited_
 };
 

@@ -39,9 +39,12 @@ class Optimizer {
   // restores the last accepted epoch's state when the schedule rejects an epoch.
   virtual bool KeepsStateAcrossEpochs() const { return false; }
 
-  // Layer updates since the last call, and how many of them max-change scaled down.
+  // Layer updates since the last call, how many of them max-change scaled down, and the
+  // histogram of their max-change scale factors (backend/scale_histogram.h: kScaleBins counts;
+  // empty for an optimizer without max-change).
   struct UpdateStats {
     int64_t updates = 0, limited = 0;
+    std::vector<double> scales;
   };
   virtual UpdateStats TakeUpdateStats() { return {}; }
 };

@@ -1,5 +1,8 @@
 #include "engine/optim/sgd.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace mavg {
 
 void SgdOptimizer::Reset() {
@@ -26,8 +29,43 @@ std::vector<MatrixView> SgdOptimizer::State() {
   return out;
 }
 
+Optimizer::UpdateStats SgdOptimizer::TakeUpdateStats() {
+  UpdateStats out = stats_;
+  stats_ = {};
+  return out;
+}
+
+double SgdOptimizer::MaxChangeScale(ConstMatrixView in, ConstMatrixView out_grad, float lr) {
+  const int64_t n = in.rows;
+  if (norms_in_.Cols() < n) {
+    norms_in_ = Matrix(*backend_, 1, n);
+    norms_out_ = Matrix(*backend_, 1, n);
+  }
+  MatrixView a = norms_in_.View().ColRange(0, n), b = norms_out_.View().ColRange(0, n);
+  backend_->RowSumSquares(in, a);
+  backend_->RowSumSquares(out_grad, b);
+  std::vector<float> ha(static_cast<size_t>(n)), hb(static_cast<size_t>(n));
+  backend_->CopyToHost(a, ha.data());
+  backend_->CopyToHost(b, hb.data());
+  double sum = 0.0;  // sum_i |[x_i, 1]| |g_i|
+  for (int64_t i = 0; i < n; ++i) {
+    sum += std::sqrt((static_cast<double>(ha[i]) + 1.0) * static_cast<double>(hb[i]));
+  }
+  const double limit = options_.max_change_per_sample * static_cast<double>(n);
+  const double total = (options_.max_change_with_lr ? lr : 1.0) * sum;
+  return total > limit ? limit / total : 1.0;
+}
+
 void SgdOptimizer::UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in,
                                 MatrixView out_grad, float lr) {
+  ++stats_.updates;
+  if (options_.max_change_per_sample > 0.0) {
+    const double scale = MaxChangeScale(in, out_grad, lr);
+    if (scale < 1.0) {
+      ++stats_.limited;
+      lr = static_cast<float>(lr * scale);
+    }
+  }
   const float frames = static_cast<float>(in.rows);
   const float decay = 1.0f - lr * options_.l2 * frames;
   const float lr_bias = lr * layer.BiasLearnRateCoef();

@@ -63,15 +63,65 @@ std::vector<double> MeanActivations(Backend& backend, const Dataset& train,
   return total;
 }
 
-// Kaldi's momentum schedule (rbm-train-cd1-frmshuff): after `frames` frames the scheduled
-// momentum is momentum + n * step, n = frames / period, capped at momentum_max after `steps`.
+}  // namespace
+
+double DeadUnitFraction(Backend& backend, const Dataset& data, const std::vector<int>& utts,
+                        int context, const std::vector<Rbm>& below, const Rbm& top) {
+  MinibatchOptions mo;
+  mo.minibatch = kForwardChunk;
+  mo.context = context;
+  mo.shuffle = false;
+  MinibatchReader reader(data, utts, mo);
+  std::vector<Matrix> acts;  // [k]: hidden probabilities of below[k]
+  for (const Rbm& rbm : below) acts.emplace_back(backend, kForwardChunk, rbm.Hidden());
+  const int dim = top.Hidden();
+  Matrix x(backend, kForwardChunk, reader.SplicedDim());
+  Matrix h(backend, kForwardChunk, dim);
+  std::vector<float> host_x, host_h;
+  std::vector<int32_t> labels;
+  std::vector<double> sum(static_cast<size_t>(dim), 0.0), sum_sq(static_cast<size_t>(dim), 0.0);
+  int64_t frames = 0;
+  while (frames < kDeadUnitFrames) {
+    const int64_t read = reader.Next(host_x, labels);
+    if (read == 0) break;
+    const int64_t n = std::min(read, kDeadUnitFrames - frames);
+    MatrixView xv = x.View().RowRange(0, n);
+    backend.CopyFromHost(host_x.data(), xv);
+    MatrixView hv = h.View().RowRange(0, n);
+    top.HiddenProbs(ForwardStack(below, xv, acts), hv);
+    host_h.resize(static_cast<size_t>(n) * dim);
+    backend.CopyToHost(hv, host_h.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const float* row = host_h.data() + i * dim;
+      for (int j = 0; j < dim; ++j) {
+        sum[j] += row[j];
+        sum_sq[j] += static_cast<double>(row[j]) * row[j];
+      }
+    }
+    frames += n;
+  }
+  MAVG_CHECK(frames > 0, "RBM pretraining: no frames to measure dead units on");
+  int dead = 0;
+  for (int j = 0; j < dim; ++j) {
+    const double mean = sum[j] / static_cast<double>(frames);
+    const double var = std::max(0.0, sum_sq[j] / static_cast<double>(frames) - mean * mean);
+    if (std::sqrt(var) < kDeadUnitStd) ++dead;
+  }
+  return static_cast<double>(dead) / static_cast<double>(dim);
+}
+
+int64_t MomentumStepPeriod(const RbmConfig& o, int64_t epoch_frames) {
+  if (o.momentum_ramp_fraction <= 0.0) return o.momentum_step_period;
+  const double period = std::round(o.momentum_ramp_fraction * static_cast<double>(epoch_frames) /
+                                   static_cast<double>(o.momentum_steps));
+  return std::max<int64_t>(1, static_cast<int64_t>(period));
+}
+
 double ScheduledMomentum(const RbmConfig& o, int64_t n) {
   if (n > o.momentum_steps) return o.momentum_max;
   return o.momentum + static_cast<double>(n) * (o.momentum_max - o.momentum) /
                           static_cast<double>(o.momentum_steps);
 }
-
-}  // namespace
 
 Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& hidden_dims,
                 const DbnOptions& options, const DbnEpochCallback& on_epoch) {
@@ -88,6 +138,13 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
 
   const int input_dim = train.dim * (2 * options.context + 1);
   const int64_t mb = o.minibatch;
+  const int64_t step_period = MomentumStepPeriod(o, train.NumFrames());
+  if (o.momentum_ramp_fraction > 0.0) {
+    spdlog::info(
+        "[pretrain] momentum ramp over {} of an epoch's {} frames: {} steps of {} frames (Kaldi's "
+        "300 h recipe: 0.185)",
+        o.momentum_ramp_fraction, train.NumFrames(), o.momentum_steps, step_period);
+  }
   std::vector<Rbm> stack;
   std::vector<Matrix> acts;  // [k]: hidden probabilities of layer k, [max(mb, chunk) x hidden]
   Matrix x(backend, mb, input_dim);
@@ -152,7 +209,7 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
       while (const int64_t n = reader.Next(host_x, labels)) {
         if (phase == 0 && frames >= tenth) take(&err_first), phase = 1;
         if (phase == 1 && frames >= epoch_frames - tenth) take(nullptr), phase = 2;
-        const int64_t step = frames_done / o.momentum_step_period;
+        const int64_t step = frames_done / step_period;
         if (step != step_prev) {  // a new momentum step also restores a guard-lowered lr
           step_prev = step;
           momentum = ScheduledMomentum(o, step);
@@ -191,12 +248,13 @@ Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& 
       record.momentum = o.momentum_bug ? o.momentum_max : momentum;
       record.scheduled_momentum = momentum;
       record.guard_triggers = guards;
+      record.dead_fraction = DeadUnitFraction(backend, train, order, options.context, stack, rbm);
       record.seconds = timer.Seconds();
       spdlog::info(
           "[pretrain] layer {} epoch {}: reconstruction MSE {:.5f} (first tenth {:.5f}, last "
-          "{:.5f}), {} guard trigger(s), {:.1f} s",
+          "{:.5f}), {} guard trigger(s), {:.1f}% dead units, {:.1f} s",
           layer + 1, epoch, *record.recon_mse, *record.recon_mse_first, *record.recon_mse_last,
-          guards, *record.seconds);
+          guards, 100 * *record.dead_fraction, *record.seconds);
       if (on_epoch) on_epoch(ToJson(record));
     }
     acts.emplace_back(backend, std::max(mb, kForwardChunk), rbm.Hidden());

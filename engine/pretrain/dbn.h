@@ -16,6 +16,7 @@
 #include "engine/config/config.h"
 #include "engine/data/dataset.h"
 #include "engine/nn/network.h"
+#include "engine/pretrain/rbm.h"
 
 namespace mavg {
 
@@ -43,6 +44,24 @@ struct DbnOptions {
 // records/pretrain_record.h) as JSON: reconstruction errors, lr and momentum at the end, guard
 // triggers, seconds.
 using DbnEpochCallback = std::function<void(const nlohmann::json&)>;
+
+// Frames per momentum step (docs/algorithms.md §3b): pretrain.rbm.momentum_step_period, or, with
+// momentum_ramp_fraction f > 0, round(f x epoch_frames / momentum_steps) (at least 1), so that
+// the ramp spans the fraction f of an epoch's frames whatever the corpus' size.
+int64_t MomentumStepPeriod(const RbmConfig& o, int64_t epoch_frames);
+// Kaldi's momentum schedule (rbm-train-cd1-frmshuff): after n steps, momentum + n x step, capped
+// at momentum_max after momentum_steps.
+double ScheduledMomentum(const RbmConfig& o, int64_t n);
+
+// Dead units (docs/algorithms.md §3d): a hidden unit is dead when its activation (hidden
+// probability) has a standard deviation below kDeadUnitStd over the first kDeadUnitFrames frames
+// of the utterances given (a bounded sample: the cost does not grow with the corpus).
+inline constexpr double kDeadUnitStd = 0.02;
+inline constexpr int64_t kDeadUnitFrames = 20000;
+// The fraction of `top`'s hidden units that are dead, on the frames of `utts` (in order,
+// spliced by `context`) forwarded through `below` (the layers under it, hidden probabilities).
+double DeadUnitFraction(Backend& backend, const Dataset& data, const std::vector<int>& utts,
+                        int context, const std::vector<Rbm>& below, const Rbm& top);
 
 // Pretrains a stack of hidden_dims.size() RBMs on every frame of `train`.
 Dbn PretrainDbn(Backend& backend, const Dataset& train, const std::vector<int>& hidden_dims,

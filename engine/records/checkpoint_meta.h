@@ -24,6 +24,8 @@ struct EpochProgress {
   std::optional<double> projected_s;           // the epoch's projected time so far
   std::optional<double> wall_s;                // the epoch's measured time so far, over attempts
   std::optional<std::vector<double>> workers;  // every worker's statistics (WorkerStats, flat)
+  // [kScaleBins] the epoch's max-change scale factors so far, all workers (older: absent)
+  std::optional<std::vector<double>> max_change_scales;
 };
 inline constexpr records::Field<EpochProgress> kEpochProgressFields[] = {
     {"minibatches", &EpochProgress::minibatches},
@@ -33,6 +35,7 @@ inline constexpr records::Field<EpochProgress> kEpochProgressFields[] = {
      .timing = records::Timing::kProjected},
     {.name = "wall_s", .member = &EpochProgress::wall_s, .timing = records::Timing::kMeasured},
     {"workers", &EpochProgress::workers},
+    {"max_change_scales", &EpochProgress::max_change_scales},
 };
 static_assert(records::UniqueNames(kEpochProgressFields), "kEpochProgressFields: unique names");
 static_assert(records::NamesSayTiming(kEpochProgressFields),

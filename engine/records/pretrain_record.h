@@ -29,6 +29,9 @@ struct PretrainEpoch {
   std::optional<double> momentum;            // used in the update
   std::optional<double> scheduled_momentum;  // the schedule's (differs with Kaldi's bug)
   std::optional<int64_t> guard_triggers;     // steps the divergence guard shrank
+  // After the epoch: the fraction of hidden units whose activation std is below 0.02 over the
+  // first 20,000 frames (pretrain/dbn.h DeadUnitFraction); absent in older records.
+  std::optional<double> dead_fraction;
   std::optional<double> seconds;
   std::optional<bool> cached;        // the stack came from the cache (no pretraining here)
   std::optional<std::string> stack;  // the stack's cache key
@@ -52,6 +55,7 @@ inline constexpr records::Field<PretrainEpoch> kPretrainFields[] = {
     {"cached", &PretrainEpoch::cached, records::Column::kInteger},
     {"stack", &PretrainEpoch::stack, records::Column::kText},
     {"scheduled_momentum", &PretrainEpoch::scheduled_momentum},
+    {"dead_fraction", &PretrainEpoch::dead_fraction},
 };
 static_assert(records::UniqueNames(kPretrainFields), "kPretrainFields: one unique name per field");
 

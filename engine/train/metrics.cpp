@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend/scale_histogram.h"
+
 namespace mavg {
 namespace {
 
@@ -50,7 +52,11 @@ EpochRow MetricsRow(const EpochMetrics& m) {
   r.wait_s = max.wait_s, r.wait_s_mean = sum.wait_s / workers;
   r.cv_s = m.cv_s;
   r.projected_wall_s = m.projected_wall_s;
-  if (sum.updates > 0) r.max_change_limited = sum.limited / sum.updates;
+  if (sum.updates > 0) {
+    r.max_change_limited = sum.limited / sum.updates;
+    r.max_change_scale_p50 = ScaleQuantile(m.max_change_scales, 0.5);
+    r.max_change_scale_p10 = ScaleQuantile(m.max_change_scales, 0.1);
+  }
   return r;
 }
 

@@ -33,10 +33,12 @@ struct EpochMetrics {
   double wall_s = 0.0;                     // this epoch, measured, over the attempts that ran it
   double cv_s = 0.0;                       // of which evaluating the dev set
   std::optional<double> projected_wall_s;  // simulated workers: projected onto N devices
+  std::vector<double> max_change_scales;   // [kScaleBins] every worker's scale factors, or empty
 };
 
 // The epoch's record: every field that applies (projected_wall_s for simulated workers,
-// max_change_limited where updates were made).
+// max_change_limited where updates were made, the scale factor's quantiles where they were
+// counted).
 EpochRow MetricsRow(const EpochMetrics& m);
 
 }  // namespace mavg

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/backend/cpu/blas_kernels.h"
+#include "engine/backend/scale_histogram.h"
 #include "engine/comm/communicator.h"
 #include "engine/config/schema.h"
 #include "engine/core/build_info.h"
@@ -124,6 +125,8 @@ class Trainer {
   // WorkerStats::To layout of worker r at r * kFields, as checkpoints store them.
   std::vector<WorkerStats> GatherStats();
   std::vector<double> GatherStatsFlat();
+  // The max-change scale histogram of every worker, summed (a collective).
+  std::vector<double> GatherMaxChangeScales();
   EpochProgress PositionInEpoch();  // a collective
   void WriteCheckpoint(int epochs_done, const std::optional<EpochProgress>& progress,
                        bool stopped = false);
@@ -161,6 +164,10 @@ class Trainer {
   int64_t frames_total_ = 0;           // over the epochs: frames trained by all workers
   double train_total_ = 0.0;           // over the epochs: measured training time (wall - CV)
   double projected_total_ = 0.0;       // over the epochs: projected_wall_s (simulated workers)
+  // [kScaleBins] the max-change scale factors of this process's workers' layer updates in the
+  // current epoch (backend/scale_histogram.h); a checkpoint inside an epoch holds every
+  // process's sum, which the process holding worker 0 takes back.
+  std::vector<double> max_change_scales_;
   // Earlier attempts (from the checkpoint resumed): how many, their wall time and data reading.
   int64_t attempts_before_ = 0;
   double wall_before_s_ = 0.0, io_before_s_ = 0.0;
@@ -409,7 +416,16 @@ void Trainer::CollectStepStats() {
     const Optimizer::UpdateStats u = w.optimizer->TakeUpdateStats();
     w.stats.updates += static_cast<double>(u.updates);
     w.stats.limited += static_cast<double>(u.limited);
+    for (size_t b = 0; b < u.scales.size() && b < max_change_scales_.size(); ++b) {
+      max_change_scales_[b] += u.scales[b];
+    }
   }
+}
+
+std::vector<double> Trainer::GatherMaxChangeScales() {
+  std::vector<double> all = max_change_scales_;
+  group_->SumOverProcesses(std::span<double>(all));
+  return all;
 }
 
 bool Trainer::AnyLossNonFinite() {
@@ -452,6 +468,7 @@ EpochProgress Trainer::PositionInEpoch() {
   p.projected_s = averager_->ProjectedSeconds();
   p.wall_s = EpochSeconds();
   p.workers = GatherStatsFlat();
+  p.max_change_scales = GatherMaxChangeScales();
   return p;
 }
 
@@ -594,6 +611,7 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
   epoch_ = epoch;
   const uint64_t seed = static_cast<uint64_t>(config_.seed);
   averagings_ = 0;
+  max_change_scales_.assign(kScaleBins, 0.0);
   lanes_->SyncFromModel();
   for (Worker& w : Workers()) {
     // Each worker's own streams: utterance order and frame shuffling.
@@ -636,6 +654,16 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
              "checkpoint: progress has {} worker statistics, expected {} (written by another "
              "version of mavg?)",
              all.size(), static_cast<size_t>(n_) * WorkerStats::kFields);
+  // The epoch's max-change scales so far (older checkpoints: none, the epoch's count restarts).
+  if (const auto& scales = progress->max_change_scales) {
+    MAVG_CHECK(scales->size() == static_cast<size_t>(kScaleBins),
+               "checkpoint: progress has {} max-change scale counts, expected {} (written by "
+               "another version of mavg?)",
+               scales->size(), kScaleBins);
+    const bool holds_first = std::any_of(Workers().begin(), Workers().end(),
+                                         [](const Worker& w) { return w.rank == 0; });
+    if (holds_first) max_change_scales_ = *scales;
+  }
   CheckpointDir dir(options_.run_dir);
   for (Worker& w : Workers()) {
     MAVG_CHECK(w.reader->Skip(done) == done, "checkpoint is past the end of the epoch");
@@ -711,6 +739,7 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   m.lr = lr_;
   m.accepted = accepted;
   m.stats = Summarize(GatherStats());
+  m.max_change_scales = GatherMaxChangeScales();
   m.cv = cv;
   // Frames of every shard beyond the epoch's last combine point (all workers stop there).
   for (int64_t f : shard_frames_) m.frames_dropped += f - plan_.minibatches * plan_.minibatch;

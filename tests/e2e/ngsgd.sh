@@ -20,24 +20,31 @@ lines = [json.loads(l) for l in open("full/metrics.jsonl")]
 assert len(lines) == 3, lines
 for m in lines:
     assert 0 <= m["max_change_limited"] <= 1, m
+    assert 0 < m["max_change_scale_p10"] <= m["max_change_scale_p50"] <= 1, m
 r = json.load(open("full/result.json"))
 assert r["status"] == "completed", r
 print("test accuracy", r["test_acc"])
 assert r["test_acc"] > 0.6, r
 PY
 # max_change_limited follows the cap: none without one, (nearly) every update under a tiny one
-# (which leaves the model near its start: the collapse check is off for it).
+# (which leaves the model near its start: the collapse check is off for it); so do the scale
+# factor's quantiles: exactly 1 without a cap or under a huge one, far below 1 under a tiny one.
 one=(--set schedule.epochs=1 --set parallel.workers=1)
 "$MAVG" -q train ng.yaml "${one[@]}" --set optimizer.max_change_per_sample=0 --out mc-off --no-progress
+"$MAVG" -q train ng.yaml "${one[@]}" --set optimizer.max_change_per_sample=1000 --out mc-huge --no-progress
 "$MAVG" -q train ng.yaml "${one[@]}" --set optimizer.max_change_per_sample=1e-7 \
   --set schedule.collapse.chance_fraction=0 --out mc-tight --no-progress
 python3 - <<'PY'
 import json
-off = json.loads(open("mc-off/metrics.jsonl").readline())["max_change_limited"]
-tight = json.loads(open("mc-tight/metrics.jsonl").readline())["max_change_limited"]
-print("max_change_limited: no cap", off, "tiny cap", tight)
-assert off == 0.0, off
-assert tight > 0.99, tight
+first = lambda run: json.loads(open(run + "/metrics.jsonl").readline())
+off, huge, tight = first("mc-off"), first("mc-huge"), first("mc-tight")
+print("max_change_limited: no cap", off["max_change_limited"], "tiny cap", tight["max_change_limited"])
+assert off["max_change_limited"] == 0.0, off
+assert tight["max_change_limited"] > 0.99, tight
+for m in (off, huge):
+    assert m["max_change_limited"] == 0.0 and m["max_change_scale_p50"] == 1.0 and m["max_change_scale_p10"] == 1.0, m
+print("max-change scale, tiny cap: p50", tight["max_change_scale_p50"], "p10", tight["max_change_scale_p10"])
+assert tight["max_change_scale_p10"] <= tight["max_change_scale_p50"] < 0.5, tight
 PY
 
 check_resume() {  # check_resume NAME STOP_AT [--set ...]: preempt at STOP_AT, resume, compare
@@ -49,8 +56,8 @@ check_resume() {  # check_resume NAME STOP_AT [--set ...]: preempt at STOP_AT, r
   "$MAVG" -q train --resume "$name-pre" --no-progress
   "$MAVG" model diff "$name-full/model.bin" "$name-pre/model.bin" --max-rel 0 \
     || fail "$name: resumed model differs"
-  diff <(python3 -c 'import json,sys; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"], json.loads(l)["max_change_limited"]) for l in open(sys.argv[1])]' "$name-full/metrics.jsonl") \
-       <(python3 -c 'import json,sys; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"], json.loads(l)["max_change_limited"]) for l in open(sys.argv[1])]' "$name-pre/metrics.jsonl") \
+  diff <(python3 -c 'import json,sys; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"], json.loads(l)["max_change_limited"], json.loads(l)["max_change_scale_p50"], json.loads(l)["max_change_scale_p10"]) for l in open(sys.argv[1])]' "$name-full/metrics.jsonl") \
+       <(python3 -c 'import json,sys; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"], json.loads(l)["max_change_limited"], json.loads(l)["max_change_scale_p50"], json.loads(l)["max_change_scale_p10"]) for l in open(sys.argv[1])]' "$name-pre/metrics.jsonl") \
     || fail "$name: resumed metrics differ"
   echo "ok: $name resumes bit for bit"
 }

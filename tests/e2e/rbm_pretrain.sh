@@ -20,6 +20,7 @@ recs = [json.loads(l) for l in open("one/pretrain.jsonl")]
 assert [(r["layer"], r["epoch"]) for r in recs] == [(1, 1), (1, 2), (2, 1)], recs
 assert recs[0]["units"] == "gaussian-bernoulli" and recs[2]["units"] == "bernoulli-bernoulli"
 assert all(r["cached"] is False and r["frames"] > 0 and r["recon_mse"] > 0 for r in recs)
+assert all(0 <= r["dead_fraction"] <= 1 for r in recs), recs
 r = json.load(open("one/result.json"))
 assert r["status"] == "completed" and r["pretrain_cached"] is False and r["pretrain_s"] > 0, r
 assert len(glob.glob("cache1/rbm-*/dbn.bin")) == 1
@@ -55,6 +56,9 @@ assert [c[0] for c in cached] == [0, 1], cached
 rows = db.execute("select sweep, layer, epoch, cached, recon_mse from sweep_pretrain order by cached, layer, epoch").fetchall()
 assert len(rows) == 6 and all(r[0] == "rbm-share" and r[4] > 0 for r in rows), rows
 print("pretrain rows", rows)
+# The dead units' fraction reaches the store by name (in the record kept whole).
+dead = db.execute("select json_extract(record_json, '$.dead_fraction') from sweep_pretrain").fetchall()
+assert len(dead) == 6 and all(0 <= d[0] <= 1 for d in dead), dead
 PY
 
 # Preempted after pretraining, resumed: the stack comes from the checkpoint, not pretrained again.
@@ -72,4 +76,20 @@ expect_error "model.activation: relu but model.init rbm needs sigmoid" \
   "$MAVG" train rbm.yaml --set model.activation=relu --out bad
 expect_error "pretrain.rbm.lr" "$MAVG" train rbm.yaml --set pretrain.rbm.lr=0 --out bad
 expect_error "pretrain.rbm.minibach" "$MAVG" train rbm.yaml --set pretrain.rbm.minibach=5 --out bad
+expect_error "pretrain.rbm.momentum_ramp_fraction" \
+  "$MAVG" train rbm.yaml --set pretrain.rbm.momentum_ramp_fraction=-0.5 --out bad
+
+# The momentum ramp scaled to the corpus: over half an epoch every layer reaches momentum_max
+# in its first epoch, where Kaldi's 20 M frames leave it at the start on these 2,000 frames. A
+# stack of its own (the rule is in the cache key).
+"$MAVG" -q train rbm.yaml --set schedule.epochs=1 --set pretrain.rbm.momentum_ramp_fraction=0.5 \
+  --out ramp --cache-dir cache1 --no-progress
+python3 - <<'PY'
+import json
+r = json.load(open("ramp/result.json")); assert r["pretrain_cached"] is False, r
+ramp = [json.loads(l) for l in open("ramp/pretrain.jsonl")]
+kaldi = [json.loads(l) for l in open("one/pretrain.jsonl")]
+assert [x["scheduled_momentum"] for x in ramp] == [0.9, 0.9, 0.9], ramp
+assert [x["scheduled_momentum"] for x in kaldi] == [0.5, 0.5, 0.5], kaldi
+PY
 echo PASS

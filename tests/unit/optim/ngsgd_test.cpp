@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 
+#include "engine/backend/scale_histogram.h"
 #include "engine/core/rng.h"
 #include "tests/testing/test_util.h"
 
@@ -463,7 +464,23 @@ TEST_P(NaturalGradient, LayerUpdateMatchesTheDenseReferences) {
     const MatrixXd dw_ref = -lr * s * ms * pout.transpose() * pin.leftCols(din);
     const MatrixXd db_ref = (-lr * s * ms * 0.1 * pout.transpose() * pin.col(din)).transpose();
     EXPECT_EQ(ms < 1.0, c.limited) << c.name;
-    EXPECT_EQ(ng.TakeUpdateStats().limited, c.limited ? 1 : 0) << c.name;
+    const Optimizer::UpdateStats stats = ng.TakeUpdateStats();
+    EXPECT_EQ(stats.limited, c.limited ? 1 : 0) << c.name;
+    // The scale factor's histogram holds this one update, in bin 0 exactly when not limited, and
+    // its quantile is ms within the histogram's resolution.
+    ASSERT_EQ(stats.scales.size(), static_cast<size_t>(kScaleBins)) << c.name;
+    double counted = 0;
+    for (double v : stats.scales) counted += v;
+    EXPECT_EQ(counted, 1.0) << c.name;
+    EXPECT_EQ(stats.scales[0], c.limited ? 0.0 : 1.0) << c.name;
+    const double median = ScaleQuantile(stats.scales, 0.5).value_or(-1);
+    if (c.limited) {
+      EXPECT_NEAR(std::log10(median), std::log10(ms), 0.5 / kScaleBinsPerDecade + 1e-9) << c.name;
+    } else {
+      EXPECT_EQ(median, 1.0) << c.name;
+    }
+    EXPECT_EQ(ng.TakeUpdateStats().scales, std::vector<double>(kScaleBins, 0.0))
+        << c.name << ": a take starts the count afresh";
     EXPECT_LT((dw - dw_ref).norm(), 1e-4 * dw_ref.norm()) << c.name;
     EXPECT_LT((db - db_ref).norm(), 1e-4 * db_ref.norm()) << c.name;
     if (c.mode == MaxChangeMode::kFork && c.limited) {

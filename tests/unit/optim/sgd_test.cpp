@@ -1,6 +1,8 @@
 // SGD with momentum and L2 against the Kaldi nnet1 update written out on the host.
 #include "engine/optim/sgd.h"
 
+#include <cmath>
+
 #include "tests/testing/test_util.h"
 
 namespace mavg {
@@ -98,6 +100,52 @@ TEST_P(Sgd, ResetForgetsMomentum) {
   EXPECT_LT(testing::NormalizedError(b, ref.b), 1e-5);
   // The two references differ by lr m C_W(step 1): far more than the tolerance.
   EXPECT_GT(testing::NormalizedError(w, carried.w), 1e-2);
+}
+
+// Max-change on SGD: the step's lr scaled by min(1, limit / (c sum_i |[x_i, 1]| |g_i|)), the
+// bound NG-SGD limits, computed here on the host from x and g; c = 1 (the fork's measure) or
+// lr (nnet2's). A limit far above the bound changes nothing; a binding one scales the whole
+// step (weights and bias) by exactly that factor, and the stats count it.
+TEST_P(Sgd, MaxChangeScalesTheStepByTheBound) {
+  auto backend = testing::MakeBackend(GetParam());
+  const int in = 5, out = 3, n = 4;
+  const float lr = 0.05f;
+  HostMat x = RandomHost(n, in, 30), g = RandomHost(n, out, 31);
+  double bound = 0.0;
+  for (int r = 0; r < n; ++r) {
+    double xx = 1.0, gg = 0.0;  // 1: the bias input
+    for (int i = 0; i < in; ++i) xx += static_cast<double>(x(r, i)) * x(r, i);
+    for (int o = 0; o < out; ++o) gg += static_cast<double>(g(r, o)) * g(r, o);
+    bound += std::sqrt(xx * gg);
+  }
+  for (bool with_lr : {false, true}) {
+    const double c = with_lr ? lr : 1.0;
+    for (double per_sample : {1e3, 0.25 * c * bound / n}) {
+      AffineLayer layer(in, out);
+      HostMat params = RandomHost(1, layer.NumParams(), 1);
+      Matrix dparams = ToDevice(*backend, params);
+      layer.Bind(dparams.View().data);
+      HostAffine ref{HostMat(out, in), HostMat(1, out)};
+      std::copy(params.v.begin(), params.v.begin() + out * in, ref.w.v.begin());
+      std::copy(params.v.begin() + out * in, params.v.end(), ref.b.v.begin());
+      SgdOptions o;
+      o.max_change_per_sample = per_sample;
+      o.max_change_with_lr = with_lr;
+      SgdOptimizer sgd(*backend, o);
+      Matrix dx = ToDevice(*backend, x), dg = ToDevice(*backend, g);
+      sgd.UpdateAffine(0, layer, dx, dg, lr);
+      const bool binding = per_sample < 1.0;
+      const double scale = binding ? 0.25 : 1.0;  // limit / (c bound) by construction
+      HostMat cw(out, in), cb(1, out);
+      RefStep(ref, cw, cb, x, g, static_cast<float>(lr * scale), 0.0f, 0.0f, 1.0f);
+      EXPECT_LT(testing::NormalizedError(ToHost(*backend, layer.Weights()), ref.w), 1e-5)
+          << "with_lr " << with_lr << " binding " << binding;
+      EXPECT_LT(testing::NormalizedError(ToHost(*backend, layer.Bias()), ref.b), 1e-5);
+      const Optimizer::UpdateStats stats = sgd.TakeUpdateStats();
+      EXPECT_EQ(stats.updates, 1);
+      EXPECT_EQ(stats.limited, binding ? 1 : 0);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, Sgd, ::testing::ValuesIn(testing::BackendNames()),

@@ -17,6 +17,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/data/data_identity.h"
+#include "engine/data/minibatch.h"
 #include "engine/pretrain/stack_cache.h"
 #include "tests/testing/test_util.h"
 
@@ -99,6 +100,92 @@ TEST(Dbn, MomentumScheduleAsKaldi) {
   EXPECT_FLOAT_EQ(r[2]["lr"].get<double>(), 0.4 * 0.46);
 }
 
+TEST(Dbn, MomentumRampScaledToTheCorpus) {
+  RbmConfig o;  // Kaldi's: 40 steps of 500,000 frames
+  EXPECT_EQ(MomentumStepPeriod(o, 363000), 500000) << "the rule off: the period as given";
+  // Kaldi's ramp spans 20 M of the 108 M frames of an epoch of its 300 h recipe; the same
+  // fraction of 108 M frames gives Kaldi's period back.
+  o.momentum_ramp_fraction = 20.0 / 108.0;
+  EXPECT_EQ(MomentumStepPeriod(o, 108000000), 500000);
+  // A corpus of 363,000 frames: 20/108 x 363,000 / 40 = 1680.6 frames a step.
+  const int64_t frames = 363000;
+  const int64_t period = MomentumStepPeriod(o, frames);
+  EXPECT_EQ(period, 1681);
+  // The momentum reaches momentum_max once the fraction of the frames has passed (to within
+  // the rounding of the period), not before.
+  const int64_t ramp = o.momentum_steps * period;
+  EXPECT_NEAR(static_cast<double>(ramp), o.momentum_ramp_fraction * frames, o.momentum_steps);
+  EXPECT_LT(ScheduledMomentum(o, (ramp - 1) / period), o.momentum_max - 1e-3);
+  EXPECT_DOUBLE_EQ(ScheduledMomentum(o, ramp / period), o.momentum_max);
+  EXPECT_DOUBLE_EQ(ScheduledMomentum(o, (frames - 1) / period), o.momentum_max);
+  o.momentum_ramp_fraction = 1e-9;
+  EXPECT_EQ(MomentumStepPeriod(o, frames), 1) << "at least a frame a step";
+
+  // In pretraining: 1000 frames an epoch, 4 steps over twice that (period 500). The last
+  // minibatch of the Gaussian layer's first epoch starts after 980 frames (step 1), of its second
+  // after 1980 (step 3); the Bernoulli layer's single epoch ends at step 1.
+  auto backend = testing::MakeBackend("cpu");
+  DbnOptions d = SmallOptions();
+  d.rbm.momentum_bug = false;
+  d.rbm.momentum_step_period = 1;  // overridden by the rule
+  d.rbm.momentum_ramp_fraction = 2.0;
+  std::vector<nlohmann::json> r;
+  PretrainDbn(*backend, SmallData(), {4, 3}, d, [&](const nlohmann::json& x) { r.push_back(x); });
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_NEAR(r[0]["scheduled_momentum"].get<double>(), 0.6, 1e-12);
+  EXPECT_NEAR(r[1]["scheduled_momentum"].get<double>(), 0.8, 1e-12);
+  EXPECT_NEAR(r[2]["scheduled_momentum"].get<double>(), 0.6, 1e-12);
+  // Half an epoch: momentum_max well before the end of each layer's first epoch.
+  d.rbm.momentum_ramp_fraction = 0.5;
+  r.clear();
+  PretrainDbn(*backend, SmallData(), {4, 3}, d, [&](const nlohmann::json& x) { r.push_back(x); });
+  ASSERT_EQ(r.size(), 3u);
+  for (const auto& x : r) EXPECT_NEAR(x["scheduled_momentum"].get<double>(), 0.9, 1e-12);
+}
+
+TEST(Dbn, DeadUnitFraction) {
+  // 20 utterances of 50 frames, 3 features (about +-1 plus unit noise), no context. Five hidden
+  // units: 0 has no weights (constant 0.5), 1 only a bias (constant sigmoid(3)), 3 a weight too
+  // small to move it (std about 0.25 x 1e-4 x 1.4); 2 and 4 follow a feature (std about 0.2):
+  // 3 of 5 are dead.
+  auto backend = testing::MakeBackend("cpu");
+  const Dataset data = SmallData();
+  Rbm top(*backend, 3, 5, RbmUnits::kGaussian);
+  const std::vector<float> w = {
+      0, 0,     0,  // unit 0
+      0, 0,     0,  // unit 1
+      1, 0,     0,  // unit 2
+      0, 1e-4f, 0,  // unit 3
+      0, 0,     2,  // unit 4
+  };
+  const std::vector<float> c = {0, 3, 0, 0, -1};
+  backend->CopyFromHost(w.data(), top.Weights());
+  backend->CopyFromHost(c.data(), top.HiddenBias());
+  EXPECT_DOUBLE_EQ(DeadUnitFraction(*backend, data, AllUtterances(data), 0, {}, top), 0.6);
+  // Under a layer: the first layer passes the features on as probabilities sigmoid(x), whose
+  // spread (about 0.2) the second layer's unit 0 follows (weight 8, bias -4: alive); its unit 1
+  // has no weights (dead).
+  Rbm below(*backend, 3, 3, RbmUnits::kGaussian);
+  const std::vector<float> eye = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  backend->CopyFromHost(eye.data(), below.Weights());
+  Rbm second(*backend, 3, 2, RbmUnits::kBernoulli);
+  const std::vector<float> w2 = {8, 0, 0, 0, 0, 0}, c2 = {-4, 0};
+  backend->CopyFromHost(w2.data(), second.Weights());
+  backend->CopyFromHost(c2.data(), second.HiddenBias());
+  std::vector<Rbm> stack;
+  stack.push_back(std::move(below));
+  EXPECT_DOUBLE_EQ(DeadUnitFraction(*backend, data, AllUtterances(data), 0, stack, second), 0.5);
+  // Recorded by pretraining for every layer and epoch.
+  std::vector<nlohmann::json> r;
+  PretrainDbn(*backend, data, {4, 3}, SmallOptions(),
+              [&](const nlohmann::json& x) { r.push_back(x); });
+  for (const auto& x : r) {
+    ASSERT_TRUE(x.contains("dead_fraction")) << x;
+    EXPECT_GE(x["dead_fraction"].get<double>(), 0.0);
+    EXPECT_LE(x["dead_fraction"].get<double>(), 1.0);
+  }
+}
+
 TEST(Dbn, FileRoundTripAndCorruption) {
   testing::TempDir tmp;
   Dbn dbn;
@@ -153,6 +240,11 @@ TEST(StackCache, KeyDependsOnWhatDeterminesTheStackOnly) {
   EXPECT_NE(RbmStackKey(c).key, key);
   c = base;
   c.pretrain.rbm.seed = 1;
+  EXPECT_NE(RbmStackKey(c).key, key);
+  // A setting added later keys the stack only when set (stacks made before keep their keys).
+  EXPECT_FALSE(RbmStackKey(base).inputs.at("rbm").at("rbm").contains("momentum_ramp_fraction"));
+  c = base;
+  c.pretrain.rbm.momentum_ramp_fraction = 0.185;
   EXPECT_NE(RbmStackKey(c).key, key);
   c = base;
   c.model.hidden_dim = 100;

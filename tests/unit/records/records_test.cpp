@@ -29,6 +29,7 @@ EpochRow FullRow() {
   r.wall_s = 9.5, r.compute_s = 6.0, r.compute_s_mean = 5.5, r.io_s = 0.5, r.io_s_mean = 0.25;
   r.comm_s = 1.0, r.comm_s_mean = 0.75, r.wait_s = 0.125, r.wait_s_mean = 0.0625, r.cv_s = 2.0;
   r.projected_wall_s = 3.5, r.max_change_limited = 0.125;
+  r.max_change_scale_p50 = 0.75, r.max_change_scale_p10 = 0.0625;
   r.projected_compute_s = 1.5, r.global_averagings = 2;
   return r;
 }
@@ -159,7 +160,11 @@ TEST(EpochRow, ReportMeansComeFromTheTable) {
   // The mean worker's compute and data seconds, for the speedup projected within a run.
   EXPECT_EQ(means.at("worker_compute_s"), "json_extract(e.metrics_json, '$.compute_s_mean')");
   EXPECT_EQ(means.at("worker_io_s"), "json_extract(e.metrics_json, '$.io_s_mean')");
-  EXPECT_EQ(means.size(), 14u);
+  EXPECT_EQ(means.at("max_change_scale_p50"),
+            "json_extract(e.metrics_json, '$.max_change_scale_p50')");
+  EXPECT_EQ(means.at("max_change_scale_p10"),
+            "json_extract(e.metrics_json, '$.max_change_scale_p10')");
+  EXPECT_EQ(means.size(), 16u);
 }
 
 TEST(EpochRow, TrainSeconds) {
