@@ -25,11 +25,13 @@ rank test, interaction; a cell's own t interval is its values paired against zer
 `report speedup` (projected speedups and time to target), `report model` (the performance model
 of the paper's setup, in Markdown only: its table is copied, and its one-averaging time and
 model speedups read from it),
-`report pretrain` (dead units, where the build has it) and analysis/plot.py (shared helpers).
+and analysis/plot.py (shared helpers).
 
 SQL kept here, and why (no report gives these, and none is worth one for this page alone):
   - "Finished runs by build": runs.code_version of the finished runs (the builds that made the
     page; no report prints a run's code version, `report html` only counts stale runs);
+  - dead units: pretrain.jsonl's dead_fraction per layer and epoch, in the store's pretrain
+    table (record_json) and in no report, for Table 2's pretrained stacks;
   - CPU-hours and timing conditions: the attempts' started/ended times (the runs' wall time,
     and how many ran at once) and the CPU threads in env's build.device (no report reads
     either).
@@ -165,23 +167,6 @@ class Runs:
             self.epochs = self.reports.epochs()
         except plot.PlotError:
             self.epochs = []
-        self.dead = {}  # run_id -> dead-unit fraction of its pretrained stack, where reported
-        try:
-            rows = self.reports.get(["pretrain", sweep])
-        except plot.PlotError:
-            rows = []
-        for r in rows if isinstance(rows, list) else []:
-            d = r.get("dead_fraction") if isinstance(r, dict) else None
-            if isinstance(d, list):
-                d = statistics.mean(d) if d else None
-            if d is not None and r.get("run_id"):
-                self.dead.setdefault(r["run_id"], []).append(d)
-        for r in self.runs:
-            d = r.get("dead_fraction")
-            if isinstance(d, list):  # per layer
-                d = statistics.mean(d) if d else None
-            if d is not None:
-                self.dead.setdefault(r["run_id"], []).append(d)
 
     def values(self, axis, default):
         """The values (strings) an axis takes in these runs in numeric order, or `default`
@@ -469,6 +454,27 @@ def stamp(text):
         tzinfo=datetime.timezone.utc).timestamp()
 
 
+def dead_units(db, run_ids):
+    """{stack: the mean over its layers of the dead-unit fraction after each layer's last
+    epoch} of the pretrained stacks these runs used (pretrain.jsonl's dead_fraction, in the
+    store's pretrain table; a stack from the cache is looked up in the run that pretrained it)."""
+    if not run_ids:
+        return {}
+    marks = ",".join("?" * len(run_ids))
+    rows = db.execute(
+        "SELECT stack, layer, epoch, json_extract(record_json, '$.dead_fraction') FROM pretrain "
+        f"WHERE stack IN (SELECT stack FROM pretrain WHERE run_id IN ({marks})) "
+        "AND json_extract(record_json, '$.dead_fraction') IS NOT NULL", run_ids).fetchall()
+    last = {}
+    for stack, layer, epoch, dead in rows:
+        if epoch >= last.get((stack, layer), (0, None))[0]:
+            last[(stack, layer)] = (epoch, dead)
+    by_stack = {}
+    for (stack, _), (_, dead) in last.items():
+        by_stack.setdefault(stack, []).append(dead)
+    return {k: statistics.mean(v) for k, v in by_stack.items()}
+
+
 def cpu_hours(db, run_ids):
     """(CPU-hours, wall hours, most runs at once, thread counts) of these runs' attempts:
     each attempt's ended - started times the CPU threads its build.device names."""
@@ -672,12 +678,14 @@ def write_page(a, pg, t, ref, every, db):
     dead = []
     for label, tab, axes in ([(f"rbm, {w} w", t2, {W: w, INIT: "rbm"}) for w in (lo, hi)] +
                              [(f"rbm lr 0.1, {w} w", t2l, {W: w}) for w in (lo, hi)]):
-        v = [d for r in tab.cell(axes) for d in tab.dead.get(r["run_id"], [])]
+        v = list(dead_units(db, [r["run_id"] for r in tab.cell(axes)]).values())
         if v:
             dead.append([label, f"{statistics.mean(v):.3f}", len(v)])
-    md += (["Dead units of the pretrained stacks (`report pretrain`'s dead_fraction, mean over "
-            "layers and stacks):", "", table(["arm", "dead fraction", "stacks"], dead)] if dead else
-           ["Dead units: not reported by this build's runs (–).", ""])
+    md += (["Dead units of the pretrained stacks (hidden units whose activation's standard "
+            "deviation is below 0.02 over the first 20,000 frames, after each layer's last "
+            "epoch: pretrain.jsonl's dead_fraction), the mean over layers, then over stacks:",
+            "", table(["arm", "dead fraction", "stacks"], dead)] if dead else
+           ["Dead units: not recorded by this build's runs (–).", ""])
     d2 = {w: (t2.cell({W: w, INIT: "random"}), t2.cell({W: w, INIT: "rbm"})) for w in (lo, hi)}
     e2 = [pg.effect("2", f"RBM beats random ({w} worker{'' if w == '1' else 's'})",
                     r2["rbm"]["swb"][i] - r2["random"]["swb"][i], "beats", *d2[w], t2.complete())
