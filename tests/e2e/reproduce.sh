@@ -1,67 +1,149 @@
 #!/usr/bin/env bash
-# scripts/reproduce.sh end to end at toy scale: the six paper sweeps with their axes scaled
-# down (workers 16/32 -> 2, minibatch 256/1024 -> 16/64, intervals 10/20 -> 1/2, 2 replicates)
-# on a tiny digits corpus; the page has every table with measured cells, the effects table,
-# the speedup table and PNG figures; --plan counts nothing left; a rerun launches nothing.
+# scripts/reproduce.sh tables scale x8 end to end at toy scale: the paper sweeps (the six tables, Table 2's
+# rbm.lr arm, Table 6's SGD lr sweep, the scale study and its x8 point) with their axes scaled
+# down (workers 8/16/32 -> 2, Table 1's 1..32 -> 1..4, minibatch 64/256/1024 -> 8/16/32,
+# intervals 10/20 -> 1/2, 2 replicates, 3 epochs) on toy members of the digits family; the page
+# has every section with measured cells, the effects table (its disagreement list matching the
+# rows marked no), the scale study, the speedup tables and a PNG figure per table; --plan counts
+# nothing left; a rerun launches nothing.
 source "$(dirname "$0")/lib.bash"
-small=(--train-utts 120 --dev-utts 24 --test-utts 30 --test-seen-utts 12 --speakers-per-voice 3
-       --voices flite:kal16 flite:kal espeak:en-us espeak:en-gb-x-rp)
-"$MAVG" -q data digits --out digits "${small[@]}" > /dev/null
-sed -e "s|data/digits/|$PWD/digits/|" -e 's/hidden_layers: 4/hidden_layers: 1/' \
-    -e 's/hidden_dim: 512/hidden_dim: 32/' -e 's/epochs: 8/epochs: 2/' \
-    -e 's/minibatch: 256/minibatch: 16/' -e 's/rank_in: 40/rank_in: 8/' -e 's/rank_out: 40/rank_out: 8/' \
-    "$MAVG_SOURCE_DIR/configs/paper-fork.yaml" > base.yaml
-cat >> base.yaml <<'YAML'
-pretrain: {rbm: {epochs: 1, epochs_gaussian: 1}}
-decode: {tune: false}
-device_options: {threads: 1}
-YAML
-mkdir -p sw
-for t in 1 2 3 4 5 6; do
-  sed -e "s|^base: .*|base: $PWD/base.yaml|" -e 's/replicates: 3/replicates: 2/' \
-      -e 's/\[1, 2, 4, 8, 16, 32\]/[1, 2]/' -e 's/\[1, 32\]/[1, 2]/' -e 's/\[1, 16\]/[1, 2]/' \
-      -e 's/parallel.workers: 16/parallel.workers: 2/' -e 's/\[256, 1024\]/[16, 64]/' \
-      -e 's/average_every: 10/average_every: 1/g' -e 's/average_every: 20/average_every: 2/' \
-      -e 's/\[10, 20\]/[1, 2]/' \
-      -e 's/schedule.epochs: 12/schedule.epochs: 3/' \
-      "$MAVG_SOURCE_DIR/sweeps/paper/table$t.yaml" > "sw/table$t.yaml"
+# The scaled family at toy sizes: x1 < x2 < x4 < x8 training sets, one dev and test set.
+toy=(--dev-utts 24 --test-utts 30 --test-seen-utts 6 --speakers-per-voice 3 --threads 2
+     --voices flite:kal16 flite:kal espeak:en-us espeak:en-gb-x-rp)
+for s in x1:60 x2:90 x4:120 x8:150; do
+  "$MAVG" -q data digits --size "${s%%:*}" --train-utts "${s#*:}" --out "digits-${s%%:*}" \
+    "${toy[@]}" > /dev/null
 done
+# Config keys this binary may not know yet (main is gaining them): a key it refuses is left
+# out of the toy specs, and the arm that needs it is not run (the page says "not run").
+knows() {  # knows KEY YAML: whether `mavg config check` accepts the key
+  printf 'data: {train: %s/digits-x1/train, dev: %s/digits-x1/dev}\n%s\n' "$PWD" "$PWD" "$2" > key.yaml
+  local out
+  out=$("$MAVG" config check key.yaml 2>&1 || true)
+  [[ "$out" != *"unknown key '$1'"* ]]
+}
+knows optimizer.sgd_max_change 'optimizer: {sgd_max_change: true}' && sgd_mc=1 || sgd_mc=0
+knows pretrain.rbm.momentum_ramp_fraction 'pretrain: {rbm: {momentum_ramp_fraction: 0.1}}' &&
+  ramp=1 || ramp=0
+sed -e "s|data/digits-x4/|$PWD/digits-x4/|" "$MAVG_SOURCE_DIR/configs/paper-fork.yaml" > fork.yaml
+RAMP=$ramp /usr/bin/python3 - <<'PY'
+import os, yaml
+c = yaml.safe_load(open("fork.yaml"))
+def merge(d, o):
+    for k, v in o.items():
+        if isinstance(v, dict):
+            merge(d.setdefault(k, {}), v)
+        else:
+            d[k] = v
+merge(c, {"model": {"hidden_layers": 1, "hidden_dim": 32}, "schedule": {"epochs": 3},
+          "optimizer": {"minibatch": 16, "ngsgd": {"rank_in": 8, "rank_out": 8}},
+          "pretrain": {"rbm": {"epochs": 1, "epochs_gaussian": 1}}, "decode": {"tune": True},
+          "device_options": {"threads": 1}})
+if os.environ["RAMP"] == "0":
+    c["pretrain"]["rbm"].pop("momentum_ramp_fraction", None)
+yaml.safe_dump(c, open("base.yaml", "w"))
+PY
+mkdir -p sw
+specs=(table1 table2 table2-rbm-lr table3 table4 table5 table6 table6-sgd-lr scale scale-x8)
+for t in "${specs[@]}"; do
+  sed -e "s|^base: .*|base: $PWD/base.yaml|" -e 's/replicates: [35]/replicates: 2/' \
+      -e "s|data/digits-x|$PWD/digits-x|g" -e 's/\[1, 2, 4, 8, 16, 32\]/[1, 2, 3, 4]/' \
+      -e '/workers/ s/\b\(8\|16\|32\)\b/2/g' \
+      -e '/minibatch/ s/\b1024\b/32/g' -e '/minibatch/ s/\b256\b/16/g' -e '/minibatch/ s/\b64\b/8/g' \
+      -e '/average_every/ s/\b10\b/1/g' -e '/average_every/ s/\b20\b/2/g' \
+      "$MAVG_SOURCE_DIR/sweeps/paper/$t.yaml" > "sw/$t.yaml"
+done
+if [ "$sgd_mc" = 0 ]; then  # Table 6 without its SGD-with-max-change arm, the lr sweep without the limit
+  sed -i -e '/optimizer.sgd_max_change: \[/d' \
+      -e 's/optimizer.type: \[sgd, sgd, ngsgd\]/optimizer.type: [sgd, ngsgd]/' \
+      -e 's/schedule.lr: \[0.008, 0.008, 0.32\]/schedule.lr: [0.008, 0.32]/' sw/table6.yaml
+  sed -i -e 's/,[[:space:]]*optimizer.sgd_max_change: true//' sw/table6-sgd-lr.yaml
+  ! grep -v '^#' sw/table6.yaml sw/table6-sgd-lr.yaml | grep -q sgd_max_change ||
+    fail "sgd_max_change left in: $(cat sw/table6.yaml sw/table6-sgd-lr.yaml)"
+fi
+grep -q "parallel.workers: \[1, 2, 2, 2, 2\]" sw/scale.yaml || fail "scale's workers not scaled: $(cat sw/scale.yaml)"
+grep -q "optimizer.minibatch: \[16, 16, 16, 32, 8\]" sw/scale-x8.yaml || fail "scale's minibatches not scaled"
+grep -q "parallel.average_every: \[1, 1, 2, 1, 1\]" sw/scale.yaml || fail "scale's intervals not scaled"
+grep -q "optimizer.minibatch: \[8, 16, 32\]" sw/table4.yaml || fail "table4's minibatches not scaled"
+grep -q "parallel.workers: 2," sw/table6-sgd-lr.yaml || fail "table6-sgd-lr's workers not scaled"
 grep -q "parallel.average_every: 2}" sw/table3.yaml || fail "table3's exclude was not scaled: $(cat sw/table3.yaml)"
 cp -r "$MAVG_SOURCE_DIR/scripts" "$MAVG_SOURCE_DIR/analysis" "$MAVG_SOURCE_DIR/sweeps" .
 mkdir -p build/bin && ln -sf "$MAVG" build/bin/mavg
-export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=digits
-scripts/reproduce.sh --plan > plan.txt
-grep -q "runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
-scripts/reproduce.sh > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
-scripts/reproduce.sh --plan | grep -q "^\[reproduce\] 0 runs to do" || fail "runs left after a full run"
-python3 - <<'PY'
+export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=. JOBS=2
+parts=(tables scale x8)
+scripts/reproduce.sh --plan "${parts[@]}" > plan.txt
+grep -q "^\[reproduce\] [1-9][0-9]* runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
+for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t not planned: $(cat plan.txt)"; done
+scripts/reproduce.sh "${parts[@]}" > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
+scripts/reproduce.sh --plan "${parts[@]}" | grep -q "^\[reproduce\] 0 runs to do" ||
+  fail "runs left after a full run"
+SGD_MC=$sgd_mc python3 - <<'PY'
 import os, re
 md = open("doc/reproduction.md").read()
 for t in range(1, 7):
     assert f"## Table {t}:" in md, f"table {t} missing"
-assert "## The effects, side by side" in md and "## Speedup" in md and "## Why ours may differ" in md
-cells = re.findall(r"\(n=(\d+)", md)
-assert len(cells) >= 20, f"only {len(cells)} measured cells"
-assert "not run" not in md.split("## The effects")[0], "a table cell was not run"
-effects = md.split("## The effects, side by side")[1].split("##")[0]
-rows = [l for l in effects.splitlines() if l.startswith("| ") and "effect" not in l]
-assert len(rows) == 7, rows
+for h in ("The criteria, fixed before the runs", "The effects, side by side", "Where ours disagrees",
+          "Paired bootstrap over the test utterances", "The scale study", "Why ours may differ",
+          "Speedup"):
+    assert f"## {h}\n" in md, f"section {h} missing"
+tables = md.split("## The effects, side by side")[0]
+# Cells: n, test WER mean ± sd, its t interval, dev WER (decode.tune: the dev set is decoded).
+cells = re.findall(r"^\| [^|]+ \| 2 \| \d+\.\d\d ± \d+\.\d\d \| \[[-\d.]+, [-\d.]+\] \| \d+\.\d\d \|",
+                   tables, re.M)
+# Table 1: 4 cells, 2: 4 + 2 (the rbm.lr arm), 3: 3, 4: 6, 5: 4, 6: 4 (+ 2 with max-change)
+assert len(cells) == 27 + 2 * int(os.environ["SGD_MC"]), f"{len(cells)} measured cells"
+not_run = [l for l in tables.splitlines() if "| not run |" in l]
+if os.environ["SGD_MC"] == "1":
+    assert not not_run, not_run
+else:  # only Table 6's SGD with max-change, which this binary cannot run
+    assert len(not_run) == 2 and all(l.startswith("| sgd + max-change, ") for l in not_run), not_run
+effects = md.split("## The effects, side by side")[1].split("\n## ")[0]
+rows = [l for l in effects.splitlines() if l.startswith("| ") and "| effect |" not in l]
+assert len(rows) == 19, rows  # Table 1 at 3 worker counts, 2: 5, 3: 1, 4: 3, 5: 2, 6: 4 + tuned SGD
+verdict = r"(yes|no \([^|]*\)|too few runs[^|]*|not judged[^|]*|reported[^|]*)"
 for r in rows:
-    assert re.search(r"\| (yes|no[^|]*|too few runs[^|]*) \|$", r), r
-disagree = [r for r in rows if re.search(r"\| no[ |][^|]*\|$", r)]
-listed = re.findall(r"^- Table (\d), ", md.split("## Why ours may differ")[0], re.M)
-assert sorted(listed) == sorted(r.split("|")[1].strip() for r in disagree), (listed, disagree)
-assert "projected speedup" in md, "no speedup table"
-figs = re.findall(r"!\[[^]]*\]\(([^)]+)\)", md)
-assert len(figs) >= 4, figs
-for f in figs:
+    assert re.search(r"\| " + verdict + r" \|$", r), r
+    if r.endswith("| yes |") or "| no (" in r:  # judged: an interval and its smallest detectable Δ
+        assert re.search(r"\| [-+]\d+\.\d\d \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\] \(n=2", r), r
+assert any("NG-SGD beats tuned SGD (lr " in r for r in rows), "no tuned SGD effect"
+assert sum("interaction:" in r for r in rows) == 5, rows
+disagree = sorted((r.split("|")[1].strip(), r.split("|")[2].strip()) for r in rows
+                  if re.search(r"\| no \([^|]*\) \|$", r))
+where = md.split("## Where ours disagrees")[1].split("\n## ")[0]
+listed = sorted(re.findall(r"^- Table (\d), (.*?): Δ ", where, re.M))
+assert listed == disagree, (listed, disagree)
+assert re.search(r"^Test set: 30 utterances, \d+ words", md, re.M), "no test set size"
+assert re.search(r"^Seeds \(`seed` per replicate", md, re.M) and re.search(r"^CPU-hours: \d", md, re.M)
+assert "Finished runs by GEMM kernels" in md
+boot = md.split("## Paired bootstrap")[1].split("\n## ")[0]
+assert len(re.findall(r"^\| \d \| .* \| [01] \| [-+]\d+\.\d\d \| \[", boot, re.M)) >= 20, boot
+scale = md.split("## The scale study")[1].split("\n## ")[0]
+srows = re.findall(r"^\| (x\d) \| ([^|]+) \| (\d+) \| [-+]\d", scale, re.M)
+assert sorted({c for c, _, _ in srows}) == ["x1", "x2", "x4", "x8"], srows
+assert len(srows) == 16, srows
+why = md.split("## Why ours may differ")[1].split("\n## ")[0]
+# The toy's minibatch (16) and K (1) read back from the runs' epochs.
+assert re.search(r"^\| table1 \| x4 \| 2 \| 16 \| 1\.0 \| \d+ \| \d+ \| \d+ \|$", why, re.M), why
+speed = md.split("## Speedup")[1]
+assert "projected from simulated workers, no network" in speed
+assert "| GPUs | averagings/epoch | one averaging (s)" in speed, "no performance model"
+assert "| the paper, 16 GPUs (model) | 0.0" in speed and "| ours, 2 workers (Table 1) |" in speed
+# Time to target first; the paper's measured and the model's speedups (the paper's setup) beside.
+assert "| workers | time to target s (projected from simulated workers, no network) |" in speed
+assert re.search(r"^\| 2 \| [\d.]+ \| \d of 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1.39 \| 1.92 \|$",
+                 speed, re.M), speed
+figs = re.findall(r"!\[([^]]*)\]\(([^)]+)\)", md)
+assert sorted(n for n, _ in figs) == sorted([f"table{t}-curves" for t in range(1, 7)] +
+                                            ["scale-effects", "table1-speedup"]), figs
+for _, f in figs:
     p = os.path.join("doc", f)
     assert p.endswith(".png") and os.path.getsize(p) > 1000, p
-print("ok:", len(cells), "cells,", len(figs), "figures")
+print("ok:", len(cells), "cells,", len(rows), "effects,", len(figs), "figures")
 PY
-grep -q '^\*\*Complete\*\*: every run of the six tables (2 replicates a cell) has ended' \
-  doc/reproduction.md || fail "a finished reproduction is not marked complete: $(sed -n 11p doc/reproduction.md)"
-# A page made while a run is still going says so, and judges that table's effects provisionally.
+grep -q '^\*\*Complete\*\*: every run of the 10 sweeps has ended' doc/reproduction.md ||
+  fail "a finished reproduction is not marked complete: $(grep -m1 '^\*\*' doc/reproduction.md)"
+# A page made while a run is still going says so, and judges that table's effects provisionally;
+# a collapsed run is an outcome of its cell, left out of the t interval.
 cp res/mavg.db partial.db
 /usr/bin/python3 - <<'PY'
 import sqlite3
@@ -75,19 +157,23 @@ db.commit()
 PY
 /usr/bin/python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
   --figures partial/reproduction --mavg "$MAVG" > /dev/null
-grep -q '^\*\*Not finished\*\*: 5 of 6 tables have' partial/reproduction.md ||
-  fail "an unfinished table is not reported: $(grep -m1 finished partial/reproduction.md)"
+# The running run is table3's and the scale study's (its x4 points are the tables' own runs).
+grep -q '^\*\*Not finished\*\*: 8 of 10 sweeps have every run ended (table1, table2, table2-rbm-lr, table4, table5, table6, table6-sgd-lr, scale-x8)' \
+  partial/reproduction.md ||
+  fail "an unfinished sweep is not reported: $(grep -m1 finished partial/reproduction.md)"
 grep -Eq '^\| 3 \| .*\| (too few runs|[^|]*provisional)[^|]*\|$' partial/reproduction.md ||
   fail "table 3's effect is judged as final: $(grep '^| 3 |' partial/reproduction.md)"
-grep -q '^| 16 workers, every 2 | .*1 running' partial/reproduction.md ||
-  grep -q '^| 2 workers, every 2 | .*1 running' partial/reproduction.md ||
+grep -q '^| 2 workers, every 2 | 1 + 1 running |' partial/reproduction.md ||
   fail "the running run is not shown: $(grep 'every 2 |' partial/reproduction.md)"
 grep -q '^| 1 | .*provisional' partial/reproduction.md && fail "a finished table is provisional"
-grep -q '^| 6 | .*(not in Δ: sgd 1 collapsed)' partial/reproduction.md ||
-  fail "a collapsed run is not named beside its effect: $(grep '^| 6 |' partial/reproduction.md)"
+grep -Eq '^\| sgd( \+ max-change)?, 2 w \| 1 \+ 1 collapsed \|' partial/reproduction.md ||
+  fail "a collapsed run is not counted in its cell: $(grep '^| sgd' partial/reproduction.md)"
+grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \| [^|]* \| [^|]*\(n=1, 1 left out\) \|' \
+  partial/reproduction.md ||
+  fail "a collapsed run's pair is not left out of Δ: $(grep '^| 6 |' partial/reproduction.md)"
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
-scripts/reproduce.sh > run2.txt 2>&1
+scripts/reproduce.sh "${parts[@]}" > run2.txt 2>&1
 grep -q "launched [1-9]" run2.txt && fail "the rerun launched runs: $(cat run2.txt)"
 cmp -s first.md doc/reproduction.md || fail "the rerun wrote a different page"
 echo PASS
