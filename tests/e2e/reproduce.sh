@@ -14,20 +14,9 @@ for s in x1:60 x2:90 x4:120 x8:150; do
   "$MAVG" -q data digits --size "${s%%:*}" --train-utts "${s#*:}" --out "digits-${s%%:*}" \
     "${toy[@]}" > /dev/null
 done
-# Config keys this binary may not know yet (main is gaining them): a key it refuses is left
-# out of the toy specs, and the arm that needs it is not run (the page says "not run").
-knows() {  # knows KEY YAML: whether `mavg config check` accepts the key
-  printf 'data: {train: %s/digits-x1/train, dev: %s/digits-x1/dev}\n%s\n' "$PWD" "$PWD" "$2" > key.yaml
-  local out
-  out=$("$MAVG" config check key.yaml 2>&1 || true)
-  [[ "$out" != *"unknown key '$1'"* ]]
-}
-knows optimizer.sgd_max_change 'optimizer: {sgd_max_change: true}' && sgd_mc=1 || sgd_mc=0
-knows pretrain.rbm.momentum_ramp_fraction 'pretrain: {rbm: {momentum_ramp_fraction: 0.1}}' &&
-  ramp=1 || ramp=0
 sed -e "s|data/digits-x4/|$PWD/digits-x4/|" "$MAVG_SOURCE_DIR/configs/paper-fork.yaml" > fork.yaml
-RAMP=$ramp /usr/bin/python3 - <<'PY'
-import os, yaml
+/usr/bin/python3 - <<'PY'
+import yaml
 c = yaml.safe_load(open("fork.yaml"))
 def merge(d, o):
     for k, v in o.items():
@@ -39,8 +28,6 @@ merge(c, {"model": {"hidden_layers": 1, "hidden_dim": 32}, "schedule": {"epochs"
           "optimizer": {"minibatch": 16, "ngsgd": {"rank_in": 8, "rank_out": 8}},
           "pretrain": {"rbm": {"epochs": 1, "epochs_gaussian": 1}}, "decode": {"tune": True},
           "device_options": {"threads": 1}})
-if os.environ["RAMP"] == "0":
-    c["pretrain"]["rbm"].pop("momentum_ramp_fraction", None)
 yaml.safe_dump(c, open("base.yaml", "w"))
 PY
 mkdir -p sw
@@ -53,14 +40,6 @@ for t in "${specs[@]}"; do
       -e '/average_every/ s/\b10\b/1/g' -e '/average_every/ s/\b20\b/2/g' \
       "$MAVG_SOURCE_DIR/sweeps/paper/$t.yaml" > "sw/$t.yaml"
 done
-if [ "$sgd_mc" = 0 ]; then  # Table 6 without its SGD-with-max-change arm, the lr sweep without the limit
-  sed -i -e '/optimizer.sgd_max_change: \[/d' \
-      -e 's/optimizer.type: \[sgd, sgd, ngsgd\]/optimizer.type: [sgd, ngsgd]/' \
-      -e 's/schedule.lr: \[0.008, 0.008, 0.32\]/schedule.lr: [0.008, 0.32]/' sw/table6.yaml
-  sed -i -e 's/,[[:space:]]*optimizer.sgd_max_change: true//' sw/table6-sgd-lr.yaml
-  ! grep -v '^#' sw/table6.yaml sw/table6-sgd-lr.yaml | grep -q sgd_max_change ||
-    fail "sgd_max_change left in: $(cat sw/table6.yaml sw/table6-sgd-lr.yaml)"
-fi
 grep -q "parallel.workers: \[1, 2, 2, 2, 2\]" sw/scale.yaml || fail "scale's workers not scaled: $(cat sw/scale.yaml)"
 grep -q "optimizer.minibatch: \[16, 16, 16, 32, 8\]" sw/scale-x8.yaml || fail "scale's minibatches not scaled"
 grep -q "parallel.average_every: \[1, 1, 2, 1, 1\]" sw/scale.yaml || fail "scale's intervals not scaled"
@@ -77,7 +56,7 @@ for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t no
 scripts/reproduce.sh "${parts[@]}" > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
 scripts/reproduce.sh --plan "${parts[@]}" | grep -q "^\[reproduce\] 0 runs to do" ||
   fail "runs left after a full run"
-SGD_MC=$sgd_mc python3 - <<'PY'
+python3 - <<'PY'
 import os, re
 md = open("doc/reproduction.md").read()
 for t in range(1, 7):
@@ -90,13 +69,10 @@ tables = md.split("## The effects, side by side")[0]
 # Cells: n, test WER mean ± sd, its t interval, dev WER (decode.tune: the dev set is decoded).
 cells = re.findall(r"^\| [^|]+ \| 2 \| \d+\.\d\d ± \d+\.\d\d \| \[[-\d.]+, [-\d.]+\] \| \d+\.\d\d \|",
                    tables, re.M)
-# Table 1: 4 cells, 2: 4 + 2 (the rbm.lr arm), 3: 3, 4: 6, 5: 4, 6: 4 (+ 2 with max-change)
-assert len(cells) == 27 + 2 * int(os.environ["SGD_MC"]), f"{len(cells)} measured cells"
+# Table 1: 4 cells, 2: 4 + 2 (the rbm.lr arm), 3: 3, 4: 6, 5: 4, 6: 6 (SGD with and without max-change)
+assert len(cells) == 29, f"{len(cells)} measured cells"
 not_run = [l for l in tables.splitlines() if "| not run |" in l]
-if os.environ["SGD_MC"] == "1":
-    assert not not_run, not_run
-else:  # only Table 6's SGD with max-change, which this binary cannot run
-    assert len(not_run) == 2 and all(l.startswith("| sgd + max-change, ") for l in not_run), not_run
+assert not not_run, not_run
 effects = md.split("## The effects, side by side")[1].split("\n## ")[0]
 rows = [l for l in effects.splitlines() if l.startswith("| ") and "| effect |" not in l]
 assert len(rows) == 19, rows  # Table 1 at 3 worker counts, 2: 5, 3: 1, 4: 3, 5: 2, 6: 4 + tuned SGD
