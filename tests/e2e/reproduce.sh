@@ -106,7 +106,8 @@ assert "| GPUs | averagings/epoch | one averaging (s)" in speed, "no performance
 assert "| the paper, 16 GPUs (model) | 0.0" in speed and "| ours, 2 workers (Table 1) |" in speed
 # Time to target first; the paper's measured and the model's speedups (the paper's setup) beside.
 assert "| workers | time to target s (projected from simulated workers, no network) |" in speed
-assert re.search(r"^\| 2 \| [\d.]+ \| \d of 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1.39 \| 1.92 \|$",
+# (blank time to target: no replicate reached the 1-worker runs' CV loss, which toy runs may not)
+assert re.search(r"^\| 2 \| [\d.]* \| \d of 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1.39 \| 1.92 \|$",
                  speed, re.M), speed
 figs = re.findall(r"!\[([^]]*)\]\(([^)]+)\)", md)
 assert sorted(n for n, _ in figs) == sorted([f"table{t}-curves" for t in range(1, 7)] +
