@@ -184,6 +184,18 @@ TEST(Stats, TooFewValuesGiveNaNNotAnAnswer) {
   EXPECT_TRUE(std::isnan(z.diff.mdd));
   EXPECT_FALSE(z.equivalence.has_value());
   EXPECT_NEAR(z.rank.p, 0.5, 1e-15);
+  // Differences equal on paper but not in binary (7.52 - 7.41 and 6.11 - 6.00: 0.11 either
+  // way, apart in the last bits) are no spread either, not an se of 1e-16 that would make
+  // the difference "significant"; in the 2x2 interaction too.
+  const Comparison r = Compare(Values({7.41, 6.00}), Values({7.52, 6.11}), o);
+  ASSERT_NE(7.52 - 7.41, 6.11 - 6.00);
+  EXPECT_EQ(r.diff.se, 0);
+  EXPECT_TRUE(std::isnan(r.diff.ci_low));
+  EXPECT_TRUE(std::isnan(r.diff.mdd));
+  const Interaction i = CompareInteraction(Values({7.41, 6.00}), Values({7.52, 6.11}),
+                                           Values({1, 2}), Values({1.5, 2.5}), o);
+  EXPECT_EQ(i.diff.se, 0);
+  EXPECT_TRUE(std::isnan(i.diff.p));
   o.paired = true;
   EXPECT_THROW(Compare(Values({1, 2}), Values({1, 2, 3}), o), Error);
   EXPECT_THROW(Compare({}, Values({1}), {}), Error);
