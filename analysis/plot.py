@@ -61,15 +61,16 @@ def mavg_binary(given=None):
 
 
 class Reports:
-    """`mavg report ... --format json` on one sweep of one database, each asked once."""
+    """`mavg report ... --format json` on one sweep of one database (db None: the reports that
+    read none, such as compare and model), each asked once."""
 
-    def __init__(self, mavg, db, sweep):
+    def __init__(self, mavg, db, sweep=None):
         self.mavg, self.db, self.sweep, self.cache = mavg, db, sweep, {}
 
     def text(self, args):
         """What `mavg report ARGS --db DB` prints; on failure a PlotError with mavg's error
         message (and `line`, the last line it wrote to standard error, as written)."""
-        cmd = [self.mavg, "report", *args, "--db", self.db]
+        cmd = [self.mavg, "report", *args] + (["--db", self.db] if self.db else [])
         try:
             p = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as e:

@@ -43,12 +43,10 @@ its published setup.
 """
 import argparse
 import datetime
-import json
 import os
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -102,21 +100,15 @@ class Mavg:
     """The reports that take no sweep (compare, bootstrap, model), each asked once."""
 
     def __init__(self, mavg):
-        self.mavg, self.cache = mavg, {}
+        self.reports = plot.Reports(mavg, None)
 
     def run(self, args, as_json=True):
-        key = tuple(args)
-        if key not in self.cache:
-            cmd = [self.mavg, "report", *args] + (["--format", "json"] if as_json else [])
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            if p.returncode != 0:
-                self.cache[key] = None
-            else:
-                try:
-                    self.cache[key] = json.loads(p.stdout) if as_json else p.stdout
-                except json.JSONDecodeError:
-                    self.cache[key] = None
-        return self.cache[key]
+        """`mavg report ARGS` (parsed JSON, or the text); None when it fails or prints no
+        JSON: the page says "–" where a statistic could not be had."""
+        try:
+            return self.reports.get(args) if as_json else self.reports.text(args)
+        except plot.PlotError:
+            return None
 
     @staticmethod
     def values(vals):

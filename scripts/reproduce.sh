@@ -59,28 +59,32 @@ if [ "$mode" != --report ]; then
       { echo "reproduce.sh: mavg sweep plan $s failed" >&2; exit 1; }
   done
   /usr/bin/python3 - "$results/mavg.db" "$plans" "$jobs" "$data" "${specs[@]}" <<'PY'
-import glob, json, os, sqlite3, sys
+import functools, json, os, sqlite3, sys
 import yaml
 
 db_path, plans, jobs, data, specs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 DEFAULT_S_PER_FRAME = 1 / 11000  # NG-SGD on the digits network, 1 thread, measured here (README)
 X1_FRAMES = 356167               # `mavg data digits --size x1` train frames, measured here
 
+loaded = {}  # spec path -> (its set, its base config), each read once
 def config_value(spec_path, key, row):
     """A key's value for a plan row: the row's axis, else the spec's set, else its base's."""
     if key in row:
         return row[key]
-    spec = yaml.safe_load(open(spec_path))
-    if key in (spec.get("set") or {}):
-        return spec["set"][key]
-    base = os.path.join(os.path.dirname(spec_path), spec["base"])
-    if not os.path.exists(base):
-        base = spec["base"]
-    node = yaml.safe_load(open(base))
+    if spec_path not in loaded:
+        spec = yaml.safe_load(open(spec_path))
+        base = os.path.join(os.path.dirname(spec_path), spec["base"])
+        if not os.path.exists(base):
+            base = spec["base"]
+        loaded[spec_path] = (spec.get("set") or {}, yaml.safe_load(open(base)))
+    fixed, node = loaded[spec_path]
+    if key in fixed:
+        return fixed[key]
     for part in key.split("."):
         node = (node or {}).get(part) if isinstance(node, dict) else None
     return node
 
+@functools.lru_cache(maxsize=None)
 def train_frames(path):
     """Training frames of a corpus: its corpus.json, or the preset's size when not built yet."""
     meta = os.path.join(os.path.dirname(str(path).rstrip("/")), "corpus.json")

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/core/error.h"
 
@@ -75,29 +76,26 @@ std::string EnumNames(std::string_view separator = ", ") {
 // The value of `allowed` whose text is `text`; else throws mavg::Error "<what> must be a, b or c,
 // not '<text>'" (a command-line option that takes some of an enum's values).
 template <HasTexts E>
-E ParseOneOf(std::string_view text, std::initializer_list<E> allowed, std::string_view what) {
+E ParseOneOf(std::string_view text, std::span<const E> allowed, std::string_view what) {
   std::string list;
-  size_t i = 0;
-  for (E e : allowed) {
-    if (ToString(e) == text) return e;
+  for (size_t i = 0; i < allowed.size(); ++i) {
+    if (ToString(allowed[i]) == text) return allowed[i];
     list += i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ";
-    list += ToString(e);
-    ++i;
+    list += ToString(allowed[i]);
   }
   throw Error(fmt::format("{} must be {}, not '{}'", what, list, text));
 }
+template <HasTexts E>
+E ParseOneOf(std::string_view text, std::initializer_list<E> allowed, std::string_view what) {
+  return ParseOneOf(text, std::span<const E>(allowed.begin(), allowed.size()), what);
+}
 
-// The same over every value of E: "<what> must be a, b or c, not '<text>'".
+// The same over every value of E.
 template <HasTexts E>
 E ParseAnyOf(std::string_view text, std::string_view what) {
-  if (const std::optional<E> e = ParseEnum<E>(text)) return *e;
-  std::string list;
-  const auto texts = TextsOf(E{});
-  for (size_t i = 0; i < texts.size(); ++i) {
-    list += i == 0 ? "" : i + 1 == texts.size() ? " or " : ", ";
-    list += texts[i].text;
-  }
-  throw Error(fmt::format("{} must be {}, not '{}'", what, list, text));
+  std::vector<E> all;
+  for (const EnumText<E>& row : TextsOf(E{})) all.push_back(row.value);
+  return ParseOneOf(text, std::span<const E>(all), what);
 }
 
 // Streams the text (test failure messages print the choice, not its number).

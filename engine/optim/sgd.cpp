@@ -46,9 +46,11 @@ double SgdOptimizer::MaxChangeScale(ConstMatrixView in, ConstMatrixView out_grad
   MatrixView a = norms_in_.View().ColRange(0, n), b = norms_out_.View().ColRange(0, n);
   backend_->RowSumSquares(in, a);
   backend_->RowSumSquares(out_grad, b);
-  std::vector<float> ha(static_cast<size_t>(n)), hb(static_cast<size_t>(n));
-  backend_->CopyToHost(a, ha.data());
-  backend_->CopyToHost(b, hb.data());
+  host_norms_.resize(2 * static_cast<size_t>(n));
+  float* ha = host_norms_.data();
+  float* hb = ha + n;
+  backend_->CopyToHost(a, ha);
+  backend_->CopyToHost(b, hb);
   double sum = 0.0;  // sum_i |[x_i, 1]| |g_i|
   for (int64_t i = 0; i < n; ++i) {
     sum += std::sqrt((static_cast<double>(ha[i]) + 1.0) * static_cast<double>(hb[i]));

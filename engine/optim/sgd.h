@@ -39,10 +39,11 @@ class SgdOptimizer final : public Optimizer {
  private:
   Backend* backend_;  // [not null], not owned
   SgdOptions options_;
-  std::vector<Matrix> corr_w_;   // [affine layer] momentum of W, allocated on first use
-  std::vector<Matrix> corr_b_;   // [affine layer] momentum of b
-  Matrix norms_in_, norms_out_;  // [1 x minibatch] squared row norms (max-change only)
-  UpdateStats stats_;            // layer updates and how many the max-change limited
+  std::vector<Matrix> corr_w_;     // [affine layer] momentum of W, allocated on first use
+  std::vector<Matrix> corr_b_;     // [affine layer] momentum of b
+  Matrix norms_in_, norms_out_;    // [1 x minibatch] squared row norms (max-change only)
+  std::vector<float> host_norms_;  // [2 x minibatch] the same, read back (reused)
+  UpdateStats stats_;              // layer updates and how many the max-change limited
   // The factor the max-change scales this update's lr by (1: not limited).
   double MaxChangeScale(ConstMatrixView in, ConstMatrixView out_grad, float lr);
 };

@@ -194,23 +194,15 @@ TDifference Welch(const std::vector<const Arm*>& arms, const std::vector<int>& s
   return FromMoments(estimate, std::sqrt(var), df, n, left_out, o);
 }
 
-// One-sample t on per-seed values (a paired difference or double difference). Differences of
-// rounded inputs that are equal on paper (7.52 - 7.41 and 6.11 - 6.00) differ in the last bits:
-// a spread below 1e-9 of the values' size is no spread (zero, as for identical values), not a
-// standard error 1e-16 that would make any difference "significant".
+// One-sample t on per-seed values (a paired difference or double difference).
 TDifference OneSample(const std::vector<double>& d, int left_out, const CompareOptions& o) {
   const int n = static_cast<int>(d.size());
   if (n == 0) return FromMoments(kNaN, kNaN, kNaN, 0, left_out, o);
   Arm arm;
-  double size = 1.0;
-  for (double x : d) {
-    arm.push_back({x, false});
-    size = std::max(size, std::fabs(x));
-  }
+  for (double x : d) arm.push_back({x, false});
   const ArmSummary s = SummarizeArm(arm);
   if (n < 2) return FromMoments(s.mean, kNaN, kNaN, n, left_out, o);
-  const double sd = s.sd <= 1e-9 * size ? 0.0 : s.sd;
-  return FromMoments(s.mean, sd / std::sqrt(n), n - 1, n, left_out, o);
+  return FromMoments(s.mean, s.sd / std::sqrt(n), n - 1, n, left_out, o);
 }
 
 }  // namespace
@@ -262,11 +254,17 @@ ArmSummary SummarizeArm(const Arm& arm) {
     s.sd = kNaN;
     return s;
   }
-  double ss = 0;
+  double ss = 0, size = 1.0;
   for (const ArmValue& v : arm) {
-    if (!v.collapsed) ss += (v.value - s.mean) * (v.value - s.mean);
+    if (v.collapsed) continue;
+    ss += (v.value - s.mean) * (v.value - s.mean);
+    size = std::max(size, std::fabs(v.value));
   }
+  // Values equal on paper but not in binary (7.52 - 7.41 and 6.11 - 6.00, as paired differences
+  // are) differ in the last bits: a spread below 1e-9 of their size is none, as for identical
+  // values, not a standard error of 1e-16 that would make any difference "significant".
   s.sd = std::sqrt(ss / (s.n - 1));
+  if (s.sd <= 1e-9 * size) s.sd = 0.0;
   return s;
 }
 

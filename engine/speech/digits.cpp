@@ -267,18 +267,11 @@ DigitsStats BuildDigitsCorpus(const std::string& out_dir, const DigitsOptions& o
       // eSpeak keeps state between the utterances of a process, so an utterance's audio depends
       // on those synthesised before it in its lane: the sets of fixed size first, then the
       // training utterances in order, give every utterance the same history in each member of
-      // the scaled family (whose training sets only grow).
-      std::vector<UttPlan> ordered;
-      for (const UttPlan& u : utts) {
-        if (u.set != "train") ordered.push_back(u);
-      }
-      for (const UttPlan& u : utts) {
-        if (u.set == "train") ordered.push_back(u);
-      }
-      SynthesizeAll(ordered, speakers, clean_dir, procs, o.progress);
-    } else {
-      SynthesizeAll(utts, speakers, clean_dir, procs, o.progress);
+      // the scaled family (whose training sets only grow). Each set keeps its order.
+      std::stable_partition(utts.begin(), utts.end(),
+                            [](const UttPlan& u) { return u.set != "train"; });
     }
+    SynthesizeAll(utts, speakers, clean_dir, procs, o.progress);
     stats.synth_seconds = synth_timer.Seconds();
 
     // The phone set and lexicon (flite's pronunciations) and the pdf of every (phone, state).

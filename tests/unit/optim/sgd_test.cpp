@@ -37,6 +37,23 @@ void RefStep(HostAffine& p, HostMat& cw, HostMat& cb, const HostMat& x, const Ho
   }
 }
 
+// A layer with random parameters on the backend, bound to them, and its host reference copy.
+struct BoundLayer {
+  BoundLayer(Backend& backend, int in, int out)
+      : layer(in, out),
+        host(RandomHost(1, layer.NumParams(), 1)),
+        params(ToDevice(backend, host)),
+        ref{HostMat(out, in), HostMat(1, out)} {
+    layer.Bind(params.View().data);
+    std::copy(host.v.begin(), host.v.begin() + out * in, ref.w.v.begin());
+    std::copy(host.v.begin() + out * in, host.v.end(), ref.b.v.begin());
+  }
+  AffineLayer layer;
+  HostMat host;   // the parameters' initial values
+  Matrix params;  // on the backend; layer's weights and bias point into it
+  HostAffine ref;
+};
+
 class Sgd : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Sgd, MatchesKaldiNnet1UpdateOverSeveralSteps) {
@@ -44,14 +61,10 @@ TEST_P(Sgd, MatchesKaldiNnet1UpdateOverSeveralSteps) {
   for (float momentum : {0.0f, 0.9f}) {
     for (float l2 : {0.0f, 1e-3f}) {
       const int in = 5, out = 3, n = 4;
-      AffineLayer layer(in, out);
-      HostMat params = RandomHost(1, layer.NumParams(), 1);
-      Matrix dparams = ToDevice(*backend, params);
-      layer.Bind(dparams.View().data);
+      BoundLayer bound(*backend, in, out);
+      AffineLayer& layer = bound.layer;
+      HostAffine& ref = bound.ref;
       layer.SetBiasLearnRateCoef(0.1f);
-      HostAffine ref{HostMat(out, in), HostMat(1, out)};
-      std::copy(params.v.begin(), params.v.begin() + out * in, ref.w.v.begin());
-      std::copy(params.v.begin() + out * in, params.v.end(), ref.b.v.begin());
       HostMat cw(out, in), cb(1, out);
       SgdOptimizer sgd(*backend, SgdOptions{momentum, l2});
       for (int step = 0; step < 3; ++step) {
@@ -74,13 +87,9 @@ TEST_P(Sgd, ResetForgetsMomentum) {
   auto backend = testing::MakeBackend(GetParam());
   const int in = 4, out = 3, n = 5;
   const float lr = 0.1f, m = 0.5f;
-  AffineLayer layer(in, out);
-  HostMat params = RandomHost(1, layer.NumParams(), 1);
-  Matrix dparams = ToDevice(*backend, params);
-  layer.Bind(dparams.View().data);
-  HostAffine ref{HostMat(out, in), HostMat(1, out)};
-  std::copy(params.v.begin(), params.v.begin() + out * in, ref.w.v.begin());
-  std::copy(params.v.begin() + out * in, params.v.end(), ref.b.v.begin());
+  BoundLayer bound(*backend, in, out);
+  AffineLayer& layer = bound.layer;
+  HostAffine& ref = bound.ref;
   HostMat cw(out, in), cb(1, out);
   SgdOptimizer sgd(*backend, SgdOptions{m, 0.0f});
   HostMat x1 = RandomHost(n, in, 3), g1 = RandomHost(n, out, 4);
@@ -122,13 +131,9 @@ TEST_P(Sgd, MaxChangeScalesTheStepByTheBound) {
   for (bool with_lr : {false, true}) {
     const double c = with_lr ? lr : 1.0;
     for (double per_sample : {1e3, 0.25 * c * bound / n}) {
-      AffineLayer layer(in, out);
-      HostMat params = RandomHost(1, layer.NumParams(), 1);
-      Matrix dparams = ToDevice(*backend, params);
-      layer.Bind(dparams.View().data);
-      HostAffine ref{HostMat(out, in), HostMat(1, out)};
-      std::copy(params.v.begin(), params.v.begin() + out * in, ref.w.v.begin());
-      std::copy(params.v.begin() + out * in, params.v.end(), ref.b.v.begin());
+      BoundLayer bound(*backend, in, out);
+      AffineLayer& layer = bound.layer;
+      HostAffine& ref = bound.ref;
       SgdOptions o;
       o.max_change_per_sample = per_sample;
       o.max_change_with_lr = with_lr;
