@@ -1,5 +1,6 @@
 # Writes ${OUT} with the git commit of ${SRC}; rewrites it only when the content changes so that
 # an unchanged tree does not relink. Run at every build (see engine/CMakeLists.txt).
+cmake_policy(SET CMP0009 NEW)  # the source glob below does not follow symlinks
 execute_process(COMMAND git -C "${SRC}" rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 execute_process(COMMAND git -C "${SRC}" status --porcelain --untracked-files=no

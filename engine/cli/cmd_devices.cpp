@@ -1,6 +1,6 @@
-// mavg devices [--json FILE]: the CPU (its vector ISA and the OpenBLAS kernels mavg runs on it)
-// and the CUDA devices this build sees (none in a CPU-only build or without a driver), one line
-// each, and optionally as JSON.
+// mavg devices [--json FILE]: the CPU (its vector ISA and the OpenBLAS kernels mavg runs on it),
+// the CUDA devices this build sees (none in a CPU-only build or without a driver) and the cuBLAS
+// a CUDA backend would load, one line each, and optionally as JSON.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,8 @@ namespace mavg::cli {
 
 void AddDevicesCommand(CLI::App& app) {
   auto json_path = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("devices", "The CPU's ISA and BLAS kernels, and the CUDA devices this build sees");
+  CLI::App* cmd = app.add_subcommand(
+      "devices", "The CPU's ISA and BLAS kernels, and the CUDA devices this build sees");
   cmd->add_option("--json", *json_path, "Also write them to this JSON file");
   cmd->callback([json_path] {
     const BlasKernels& k = SelectBlasKernels();
@@ -55,8 +56,17 @@ void AddDevicesCommand(CLI::App& app) {
       std::cout << (build_info::kWithCuda ? "no CUDA device visible\n"
                                           : "no CUDA device: this mavg was built without CUDA\n");
     }
+    nlohmann::json cublas = nullptr;
+    if (build_info::kWithCuda) {  // loads it: the one command that pays for that up front
+      const CublasLibraryInfo c = ProbeCublas();
+      cublas = {{"soname", c.soname}, {"file", c.file}, {"version", c.version}, {"error", c.error}};
+      std::cout << (c.error.empty()
+                        ? fmt::format("cublas  {} {}  {}\n", c.soname, c.version, c.file)
+                        : fmt::format("cublas  {}  not loadable: {}\n", c.soname, c.error));
+    }
     const nlohmann::json out = {{"cpu", cpu},
                                 {"built_with_cuda", build_info::kWithCuda},
+                                {"cublas", cublas},
                                 {"count", devices.size()},
                                 {"devices", list}};
     if (!json_path->empty()) WriteFileAtomic(*json_path, DumpJson(out, 2) + "\n");

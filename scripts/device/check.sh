@@ -160,6 +160,16 @@ RUN_LIBS="${LIBDIR:+$LIBDIR:}${cuda_dirs:-/usr/local/cuda/lib64}${LD_LIBRARY_PAT
 # nvidia-* wheels) and add the folders that hold them.
 EXTRA_LIB_DIRS=""
 missing_libs=$(LD_LIBRARY_PATH=$RUN_LIBS ldd "$MAVG" 2>/dev/null | awk '$2 == "=>" && $3 == "not" {print $1}' | sort -u || true)
+# cuBLAS is not in ldd's list: mavg loads it when it makes a CUDA backend. `mavg devices` names
+# the soname and whether the loader finds it (when mavg itself starts: else ldd's list above).
+if [ -z "$missing_libs" ]; then
+  probe=$(mktemp)
+  LD_LIBRARY_PATH=$RUN_LIBS timeout 120 "$MAVG" devices --json "$probe" > /dev/null 2>&1 || true
+  missing_libs=$(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])).get("cublas") or {}
+print(c.get("soname", "") if c.get("error") else "")' "$probe" 2>/dev/null || true)
+  rm -f "$probe"
+fi
 if [ -n "$missing_libs" ]; then
   search=(/usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib /usr/lib/x86_64-linux-gnu /usr/local/lib)
   while IFS= read -r sp; do [ -d "$sp/nvidia" ] && search+=("$sp/nvidia"); done \
@@ -346,10 +356,10 @@ step_device_query() {
   cat "$WORK/ldd.txt"
   nf=$(awk '$2 == "=>" && $3 == "not" {print $1}' "$WORK/ldd.txt" | sort -u | tr '\n' ' ' | sed 's/ $//' || true)
   if [ -n "$nf" ]; then meta libs_not_found "$nf"; notes+=("libraries not found: $nf"); fi
-  # The CUDA runtime and cuBLAS that mavg loads (their file names carry the full version), and
-  # the runtime's and the driver's CUDA versions as the runtime reports them.
+  # The CUDA runtime that mavg loads (its file name carries the full version; cuBLAS's comes
+  # from `mavg devices` below), and the runtime's and the driver's CUDA versions as the runtime
+  # reports them.
   meta cudart_file "$(awk '$1 ~ /^libcudart\.so/ && $2 == "=>" {print $3}' "$WORK/ldd.txt" | head -1 | xargs -r readlink -f)"
-  meta cublas_file "$(awk '$1 ~ /^libcublas\.so/ && $2 == "=>" {print $3}' "$WORK/ldd.txt" | head -1 | xargs -r readlink -f)"
   cudart=$(awk '$1 ~ /^libcudart\.so/ && $2 == "=>" {print $3}' "$WORK/ldd.txt" | head -1)
   if [ -n "$cudart" ]; then
     echo "--- versions from $cudart"
@@ -413,6 +423,9 @@ PY
     return 1
   fi
   DEVICE_COUNT=$(head -1 <<< "$parsed")
+  # The cuBLAS a CUDA backend loads, as mavg itself resolved it.
+  meta cublas_file "$(python3 -c 'import json, sys; print((json.load(open(sys.argv[1])).get("cublas") or {}).get("file", ""))' \
+    "$WORK/devices.json" 2>/dev/null | xargs -r readlink -f)"
   meta device_count "$DEVICE_COUNT"
   [ "$DEVICE_COUNT" -gt "$DEVICE_VISIBLE" ] && DEVICE_VISIBLE=$DEVICE_COUNT
   local names; names=$(tail -n +2 <<< "$parsed")

@@ -63,11 +63,9 @@ class CudaBackend final : public Backend {
 
   std::string Kernels() const override { return tf32_ ? "cuBLAS TF32" : "cuBLAS FP32"; }
   std::string Describe() const override {
-    int cublas_version = 0;
-    cublasGetVersion(cublas_.Get(), &cublas_version);
     return fmt::format("cuda:{} ({}, {:.1f} GiB, compute {}.{}; cuBLAS {}; tf32 {})", device_,
                        props_.name, static_cast<double>(props_.totalGlobalMem) / (1 << 30),
-                       props_.major, props_.minor, cublas_version, tf32_ ? "on" : "off");
+                       props_.major, props_.minor, cuda::CublasVersion(), tf32_ ? "on" : "off");
   }
 
   // ---- Memory -------------------------------------------------------------------------------
@@ -162,10 +160,10 @@ class CudaBackend final : public Backend {
       return;
     }
     const cuda::ColumnMajorGemm g = cuda::MapRowMajorGemm(trans_a, trans_b, a, b, c);
-    CUDA_CHECK(cublasSgemm(cublas_.Get(), g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N, Int(g.m), Int(g.n), Int(g.k),
-                           &alpha, g.first, Int(g.ld_first), g.second, Int(g.ld_second), &beta, g.c,
-                           Int(g.ldc)));
+    CUDA_CHECK(cuda::Cublas().sgemm(cublas_.Get(), g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                    g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N, Int(g.m), Int(g.n),
+                                    Int(g.k), &alpha, g.first, Int(g.ld_first), g.second,
+                                    Int(g.ld_second), &beta, g.c, Int(g.ldc)));
   }
 
   void Copy(ConstMatrixView src, MatrixView dst) override {

@@ -23,6 +23,14 @@ struct CudaDeviceInfo {
 // The visible CUDA devices (none in a CPU-only build or without a driver).
 std::vector<CudaDeviceInfo> CudaDevices();
 
+// cuBLAS as a CUDA backend loads it (on first use, not at start-up): the soname it asks for
+// and, when the loader finds it, the file and version; else the loader's reason. All empty in
+// a CPU-only build.
+struct CublasLibraryInfo {
+  std::string soname, file, version, error;
+};
+CublasLibraryInfo ProbeCublas();
+
 // The backend on options.device_index (cuBLAS, mavg's kernels, a caching allocator).
 std::unique_ptr<Backend> CreateCudaBackend(const BackendOptions& options);
 

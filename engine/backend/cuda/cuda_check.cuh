@@ -5,12 +5,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "engine/backend/cuda/cublas_api.cuh"
 #include "engine/core/error.h"
 
 namespace mavg::cuda {
 
 inline const char* StatusString(cudaError_t s) { return cudaGetErrorString(s); }
-inline const char* StatusString(cublasStatus_t s) { return cublasGetStatusString(s); }
+inline const char* StatusString(cublasStatus_t s) { return Cublas().status_string(s); }
 inline bool IsSuccess(cudaError_t s) { return s == cudaSuccess; }
 inline bool IsSuccess(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
 

@@ -44,13 +44,15 @@ class EventHandle {
 class CublasHandle {
  public:
   CublasHandle(cudaStream_t stream, bool tf32) {
-    CUDA_CHECK(cublasCreate(&handle_));
-    CUDA_CHECK(cublasSetStream(handle_, stream));
+    const CublasApi& cublas = Cublas();
+    CUDA_CHECK(cublas.create(&handle_));
+    CUDA_CHECK(cublas.set_stream(handle_, stream));
     // FP32 GEMMs stay FP32 unless TF32 is asked for (it keeps 10 mantissa bits of the inputs).
-    CUDA_CHECK(cublasSetMathMode(handle_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    CUDA_CHECK(
+        cublas.set_math_mode(handle_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   }
   ~CublasHandle() {
-    if (handle_ != nullptr) cublasDestroy(handle_);
+    if (handle_ != nullptr) Cublas().destroy(handle_);
   }
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;

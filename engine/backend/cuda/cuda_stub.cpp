@@ -14,4 +14,6 @@ int CudaDeviceCount() { return 0; }
 
 std::vector<CudaDeviceInfo> CudaDevices() { return {}; }
 
+CublasLibraryInfo ProbeCublas() { return {}; }
+
 }  // namespace mavg

@@ -1,0 +1,89 @@
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <link.h>
+
+#include "engine/backend/cuda/cublas_api.cuh"
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/core/error.h"
+
+namespace mavg::cuda {
+namespace {
+
+// The loader's path first (LD_LIBRARY_PATH, the binary's runpath, ld.so.cache), then the
+// toolkit this build was compiled against.
+void* OpenCublas(const std::string& soname) {
+  void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) return lib;
+  const std::string first = dlerror();
+#ifdef MAVG_CUDA_LIBRARY_DIR
+  const std::string fallback = std::string(MAVG_CUDA_LIBRARY_DIR) + "/" + soname;
+  lib = dlopen(fallback.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) return lib;
+#endif
+  MAVG_FAIL(
+      "device 'cuda' needs cuBLAS, which cannot be loaded: {} (put the CUDA toolkit's library "
+      "folder on LD_LIBRARY_PATH)",
+      first);
+}
+
+template <typename Fn>
+void Bind(void* lib, const std::string& soname, const char* symbol, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+  MAVG_CHECK(fn != nullptr, "{} has no {}: not the cuBLAS this mavg was built against", soname,
+             symbol);
+}
+
+CublasApi Load() {
+  CublasApi api;
+  api.soname = CublasSoname();
+  void* lib = OpenCublas(api.soname);  // kept open for the process's life
+  Bind(lib, api.soname, "cublasCreate_v2", api.create);
+  Bind(lib, api.soname, "cublasDestroy_v2", api.destroy);
+  Bind(lib, api.soname, "cublasSetStream_v2", api.set_stream);
+  Bind(lib, api.soname, "cublasSetMathMode", api.set_math_mode);
+  Bind(lib, api.soname, "cublasSgemm_v2", api.sgemm);
+  Bind(lib, api.soname, "cublasGetProperty", api.get_property);
+  Bind(lib, api.soname, "cublasGetStatusString", api.status_string);
+  link_map* map = nullptr;
+  if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
+    api.file = map->l_name;
+  }
+  return api;
+}
+
+}  // namespace
+
+std::string CublasSoname() { return fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR); }
+
+const CublasApi& Cublas() {
+  static const CublasApi api = Load();  // a failed load throws and is retried on the next call
+  return api;
+}
+
+std::string CublasVersion() {
+  const CublasApi& api = Cublas();
+  int part[3] = {0, 0, 0};
+  const libraryPropertyType kinds[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+  for (int i = 0; i < 3; ++i) {
+    if (api.get_property(kinds[i], &part[i]) != CUBLAS_STATUS_SUCCESS) return "?";
+  }
+  return fmt::format("{}.{}.{}", part[0], part[1], part[2]);
+}
+
+}  // namespace mavg::cuda
+
+namespace mavg {
+
+CublasLibraryInfo ProbeCublas() {
+  CublasLibraryInfo info;
+  info.soname = cuda::CublasSoname();
+  try {
+    info.file = cuda::Cublas().file;
+    info.version = cuda::CublasVersion();
+  } catch (const Error& e) {
+    info.error = e.what();
+  }
+  return info;
+}
+
+}  // namespace mavg
