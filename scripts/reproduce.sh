@@ -7,10 +7,10 @@
 #   scripts/reproduce.sh --report           only rewrite the page from the results there are
 # PARTS (default: tables scale): tables (sweeps/paper/table*.yaml, on the x4 corpus), scale (the
 # scale study on x1, x2 and x4), x8 (its x8 point: first to cut when time is short).
-# Environment: RESULTS (default results/paper), JOBS (parallel runs, default 1), OUT (the page,
-# default docs/reproduction.md), SWEEPS (default sweeps/paper), DATA (the dir holding the
-# digits-xK corpora, default data), MAVG (the binary, default build/bin/mavg: a copy keeps a
-# long reproduction on one build while the tree is rebuilt).
+# Environment: RESULTS (default results/paper), JOBS (runs at once, each of one thread; default
+# 1), OUT (the page, default docs/reproduction.md), SWEEPS (default sweeps/paper), DATA (the dir
+# holding the digits-xK corpora, default data), MAVG (the binary, default build/bin/mavg: a copy
+# keeps a long reproduction on one build while the tree is rebuilt).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=run
@@ -112,7 +112,7 @@ def per_frame(mb):
     pooled = [v for vs in rate.values() for v in vs]
     return sum(pooled) / len(pooled) if pooled else DEFAULT_S_PER_FRAME
 
-todo, stale, parts = {}, set(), []
+todo, stale, parts, load = {}, set(), [], []
 for spec in specs:
     name = os.path.basename(spec)[:-5]
     lines = open(os.path.join(plans, name + ".plan")).read().splitlines()
@@ -134,12 +134,25 @@ for spec in specs:
         seconds += todo[f[0]]
         n += 1
     parts.append((name, n, seconds))
-total = sum(todo.values()) / jobs
+    load.append((seconds, spec))
+# JOBS queues of whole specs, each run one run at a time: the longest spec first onto the least
+# loaded queue, so no core waits for the end of another queue's spec. Each queue keeps the specs'
+# order.
+queues = [[0.0, []] for _ in range(jobs)]
+for seconds, spec in sorted(load, key=lambda x: -x[0]):
+    q = min(queues, key=lambda q: q[0])
+    q[0] += seconds
+    q[1].append(spec)
+for i, (_, members) in enumerate(queues):
+    with open(os.path.join(plans, f"queue{i}"), "w") as f:
+        f.writelines(s + "\n" for s in specs if s in members)
+total = max(q[0] for q in queues)  # the longest queue
 for name, n, s in parts:
-    print(f"[reproduce] {name}: {n} runs to do, about {s / jobs / 3600:.1f} h")
+    print(f"[reproduce] {name}: {n} runs to do, about {s / 3600:.1f} h of one core")
 print(f"[reproduce] {len(todo)} runs to do, about {total / 3600:.1f} hours with {jobs} at a time "
       f"(from {'the completed runs' if measured else 'a default measured here'}: seconds per "
-      "trained frame by minibatch size, times each run's corpus frames x epochs)")
+      "trained frame by minibatch size, times each run's corpus frames x epochs; a run two specs "
+      "share counted once)")
 if total > 12 * 3600:
     print("[reproduce] more than 12 hours: cut in this order if needed: the x8 point (part x8), "
           "replicates beyond 3 outside Tables 1 and 3 (--replicates), the minibatch-64 arm at 1 "
@@ -156,11 +169,17 @@ PY
       "$mavg" -q data digits --size "$k" --out "$data/digits-$k" --force
     fi
   done
-  for s in "${specs[@]}"; do
-    echo "[reproduce] $s" >&2
-    # A failed, diverged or collapsed run is a result, not an error of this script.
-    "$mavg" -q sweep run "$s" --results "$results" --jobs "$jobs" || true
-  done
+  # JOBS queues side by side (the sweeps share the database; a run two specs share is made once),
+  # each run of one thread: the same per-frame compute for every run whatever JOBS is.
+  run_queue() {
+    while IFS= read -r s; do
+      echo "[reproduce] $s" >&2
+      # A failed, diverged or collapsed run is a result, not an error of this script.
+      "$mavg" -q sweep run "$s" --results "$results" --jobs 1 --threads 1 || true
+    done < "$plans/queue$1"
+  }
+  for ((q = 0; q < jobs; q++)); do run_queue "$q" & done
+  wait
 fi
 /usr/bin/python3 analysis/reproduction.py "$results/mavg.db" --out "$out" \
   --figures "$(dirname "$out")/reproduction" --mavg "$mavg"
