@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh --sanitize   the same code under AddressSanitizer + UndefinedBehaviorSanitizer
 #                                (Clang, CPU-only, in build-asan/): the unit and e2e suites, and
-#                                each fuzz target for 30 s (label fuzz; scripts/fuzz.sh for more)
+#                                each fuzz target for 20 s (label fuzz; scripts/fuzz.sh for more)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ "${1:-}" = --sanitize ]; then
