@@ -93,18 +93,24 @@ def train_frames(path):
     k = "".join(c for c in os.path.basename(os.path.dirname(str(path).rstrip("/"))) if c.isdigit())
     return X1_FRAMES * int(k or 1)
 
-# Measured: seconds of wall time per trained frame of completed runs, by minibatch size.
-rate, measured = {}, False
+# Measured: seconds of wall time per trained frame of completed runs, by minibatch size, less
+# the RBM pretraining a run did itself (a stack is pretrained once and then shared: counted apart).
+rate, measured, stacks = {}, False, []
 if os.path.exists(db_path):
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     rows = db.execute(
         "SELECT json_extract(r.config_json, '$.optimizer.minibatch'), w.value, "
-        "(SELECT SUM(frames) FROM epochs e WHERE e.run_id = r.run_id) FROM runs r "
-        "JOIN results w ON w.run_id = r.run_id AND w.key = 'wall_s' "
+        "(SELECT SUM(frames) FROM epochs e WHERE e.run_id = r.run_id), "
+        "(SELECT value FROM results p WHERE p.run_id = r.run_id AND p.key = 'pretrain_s'), "
+        "(SELECT value FROM results c WHERE c.run_id = r.run_id AND c.key = 'pretrain_cached') "
+        "FROM runs r JOIN results w ON w.run_id = r.run_id AND w.key = 'wall_s' "
         "WHERE r.status = 'completed'").fetchall()
-    for mb, wall, frames in rows:
+    for mb, wall, frames, pretrain_s, cached in rows:
+        own = float(pretrain_s or 0) if str(cached) in ("0", "0.0") else 0.0
+        if own:
+            stacks.append(own)
         if frames:
-            rate.setdefault(int(mb or 256), []).append(wall / frames)
+            rate.setdefault(int(mb or 256), []).append((wall - own) / frames)
     measured = bool(rate)
 def per_frame(mb):
     if mb in rate:
@@ -153,6 +159,9 @@ print(f"[reproduce] {len(todo)} runs to do, about {total / 3600:.1f} hours with 
       f"(from {'the completed runs' if measured else 'a default measured here'}: seconds per "
       "trained frame by minibatch size, times each run's corpus frames x epochs; a run two specs "
       "share counted once)")
+if stacks:
+    print(f"[reproduce] plus each RBM stack not pretrained yet: {sum(stacks) / len(stacks) / 60:.0f} "
+          f"minutes (the mean of {len(stacks)} measured)")
 if total > 12 * 3600:
     print("[reproduce] more than 12 hours: cut in this order if needed: the x8 point (part x8), "
           "replicates beyond 3 outside Tables 1 and 3 (--replicates), the minibatch-64 arm at 1 "
