@@ -106,7 +106,7 @@ if os.path.exists(db_path):
         "FROM runs r JOIN results w ON w.run_id = r.run_id AND w.key = 'wall_s' "
         "WHERE r.status = 'completed'").fetchall()
     for mb, wall, frames, pretrain_s, cached in rows:
-        own = float(pretrain_s or 0) if str(cached) in ("0", "0.0") else 0.0
+        own = 0.0 if cached is None or float(cached) else float(pretrain_s or 0)
         if own:
             stacks.append(own)
         if frames:
@@ -118,7 +118,7 @@ def per_frame(mb):
     pooled = [v for vs in rate.values() for v in vs]
     return sum(pooled) / len(pooled) if pooled else DEFAULT_S_PER_FRAME
 
-todo, stale, parts, load = {}, set(), [], []
+todo, stale, parts = {}, set(), []
 for spec in specs:
     name = os.path.basename(spec)[:-5]
     lines = open(os.path.join(plans, name + ".plan")).read().splitlines()
@@ -139,13 +139,12 @@ for spec in specs:
         todo[f[0]] = frames * per_frame(mb)
         seconds += todo[f[0]]
         n += 1
-    parts.append((name, n, seconds))
-    load.append((seconds, spec))
+    parts.append((spec, name, n, seconds))
 # JOBS queues of whole specs, each run one run at a time: the longest spec first onto the least
 # loaded queue, so no core waits for the end of another queue's spec. Each queue keeps the specs'
 # order.
 queues = [[0.0, []] for _ in range(jobs)]
-for seconds, spec in sorted(load, key=lambda x: -x[0]):
+for spec, _, _, seconds in sorted(parts, key=lambda p: -p[3]):
     q = min(queues, key=lambda q: q[0])
     q[0] += seconds
     q[1].append(spec)
@@ -153,7 +152,7 @@ for i, (_, members) in enumerate(queues):
     with open(os.path.join(plans, f"queue{i}"), "w") as f:
         f.writelines(s + "\n" for s in specs if s in members)
 total = max(q[0] for q in queues)  # the longest queue
-for name, n, s in parts:
+for _, name, n, s in parts:
     print(f"[reproduce] {name}: {n} runs to do, about {s / 3600:.1f} h of one core")
 print(f"[reproduce] {len(todo)} runs to do, about {total / 3600:.1f} hours with {jobs} at a time "
       f"(from {'the completed runs' if measured else 'a default measured here'}: seconds per "

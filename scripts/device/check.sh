@@ -416,6 +416,7 @@ n = int(d["count"])
 names = "; ".join(f"{x.get('index', i)}: {x.get('name', '?')}, cc {x.get('compute_capability', '?')}, "
                   f"{x.get('memory_bytes', 0) / 2**30:.0f} GiB" for i, x in enumerate(d.get("devices", [])))
 print(n)
+print((d.get("cublas") or {}).get("file", ""))  # the cuBLAS a CUDA backend loads, as mavg resolved it
 print(names)
 PY
   ); then
@@ -423,12 +424,10 @@ PY
     return 1
   fi
   DEVICE_COUNT=$(head -1 <<< "$parsed")
-  # The cuBLAS a CUDA backend loads, as mavg itself resolved it.
-  meta cublas_file "$(python3 -c 'import json, sys; print((json.load(open(sys.argv[1])).get("cublas") or {}).get("file", ""))' \
-    "$WORK/devices.json" 2>/dev/null | xargs -r readlink -f)"
+  meta cublas_file "$(sed -n 2p <<< "$parsed" | xargs -r readlink -f)"
   meta device_count "$DEVICE_COUNT"
   [ "$DEVICE_COUNT" -gt "$DEVICE_VISIBLE" ] && DEVICE_VISIBLE=$DEVICE_COUNT
-  local names; names=$(tail -n +2 <<< "$parsed")
+  local names; names=$(tail -n +3 <<< "$parsed")
   NOTE="mavg devices: count $DEVICE_COUNT${names:+ ($names)}; glibc ${glibc:-?}; ${notes[*]}"
   if [ "$smi_count" -ne "$DEVICE_COUNT" ] && [ -f "$WORK/nvidia_smi.csv" ]; then
     # The driver sees a GPU that mavg (the CUDA runtime) does not: every GPU step would skip.

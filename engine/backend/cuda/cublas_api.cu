@@ -35,19 +35,25 @@ void Bind(void* lib, const std::string& soname, const char* symbol, Fn& fn) {
 
 CublasApi Load() {
   CublasApi api;
-  api.soname = CublasSoname();
-  void* lib = OpenCublas(api.soname);  // kept open for the process's life
-  Bind(lib, api.soname, "cublasCreate_v2", api.create);
-  Bind(lib, api.soname, "cublasDestroy_v2", api.destroy);
-  Bind(lib, api.soname, "cublasSetStream_v2", api.set_stream);
-  Bind(lib, api.soname, "cublasSetMathMode", api.set_math_mode);
-  Bind(lib, api.soname, "cublasSgemm_v2", api.sgemm);
-  Bind(lib, api.soname, "cublasGetProperty", api.get_property);
-  Bind(lib, api.soname, "cublasGetStatusString", api.status_string);
+  const std::string soname = CublasSoname();
+  void* lib = OpenCublas(soname);  // kept open for the process's life
+  Bind(lib, soname, "cublasCreate_v2", api.create);
+  Bind(lib, soname, "cublasDestroy_v2", api.destroy);
+  Bind(lib, soname, "cublasSetStream_v2", api.set_stream);
+  Bind(lib, soname, "cublasSetMathMode", api.set_math_mode);
+  Bind(lib, soname, "cublasSgemm_v2", api.sgemm);
+  Bind(lib, soname, "cublasGetProperty", api.get_property);
+  Bind(lib, soname, "cublasGetStatusString", api.status_string);
   link_map* map = nullptr;
   if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
     api.file = map->l_name;
   }
+  int part[3] = {0, 0, 0};
+  const libraryPropertyType kinds[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+  bool known = true;
+  for (int i = 0; i < 3; ++i)
+    known = known && api.get_property(kinds[i], &part[i]) == CUBLAS_STATUS_SUCCESS;
+  api.version = known ? fmt::format("{}.{}.{}", part[0], part[1], part[2]) : "?";
   return api;
 }
 
@@ -60,16 +66,6 @@ const CublasApi& Cublas() {
   return api;
 }
 
-std::string CublasVersion() {
-  const CublasApi& api = Cublas();
-  int part[3] = {0, 0, 0};
-  const libraryPropertyType kinds[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
-  for (int i = 0; i < 3; ++i) {
-    if (api.get_property(kinds[i], &part[i]) != CUBLAS_STATUS_SUCCESS) return "?";
-  }
-  return fmt::format("{}.{}.{}", part[0], part[1], part[2]);
-}
-
 }  // namespace mavg::cuda
 
 namespace mavg {
@@ -78,8 +74,9 @@ CublasLibraryInfo ProbeCublas() {
   CublasLibraryInfo info;
   info.soname = cuda::CublasSoname();
   try {
-    info.file = cuda::Cublas().file;
-    info.version = cuda::CublasVersion();
+    const cuda::CublasApi& api = cuda::Cublas();
+    info.file = api.file;
+    info.version = api.version;
   } catch (const Error& e) {
     info.error = e.what();
   }

@@ -18,8 +18,8 @@ struct CublasApi {
   decltype(&cublasSgemm_v2) sgemm = nullptr;
   decltype(&cublasGetProperty) get_property = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
-  std::string soname;  // what was asked for, e.g. libcublas.so.13
-  std::string file;    // the file the loader found
+  std::string file;     // the file the loader found
+  std::string version;  // "13.1.0", read from the library once loaded
 };
 
 // The soname this build was compiled against (libcublas.so.<major>).
@@ -28,8 +28,5 @@ std::string CublasSoname();
 // cuBLAS, loaded on the first call (thread-safe); throws mavg::Error naming the library and the
 // loader's reason when it cannot be loaded or lacks an entry point.
 const CublasApi& Cublas();
-
-// "13.1.0" from the loaded library, or throws as Cublas() does.
-std::string CublasVersion();
 
 }  // namespace mavg::cuda

@@ -65,7 +65,7 @@ class CudaBackend final : public Backend {
   std::string Describe() const override {
     return fmt::format("cuda:{} ({}, {:.1f} GiB, compute {}.{}; cuBLAS {}; tf32 {})", device_,
                        props_.name, static_cast<double>(props_.totalGlobalMem) / (1 << 30),
-                       props_.major, props_.minor, cuda::CublasVersion(), tf32_ ? "on" : "off");
+                       props_.major, props_.minor, cuda::Cublas().version, tf32_ ? "on" : "off");
   }
 
   // ---- Memory -------------------------------------------------------------------------------
