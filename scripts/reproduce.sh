@@ -59,8 +59,10 @@ if [ "$mode" != --report ]; then
       { echo "reproduce.sh: mavg sweep plan $s failed" >&2; exit 1; }
   done
   /usr/bin/python3 - "$results/mavg.db" "$plans" "$jobs" "$data" "${specs[@]}" <<'PY'
-import functools, json, os, sqlite3, sys
+import functools, json, os, signal, sqlite3, sys
 import yaml
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--plan | head` ends quietly, as other CLIs do
 
 db_path, plans, jobs, data, specs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 DEFAULT_S_PER_FRAME = 1 / 11000  # NG-SGD on the digits network, 1 thread, measured here (README)

@@ -63,7 +63,7 @@ for v in bmuf overlap two nesterov-off; do
   MAVG_TEST_STOP_AT=2:8 train pre-$v "${sets[@]}" || rc=$?
   [ "$rc" -eq 75 ] || fail "$v: preempted run should exit 75, got $rc"
   if [ $v = two ] || [ $v = overlap ]; then
-    ls pre-$v/checkpoint | grep -q '^params-1\.' || fail "$v: workers differ, but no per-worker parameters were checkpointed"
+    ls pre-$v/checkpoint | contains '^params-1\.' || fail "$v: workers differ, but no per-worker parameters were checkpointed"
   fi
   "$MAVG" -q train --resume pre-$v --no-progress
   same full-$v pre-$v "$v: the resumed model differs"

@@ -18,7 +18,7 @@ decode: {tune: false}
 device_options: {threads: 1}
 YAML
   "$MAVG" -q train $act.yaml --out run-$act --no-progress > /dev/null
-  "$MAVG" export kaldi-dir run-$act/model.bin --out exp-$act | grep -q "final.nnet" || fail "export $act"
+  "$MAVG" export kaldi-dir run-$act/model.bin --out exp-$act | contains "final.nnet" || fail "export $act"
   "$MAVG" forward run-$act/model.bin --data d/test --out "ark,t:post-$act.txt" --output posteriors --threads 1 > /dev/null
   for f in final.nnet final.feature_transform ali_train_pdf.counts README; do
     [ -s exp-$act/$f ] || fail "exp-$act/$f missing"

@@ -29,7 +29,7 @@ assert r["test_acc"] >= 0.75, r["test_acc"]
 assert len(r["run_id"]) == 16
 PY
 # The resolved config reproduces the run id.
-"$MAVG" config check run/config.yaml | grep -q "$(json_get run/result.json run_id)" \
+"$MAVG" config check run/config.yaml | contains "$(json_get run/result.json run_id)" \
   || fail "config.yaml does not give the same run id"
 # A completed run is not overwritten without --force.
 expect_error "already holds a completed run" "$MAVG" train small.yaml --out run --no-progress

@@ -18,7 +18,7 @@ device_options: {threads: 1}
 YAML
 "$MAVG" -q train c.yaml --out run --no-progress > /dev/null
 for k in loglikes logposteriors posteriors logits; do
-  "$MAVG" forward run/model.bin --data d/test --out "ark:$k.ark" --output "$k" --threads 1 | grep -q "10 utterances" ||
+  "$MAVG" forward run/model.bin --data d/test --out "ark:$k.ark" --output "$k" --threads 1 | contains "10 utterances" ||
     fail "forward --output $k"
 done
 "$MAVG" forward run/model.bin --data d/test --out "ark,t:loglikes.txt" --threads 1 > /dev/null
@@ -69,7 +69,7 @@ PY
 mkdir -p partial
 cp d/test/feats.scp partial/
 python3 -c 'import sys; d=open("d/test/ali.ark","rb").read(); sp=d.index(b" "); n=int.from_bytes(d[sp+4:sp+8],"little"); open("partial/ali.ark","wb").write(d[:sp+8+5*n])'
-"$MAVG" forward run/model.bin --data partial --out ark:partial.ark --threads 1 | grep -q "10 utterances" ||
+"$MAVG" forward run/model.bin --data partial --out ark:partial.ark --threads 1 | contains "10 utterances" ||
   fail "forward skipped utterances without an alignment"
 expect_error "not a wspecifier" "$MAVG" forward run/model.bin --data d/test --out "scp:x.scp"
 expect_error "writing to a pipe" "$MAVG" forward run/model.bin --data d/test --out "ark:-"

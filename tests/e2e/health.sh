@@ -80,11 +80,11 @@ grep -q "collapsed .*no better than chance" run.txt || fail "summary lacks the r
 "$MAVG" sweep status health "${R[@]}" > status.txt
 grep -q "collapsed 1" status.txt || fail "status counts: $(cat status.txt)"
 grep -q "^  collapsed .*no better than chance" status.txt || fail "status lacks the run"
-"$MAVG" sweep plan s.yaml "${R[@]}" | grep -q "collapsed" || fail "plan does not show it"
+"$MAVG" sweep plan s.yaml "${R[@]}" | contains "collapsed" || fail "plan does not show it"
 "$MAVG" report table health "${R[@]}" --rows schedule.lr --value test_acc > t.md
 grep -q "| 5 *| collapsed" t.md || fail "table cell: $(cat t.md)"
 # Nothing relaunches it but a retry, which starts it over.
-"$MAVG" -q sweep run s.yaml "${R[@]}" | grep -q "launched 0" || fail "a collapsed run relaunched"
+"$MAVG" -q sweep run s.yaml "${R[@]}" | contains "launched 0" || fail "a collapsed run relaunched"
 rc=0
 "$MAVG" -q sweep retry health "${R[@]}" --state collapsed > retry.txt || rc=$?
 grep -q "launched 1" retry.txt || fail "retry --state collapsed: $(cat retry.txt)"

@@ -41,7 +41,7 @@ ln -s "$WORK/victim.txt" "res/runs/planted/$run_id/launcher.log"
 rc=0
 "$MAVG" sweep run planted.yaml --results res > planted.txt 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "the sweep should fail"
-"$MAVG" sweep status planted --results res | grep -q "symbolic link" || fail "no reason: $("$MAVG" sweep status planted --results res)"
+"$MAVG" sweep status planted --results res | contains "symbolic link" || fail "no reason: $("$MAVG" sweep status planted --results res)"
 untouched "launcher.log"
 echo "ok: the launcher refuses a planted launcher.log"
 # A sweep's runs folder planted as a link by another user: the runs would land where it points.

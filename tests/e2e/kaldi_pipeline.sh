@@ -41,7 +41,7 @@ PY
 "$MAVG" -q data features k --deltas 2 --out ark:k/raw.ark > /dev/null
 cp -r k k2
 rm k2/cmvn.scp k2/cmvn_np.ark
-"$MAVG" -q data cmvn k2 | grep -q "statistics of 4 speakers" || fail "mavg data cmvn k2"
+"$MAVG" -q data cmvn k2 | contains "statistics of 4 speakers" || fail "mavg data cmvn k2"
 /usr/bin/python3 - <<'PY'
 import numpy as np
 from kaldi_read import binary_matrices, text_matrices
@@ -134,7 +134,7 @@ YAML
 expect_error "command 'gunzip -c exp/nothing.gz'" "$MAVG" train k.yaml \
   --set 'data.ali=ark:gunzip -c exp/nothing.gz |' --out run-bad --no-progress
 
-"$MAVG" export kaldi-dir run-glob/model.bin --out exp-k | grep -q "cmvn_opts, delta_opts" ||
+"$MAVG" export kaldi-dir run-glob/model.bin --out exp-k | contains "cmvn_opts, delta_opts" ||
   fail "export lists no cmvn_opts/delta_opts"
 [ "$(cat exp-k/cmvn_opts)" = "--norm-means=true --norm-vars=false" ] || fail "cmvn_opts: $(cat exp-k/cmvn_opts)"
 [ "$(cat exp-k/delta_opts)" = "--delta-order=2" ] || fail "delta_opts: $(cat exp-k/delta_opts)"

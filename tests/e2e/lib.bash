@@ -9,6 +9,11 @@ cd "$WORK"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# contains [GREP-OPTIONS] PATTERN: whether stdin has a matching line, read to its end first.
+# `cmd | grep -q` under pipefail fails at random: grep exits at the first match, and a cmd still
+# writing dies of SIGPIPE (141), which pipefail reports as the pipeline's status.
+contains() { local in; in=$(cat); grep -q "$@" <<<"$in"; }
+
 # expect_error "needle" cmd...: the command must exit non-zero and print one error line that
 # contains the needle.
 expect_error() {

@@ -47,7 +47,7 @@ YAML
 grep -q "pretraining (model.init rbm): 1 shared stack" plan.txt || fail "plan lacks the stack: $(cat plan.txt)"
 grep -q "to pretrain  used by 2 run(s)" plan.txt || fail "plan: $(cat plan.txt)"
 "$MAVG" -q sweep run sweep.yaml --results res --jobs 1 > run.txt 2>&1 || fail "sweep failed: $(cat run.txt)"
-"$MAVG" sweep plan sweep.yaml --results res | grep -q "cached  used by 2 run(s)" || fail "plan after the run"
+"$MAVG" sweep plan sweep.yaml --results res | contains "cached  used by 2 run(s)" || fail "plan after the run"
 python3 - <<'PY'
 import sqlite3
 db = sqlite3.connect("res/mavg.db")

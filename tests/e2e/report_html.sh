@@ -14,7 +14,7 @@ grid: {parallel.workers: [1, 2], parallel.average_every: [1, 5]}
 replicates: 2
 YAML
 R=(--results res)
-"$MAVG" -q sweep run s.yaml "${R[@]}" --jobs 2 | grep -q "launched 8, completed 8" || fail "sweep"
+"$MAVG" -q sweep run s.yaml "${R[@]}" --jobs 2 | contains "launched 8, completed 8" || fail "sweep"
 
 "$MAVG" report html small "${R[@]}" --out page > out.txt 2> err.txt || fail "report html: $(cat err.txt)"
 [ "$(tail -1 out.txt)" = "page/index.html" ] || fail "the page's path is not printed: $(cat out.txt)"

@@ -54,8 +54,8 @@ scripts/reproduce.sh --plan "${parts[@]}" > plan.txt
 grep -q "^\[reproduce\] [1-9][0-9]* runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
 for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t not planned: $(cat plan.txt)"; done
 scripts/reproduce.sh "${parts[@]}" > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
-scripts/reproduce.sh --plan "${parts[@]}" | grep -q "^\[reproduce\] 0 runs to do" ||
-  fail "runs left after a full run"
+scripts/reproduce.sh --plan "${parts[@]}" > replan.txt || fail "--plan failed after a full run"
+grep -q "^\[reproduce\] 0 runs to do" replan.txt || fail "runs left after a full run: $(cat replan.txt)"
 python3 - <<'PY'
 import os, re
 md = open("doc/reproduction.md").read()

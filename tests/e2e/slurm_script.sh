@@ -29,7 +29,7 @@ for opt in --nodes --gpus-per-task --mem --qos --constraint --exclusive; do
   ! grep -q -- "^#SBATCH $opt" plain.txt || fail "$opt without being asked"
 done
 spec gpu '{time: "10:00"}' 'device: cuda'
-"$MAVG" sweep run gpu.yaml --launcher slurm "${R[@]}" --dry-run | grep -qx "#SBATCH --gpus-per-task=1" ||
+"$MAVG" sweep run gpu.yaml --launcher slurm "${R[@]}" --dry-run | contains -x "#SBATCH --gpus-per-task=1" ||
   fail "a cuda run without gpus_per_worker gets no GPU"
 
 # Keys that cannot apply: one line naming the key (and its line, or the point).

@@ -48,7 +48,7 @@ device_options: {threads: 1}
 YAML
 "$MAVG" -q train tiny.yaml --out run --no-progress > train.txt
 cat train.txt
-tail -1 train.txt | grep -q "^run: completed, test WER [0-9.]*%, test frame accuracy [0-9.]*%, CV frame accuracy" ||
+tail -1 train.txt | contains "^run: completed, test WER [0-9.]*%, test frame accuracy [0-9.]*%, CV frame accuracy" ||
   fail "the last line of mavg train does not lead with the WER: $(tail -1 train.txt)"
 python3 - <<'PY'
 import json

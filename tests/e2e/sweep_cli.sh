@@ -17,9 +17,9 @@ grep -q "totals: new 4 done 0" plan.txt || fail "plan: $(tail -1 plan.txt)"
 [ ! -e res ] || fail "planning wrote files"
 # The same command line (--set in another order) is the same sweep; other values another one.
 "$MAVG" sweep plan --base ./base.yaml --grid parallel.workers=1,2 --grid optimizer.type=sgd,ngsgd \
-  --set parallel.mode=simulated --set schedule.epochs=2 "${R[@]}" | head -1 | grep -q "^sweep $name " ||
+  --set parallel.mode=simulated --set schedule.epochs=2 "${R[@]}" | sed -n 1p | contains "^sweep $name " ||
   fail "the same options gave another name"
-other=$("$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,4 "${R[@]}" | head -1 | cut -d' ' -f2)
+other=$("$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,4 "${R[@]}" | sed -n 1p | cut -d' ' -f2)
 [ "$other" != "$name" ] || fail "other grid values, same name $other"
 "$MAVG" -q sweep run "${G[@]}" "${R[@]}" --dry-run > dry.txt
 [ ! -e "res/sweeps/$name.yaml" ] || fail "a dry run wrote the spec"
@@ -28,18 +28,18 @@ other=$("$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,4 "${R[@]}
 grep -q "launched 4, completed 4" run1.txt || fail "run: $(cat run1.txt)"
 grep -q "^sweep $name: spec written to res/sweeps/$name.yaml" run1.txt || fail "spec path: $(cat run1.txt)"
 # Resumed: nothing new. The written spec is a spec file like any other: the same sweep.
-"$MAVG" -q sweep run "${G[@]}" "${R[@]}" | grep -q "launched 0" || fail "the second run launched runs"
+"$MAVG" -q sweep run "${G[@]}" "${R[@]}" | contains "launched 0" || fail "the second run launched runs"
 "$MAVG" sweep plan "res/sweeps/$name.yaml" "${R[@]}" > plan2.txt
 grep -q "^sweep $name " plan2.txt && grep -q "totals: new 0 done 4" plan2.txt || fail "written spec: $(cat plan2.txt)"
-"$MAVG" -q sweep run "res/sweeps/$name.yaml" "${R[@]}" | grep -q "launched 0" || fail "the written spec is another sweep"
+"$MAVG" -q sweep run "res/sweeps/$name.yaml" "${R[@]}" | contains "launched 0" || fail "the written spec is another sweep"
 python3 - "$name" <<'PY' || fail "the database's spec is not the written one"
 import sqlite3, sys
 (spec,) = sqlite3.connect("res/mavg.db").execute("SELECT spec_yaml FROM sweeps WHERE name = ?", (sys.argv[1],)).fetchone()
 assert spec == open(f"res/sweeps/{sys.argv[1]}.yaml").read(), spec
 assert "grid:" in spec and "parallel.workers: [1, 2]" in spec and "schedule.epochs: 2" in spec, spec
 PY
-"$MAVG" sweep status "$name" "${R[@]}" | grep -q "4 runs: done 4" || fail "status"
-"$MAVG" -q sweep retry "$name" "${R[@]}" --state failed | grep -q "retrying 0 run" || fail "retry"
+"$MAVG" sweep status "$name" "${R[@]}" | contains "4 runs: done 4" || fail "status"
+"$MAVG" -q sweep retry "$name" "${R[@]}" --state failed | contains "retrying 0 run" || fail "retry"
 "$MAVG" report table "$name" "${R[@]}" --rows parallel.workers --cols optimizer.type --value test_error > t.md
 [ "$(grep -c '(n=1)' t.md)" = 2 ] || fail "report table on the command-line sweep: $(cat t.md)"
 
@@ -57,7 +57,7 @@ set: {parallel.mode: simulated, schedule.epochs: 2}
 grid: {parallel.workers: [1, 2, 4]}
 YAML
 "$MAVG" sweep plan s.yaml --grid parallel.workers=1,2 --grid optimizer.type=sgd,ngsgd "${R[@]}" > plan3.txt
-head -1 plan3.txt | grep -q "^sweep small-[0-9a-f]\{8\} (s.yaml + command line): 4 runs" || fail "composed: $(head -1 plan3.txt)"
+head -1 plan3.txt | contains "^sweep small-[0-9a-f]\{8\} (s.yaml + command line): 4 runs" || fail "composed: $(head -1 plan3.txt)"
 grep -q "totals: new 0 done 4" plan3.txt || fail "composed sweep does not reuse the runs: $(tail -1 plan3.txt)"
 
 # Bad options: one line naming the option; the database is not touched.
@@ -76,9 +76,9 @@ expect_error "nope.yaml: config file not found" "$MAVG" sweep run --base nope.ya
 # Data that cannot be read: the plan and a dry run name the path and how many runs read it;
 # a run refuses to start them.
 N=(--base base.yaml --set data.train=nowhere/train --grid parallel.workers=1,2 "${R[@]}")
-"$MAVG" sweep plan "${N[@]}" | grep -qx "data: the data of the 2 run(s) not done cannot be read: data.train nowhere/train: not found (2 of the runs) (sweep run refuses to start them)" ||
+"$MAVG" sweep plan "${N[@]}" | contains -x "data: the data of the 2 run(s) not done cannot be read: data.train nowhere/train: not found (2 of the runs) (sweep run refuses to start them)" ||
   fail "plan: no word of the missing data: $("$MAVG" sweep plan "${N[@]}")"
-"$MAVG" -q sweep run "${N[@]}" --dry-run | grep -q "^data: the data of the 2 run(s) to launch cannot be read: data.train nowhere/train" ||
+"$MAVG" -q sweep run "${N[@]}" --dry-run | contains "^data: the data of the 2 run(s) to launch cannot be read: data.train nowhere/train" ||
   fail "dry run: no word of the missing data"
 expect_error "command line: the data of the 2 run(s) to launch cannot be read: data.train nowhere/train: not found (2 of the runs)" \
   "$MAVG" sweep run "${N[@]}"
@@ -91,7 +91,7 @@ cmp -s before.sql after.sql || fail "a refused command changed the database"
 # report runs: one flat row per run; pandas reads both formats as they are, and the numbers
 # are the database's.
 "$MAVG" report runs "$name" "${R[@]}" > runs.csv
-"$MAVG" report runs "$name" "${R[@]}" --format json --out runs.json | grep -q "^4 runs of sweep $name in runs.json" ||
+"$MAVG" report runs "$name" "${R[@]}" --format json --out runs.json | contains "^4 runs of sweep $name in runs.json" ||
   fail "report runs --out"
 /usr/bin/python3 - <<'PY' || fail "pandas on report runs"
 import sqlite3
@@ -133,6 +133,6 @@ grep -q "^| test_acc | " diff.md && grep -q "^| 2 | " diff.md || fail "diff lack
 ! grep -q "| data.train " diff.md || fail "diff shows a key that is the same"
 "$MAVG" run diff "${a_id:0:6}" "$b_id" "${R[@]}" > diff2.md
 cmp -s <(tail -n +3 diff.md) <(tail -n +3 diff2.md) || fail "diff by run id differs from diff by directory"
-"$MAVG" run diff "$a_dir" "$a_dir" | grep -q "Config: the same" || fail "a run against itself"
+"$MAVG" run diff "$a_dir" "$a_dir" | contains "Config: the same" || fail "a run against itself"
 expect_error "'zzzzzz' is neither a run directory nor a run id in res/mavg.db" "$MAVG" run diff zzzzzz "$b_id" "${R[@]}"
 echo PASS

@@ -28,7 +28,7 @@ for _ in $(seq 300); do [ -s "$rc_file" ] && break; sleep 0.1; done
 [ "$(cat "$rc_file")" = 130 ] || fail "interrupted sweep should exit 130, got $(cat "$rc_file"): $(cat run.log)"
 [ "$(json_get "$run_dir/state.json" status)" = preempted ] || fail "run not checkpointed/preempted"
 [ -s "$run_dir/checkpoint/meta.json" ] || fail "no checkpoint"
-"$MAVG" sweep status long "${R[@]}" | grep -q "interrupted" || fail "status should show interrupted"
+"$MAVG" sweep status long "${R[@]}" | contains "interrupted" || fail "status should show interrupted"
 python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); assert db.execute("PRAGMA integrity_check").fetchone()[0]=="ok"; assert db.execute("SELECT state FROM attempts").fetchone()[0]=="interrupted"'
 epochs_before=$(wc -l < "$run_dir/metrics.jsonl")
 
@@ -39,10 +39,10 @@ rc=0
 [ "$rc" -eq 1 ] || fail "a timed-out run should make the sweep exit 1, got $rc"
 grep -q -- "--resume" "$run_dir/launcher.log" || fail "second attempt did not resume"
 [ "$(wc -l < "$run_dir/metrics.jsonl")" -gt "$epochs_before" ] || fail "no progress after resuming"
-"$MAVG" sweep status long "${R[@]}" | grep -q "stopped at the time limit" || fail "timeout reason missing"
+"$MAVG" sweep status long "${R[@]}" | contains "stopped at the time limit" || fail "timeout reason missing"
 # Collecting again keeps the launcher's verdict; retry resumes from the checkpoint.
 "$MAVG" sweep collect long "${R[@]}" >/dev/null
-"$MAVG" sweep status long "${R[@]}" | grep -q "failed 1" || fail "collect changed the timed-out run's status"
+"$MAVG" sweep status long "${R[@]}" | contains "failed 1" || fail "collect changed the timed-out run's status"
 rc=0
 "$MAVG" -q sweep retry long "${R[@]}" --state failed --timeout 2 > retry.log 2>&1 || rc=$?
 [ "$(grep -c -- "--resume" "$run_dir/launcher.log")" -ge 2 ] || fail "retry did not resume"

@@ -17,14 +17,14 @@ grep -q "totals: new 8 done 0" plan0.txt || fail "expected 8 new runs: $(tail -1
 [ ! -e res/mavg.db ] || fail "plan must not create the database"
 "$MAVG" -q sweep run s.yaml "${R[@]}" --jobs 2 > run1.txt
 grep -q "launched 8, completed 8" run1.txt || fail "first run: $(cat run1.txt)"
-"$MAVG" sweep plan s.yaml "${R[@]}" | grep -q "totals: new 0 done 8" || fail "not all done"
-"$MAVG" -q sweep run s.yaml "${R[@]}" | grep -q "launched 0" || fail "finished runs must be skipped"
+"$MAVG" sweep plan s.yaml "${R[@]}" | contains "totals: new 0 done 8" || fail "not all done"
+"$MAVG" -q sweep run s.yaml "${R[@]}" | contains "launched 0" || fail "finished runs must be skipped"
 
 # Collecting twice changes nothing.
 dump() { python3 -c 'import sqlite3,sys; print("\n".join(sqlite3.connect(sys.argv[1]).iterdump()))' res/mavg.db; }
 "$MAVG" sweep collect small "${R[@]}" >/dev/null
 dump > d1.sql
-"$MAVG" sweep collect small "${R[@]}" | grep -q "8 ingested" || fail "collect"
+"$MAVG" sweep collect small "${R[@]}" | contains "8 ingested" || fail "collect"
 dump > d2.sql
 cmp -s d1.sql d2.sql || fail "collecting twice changed the database"
 python3 - <<'PY'
@@ -49,7 +49,7 @@ cell=$(python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); print(" ".
 [ "$(echo "$cell" | wc -w)" = 2 ] || fail "expected 2 runs in the cell: $cell"
 v=15
 for run in $cell; do
-  "$MAVG" run metric "$run" --set wer_eval2000=$v --set rt_factor=0.5 "${R[@]}" | grep -q "and res/mavg.db" || fail "run metric"
+  "$MAVG" run metric "$run" --set wer_eval2000=$v --set rt_factor=0.5 "${R[@]}" | contains "and res/mavg.db" || fail "run metric"
   v=17
 done
 "$MAVG" sweep collect small "${R[@]}" > /dev/null
@@ -62,19 +62,19 @@ python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/extra_metrics.json")
 # Reports.
 "$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value test_acc > t.md
 grep -q "± .* (n=2)" t.md || fail "table lacks mean ± std (n=2): $(cat t.md)"
-"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value test_acc --format csv | head -1 | grep -q "parallel.workers,parallel.average_every,test_acc_mean,test_acc_std,n" || fail "csv header"
-"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --format latex | grep -q '\\begin{tabular}' || fail "latex"
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value test_acc --format csv | sed -n 1p | contains "parallel.workers,parallel.average_every,test_acc_mean,test_acc_std,n" || fail "csv header"
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --format latex | contains '\\begin{tabular}' || fail "latex"
 expect_error "axis parallel.average_every varies" "$MAVG" report table small "${R[@]}" --rows parallel.workers
 expect_error "not an axis" "$MAVG" report table small "${R[@]}" --rows parallel.wrkers
 expect_error "has the metric 'wer2'" "$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value wer2
-"$MAVG" report speedup small "${R[@]}" --baseline parallel.workers=1 --where parallel.average_every=5 --interconnect ib-fdr | grep -q "projected speedup" || fail "speedup"
+"$MAVG" report speedup small "${R[@]}" --baseline parallel.workers=1 --where parallel.average_every=5 --interconnect ib-fdr | contains "projected speedup" || fail "speedup"
 # Without --where: one row per averaging interval and worker count; two links; time to target.
 "$MAVG" report speedup small "${R[@]}" --intra nvlink4 --inter ib-hdr > sp.md
 grep -q "| parallel.average_every | parallel.workers |.*| model epoch s (nvlink4 / ib-hdr) |.*| time to baseline CV loss s | reached target |" sp.md || fail "speedup columns: $(cat sp.md)"
 [ "$(grep -c '^| [15] | [12] |' sp.md)" = 4 ] || fail "speedup rows: $(cat sp.md)"
 expect_error "needs --inter" "$MAVG" report speedup small "${R[@]}" --intra nvlink4
-"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value time_to_target | grep -q "of 2 reached)" || fail "time_to_target table"
-"$MAVG" report paper small "${R[@]}" --reference "$MAVG_SOURCE_DIR/sweeps/paper/reference.yaml" --where parallel.average_every=5 | grep -q "paper: WER SWB" || fail "paper"
+"$MAVG" report table small "${R[@]}" --rows parallel.workers --cols parallel.average_every --value time_to_target | contains "of 2 reached)" || fail "time_to_target table"
+"$MAVG" report paper small "${R[@]}" --reference "$MAVG_SOURCE_DIR/sweeps/paper/reference.yaml" --where parallel.average_every=5 | contains "paper: WER SWB" || fail "paper"
 if /usr/bin/python3 -c 'import matplotlib, yaml' 2>/dev/null; then
   /usr/bin/python3 "$MAVG_SOURCE_DIR/analysis/plot.py" res/mavg.db --sweep small --kind metric --out figs >/dev/null
   /usr/bin/python3 "$MAVG_SOURCE_DIR/analysis/plot.py" res/mavg.db --sweep small --kind speedup --out figs \
@@ -91,13 +91,13 @@ grid: {parallel.workers: [2, 4], parallel.average_every: [5]}
 YAML
 "$MAVG" sweep plan other.yaml "${R[@]}" > other.txt
 grep -q "totals: new 1 done 1" other.txt || fail "shared point not reused: $(tail -1 other.txt)"
-"$MAVG" -q sweep run other.yaml "${R[@]}" | grep -q "launched 1" || fail "only the new point runs"
+"$MAVG" -q sweep run other.yaml "${R[@]}" | contains "launched 1" || fail "only the new point runs"
 
 # Code changed since a run: stale.
 python3 -c 'import sqlite3; db=sqlite3.connect("res/mavg.db"); db.execute("UPDATE runs SET code_version=\"0ld\" WHERE run_id IN (SELECT run_id FROM sweep_runs WHERE sweep=\"other\")"); db.commit()'
-"$MAVG" sweep plan other.yaml "${R[@]}" | grep -q "stale 2" || fail "stale runs not shown"
-"$MAVG" -q sweep run other.yaml "${R[@]}" --rerun-stale | grep -q "launched 2, completed 2" || fail "stale rerun"
-"$MAVG" sweep plan other.yaml "${R[@]}" | grep -q "totals: new 0 done 2 stale 0" || fail "stale runs not redone"
+"$MAVG" sweep plan other.yaml "${R[@]}" | contains "stale 2" || fail "stale runs not shown"
+"$MAVG" -q sweep run other.yaml "${R[@]}" --rerun-stale | contains "launched 2, completed 2" || fail "stale rerun"
+"$MAVG" sweep plan other.yaml "${R[@]}" | contains "totals: new 0 done 2 stale 0" || fail "stale runs not redone"
 
 # A failing point does not stop the sweep; the summary names it; exit code non-zero.
 cat > bad.yaml <<YAML
@@ -122,7 +122,7 @@ grep -q "retrying 1 run" retry.txt || fail "retry: $(cat retry.txt)"
 read -r gone_id gone_dir < <(python3 -c 'import sqlite3; print(*sqlite3.connect("res/mavg.db").execute("SELECT run_id, run_dir FROM sweep_results WHERE sweep=\"small\" ORDER BY position LIMIT 1").fetchone())')
 python3 -c 'import sqlite3, sys; db = sqlite3.connect("res/mavg.db"); db.execute("UPDATE runs SET status = \"running\" WHERE run_id = ?", (sys.argv[1],)); db.commit()' "$gone_id"
 rm -rf "$gone_dir"
-"$MAVG" sweep plan s.yaml "${R[@]}" | grep -q "running 1" || fail "the run is not recorded as running"
+"$MAVG" sweep plan s.yaml "${R[@]}" | contains "running 1" || fail "the run is not recorded as running"
 "$MAVG" -q sweep run s.yaml "${R[@]}" > gone.txt
 grep -q "launched 1, completed 1" gone.txt || fail "a running run without a run dir was not relaunched: $(cat gone.txt)"
 [ -s "$gone_dir/result.json" ] || fail "the relaunched run left no result"
@@ -184,6 +184,6 @@ expect_error "notadb.db" "$MAVG" sweep status small --db notadb.db
 # A corrupt result.json: that run is reported failed with the reason, the rest are ingested.
 victim=$(python3 -c 'import sqlite3; print(sqlite3.connect("res/mavg.db").execute("SELECT run_dir FROM sweep_results WHERE sweep=\"small\" ORDER BY position LIMIT 1").fetchone()[0])')
 echo '{"status": "compl' > "$victim/result.json"
-"$MAVG" sweep collect small "${R[@]}" | grep -q "completed 7, failed 1" || fail "corrupt result.json not isolated"
-"$MAVG" sweep status small "${R[@]}" | grep -q "result.json: corrupt JSON" || fail "no reason for the corrupt run"
+"$MAVG" sweep collect small "${R[@]}" | contains "completed 7, failed 1" || fail "corrupt result.json not isolated"
+"$MAVG" sweep status small "${R[@]}" | contains "result.json: corrupt JSON" || fail "no reason for the corrupt run"
 echo PASS

@@ -60,5 +60,5 @@ rc=0
 out=$("${MPIRUN[@]}" -np 2 "$MAVG" train eq.yaml --set parallel.workers=3 --set parallel.mode=mpi \
   --out bad --no-progress 2>&1) || rc=$?
 [ "$rc" -ne 0 ] || fail "mismatched rank count should fail"
-echo "$out" | grep -q "parallel.workers is 3 but 2 MPI rank(s) were started" || fail "no clear message: $out"
+echo "$out" | contains "parallel.workers is 3 but 2 MPI rank(s) were started" || fail "no clear message: $out"
 echo PASS

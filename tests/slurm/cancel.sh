@@ -51,5 +51,5 @@ wait_jobs slurm-lost 60
 grep -q "lost 1" status.txt || fail "the killed job is not reported lost"
 grep -q "failed .*lost: SLURM job" status.txt || fail "no lost reason"
 "$MAVG" sweep retry slurm-lost --launcher slurm --results res --wait --poll 0.5 > retry.txt 2>&1 || fail "retry: $(cat retry.txt)"
-"$MAVG" sweep status slurm-lost --results res | grep -q "done 1" || fail "lost run not done after retry"
+"$MAVG" sweep status slurm-lost --results res | contains "done 1" || fail "lost run not done after retry"
 echo PASS

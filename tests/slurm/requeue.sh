@@ -40,7 +40,7 @@ wait_jobs slurm-tl
 grep -q "checkpointed before the time limit: requeueing" res/runs/slurm-tl/slurm/logs/*.out ||
   fail "the warned job did not requeue itself"
 grep -q "resumed from checkpoint" "$run/log.txt" || fail "the requeued job did not resume"
-"$MAVG" sweep status slurm-tl --results res | grep -q "done 1" || fail "time-limited run not done"
-"$MAVG" model diff ref5/model.bin "$run/model.bin" | grep -q "identical yes" ||
+"$MAVG" sweep status slurm-tl --results res | contains "done 1" || fail "time-limited run not done"
+"$MAVG" model diff ref5/model.bin "$run/model.bin" | contains "identical yes" ||
   fail "the run requeued at its time limit differs from the uninterrupted one"
 echo PASS

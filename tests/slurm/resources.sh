@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 2000 500
 node=$(hostname -s)
 # The node's feature (scripts/slurm/local-cluster.sh; a cluster started by an older script gets it).
-scontrol show node "$node" | grep -q "ActiveFeatures=.*mavgtest" ||
+scontrol show node "$node" | contains "ActiveFeatures=.*mavgtest" ||
   scontrol update NodeName="$node" AvailableFeatures=mavgtest ActiveFeatures=mavgtest
 small_base base.yaml 16 1
 cat > r.yaml <<YAML
@@ -29,7 +29,7 @@ for job in $(db res/mavg.db "select job_id from attempts a join sweep_runs s usi
               "Comment=mavg-resources" "Nice=7" "JobState=COMPLETED"; do
     grep -q -- "$want" <<< "$info" || fail "job $job lacks $want: $info"
   done
-  scontrol write batch_script "$job" - | grep -qx "#SBATCH --qos=normal" || fail "job $job's script lacks the QoS"
+  scontrol write batch_script "$job" - | contains -x "#SBATCH --qos=normal" || fail "job $job's script lacks the QoS"
 done
 echo "ok: every request on the cluster's jobs"
 
@@ -44,7 +44,7 @@ YAML
 "$MAVG" sweep run n.yaml --launcher slurm --results res > n.txt 2>&1 || fail "nodes: $(cat n.txt)"
 job=$(db res/mavg.db "select job_id from attempts a join sweep_runs s using(run_id) where s.sweep='slurm-nodes'")
 sleep 2
-scontrol show job "$job" | grep -q "NumNodes=2" || fail "job $job does not ask two nodes: $(scontrol show job "$job")"
+scontrol show job "$job" | contains "NumNodes=2" || fail "job $job does not ask two nodes: $(scontrol show job "$job")"
 # Pending for want of nodes: the scheduler gives PartitionNodeLimit, or PartitionConfig when it
 # evaluates the job before the node limit (which one depends on its timing); None until then.
 reason=None
@@ -57,7 +57,7 @@ case "$reason" in
   PartitionNodeLimit | PartitionConfig) ;;
   *) fail "job $job: $(squeue -h -j "${job%_*}" -o '%T %r')" ;;
 esac
-"$MAVG" sweep cancel slurm-nodes --results res | grep -q "cancelled 1 run" || fail "cancel"
+"$MAVG" sweep cancel slurm-nodes --results res | contains "cancelled 1 run" || fail "cancel"
 echo "ok: two nodes asked, pending for want of them"
 
 # A GPU on a cluster without any: sbatch's refusal on the run.
@@ -71,6 +71,6 @@ YAML
 rc=0
 "$MAVG" sweep run g.yaml --launcher slurm --results res --wait --poll 0.5 > g.txt 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "a GPU request on a cluster without GPUs succeeded"
-"$MAVG" sweep status slurm-gpu --results res | grep -q "failed to start: sbatch failed.*gres" ||
+"$MAVG" sweep status slurm-gpu --results res | contains "failed to start: sbatch failed.*gres" ||
   fail "SLURM's message is not on the run: $("$MAVG" sweep status slurm-gpu --results res)"
 echo PASS

@@ -37,7 +37,7 @@ echo "---"
 [ "$(db res/mavg.db "select count(distinct substr(job_id, 1, instr(job_id, '_') - 1)) from attempts where launcher='slurm'")" -eq 2 ] ||
   fail "expected two arrays in the attempts"
 [ "$(db res/mavg.db "select count(*) from results where key='world_size' and value=2")" -eq 3 ] || fail "world sizes"
-"$MAVG" sweep collect slurm-s6 --results res | grep -q "6 ingested" || fail "collect"
+"$MAVG" sweep collect slurm-s6 --results res | contains "6 ingested" || fail "collect"
 # Each SLURM task settled its own BLAS kernels, the ones mavg chooses on this machine.
 "$MAVG" devices --json devices.json >/dev/null
 kernels="OpenBLAS $(python3 -c 'import json; print(json.load(open("devices.json"))["cpu"]["blas_kernels"])')"
@@ -55,7 +55,7 @@ rc=0
 "$MAVG" sweep run bad.yaml --launcher slurm --results res --wait --partition nosuch > bad.txt 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "an sbatch failure must fail the sweep"
 grep -q "invalid partition" bad.txt || fail "SLURM's message missing: $(cat bad.txt)"
-"$MAVG" sweep status slurm-bad --results res | grep -q "failed to start: sbatch failed" || fail "status"
+"$MAVG" sweep status slurm-bad --results res | contains "failed to start: sbatch failed" || fail "status"
 "$MAVG" sweep retry slurm-bad --state failed --launcher slurm --results res --wait --poll 0.5 > retry.txt 2>&1 ||
   fail "retry failed: $(cat retry.txt)"
 [ "$(db res/mavg.db "select count(*) from sweep_results where sweep='slurm-bad' and status='completed'")" -eq 2 ] ||
