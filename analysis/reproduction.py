@@ -32,6 +32,9 @@ SQL kept here, and why (no report gives these, and none is worth one for this pa
     page; no report prints a run's code version, `report html` only counts stale runs);
   - dead units: pretrain.jsonl's dead_fraction per layer and epoch, in the store's pretrain
     table (record_json) and in no report, for Table 2's pretrained stacks;
+  - pairing of RBM stacks: each run's `pretrain` section, model and training data in
+    runs.config_json, to tell pairs that should share a stack (pretrained alike) from pairs
+    that should not (`report runs` names only the config keys that vary within one sweep);
   - CPU-hours and timing conditions: the attempts' started/ended times (the runs' wall time,
     and how many ran at once) and the CPU threads in env's build.device (no report reads
     either).
@@ -43,6 +46,7 @@ its published setup.
 """
 import argparse
 import datetime
+import json
 import os
 import re
 import sqlite3
@@ -234,6 +238,29 @@ class Page:
         self.figures_made = []
         self.scale_names, self.scale_points = {}, {}  # the scale study's effects, by table
         self.md_dir = os.path.dirname(os.path.abspath(a.out)) or "."
+        self.pretrained_alike = {}  # run_id -> what its RBM stack should depend on (a string)
+
+    def stack_recipe(self, run_id):
+        """What a run's RBM stack depends on (its pretrain section, model and training data) as
+        one string: two runs with the same recipe and seed should start from the same stack."""
+        if run_id not in self.pretrained_alike:
+            row = self.db.execute("SELECT config_json FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            c = json.loads(row[0]) if row else {}
+            self.pretrained_alike[run_id] = json.dumps(
+                [c.get("pretrain"), c.get("model"), c.get("data", {}).get("train")], sort_keys=True)
+        return self.pretrained_alike[run_id]
+
+    def unshared_stacks(self, arms):
+        """How many replicates have runs, in these arms, that were pretrained alike yet start
+        from different RBM stacks (pretrain_key): a stack remade by another build, say. Such a
+        pair shares its seed but not its initial model, so pairing removes less of the noise."""
+        by_rep = {}
+        for runs in arms:
+            for r in runs:
+                if r["status"] == "completed" and r.get("pretrain_key"):
+                    by_rep.setdefault(r["replicate"], {}).setdefault(
+                        self.stack_recipe(r["run_id"]), set()).add(r["pretrain_key"])
+        return sum(any(len(keys) > 1 for keys in recipes.values()) for recipes in by_rep.values())
 
     # ---- cells
     def cell_rows(self, tab, arms, paper=None):
@@ -289,6 +316,9 @@ class Page:
             v = "reported, not in the paper: " + ("holds" if v == "yes" else v[4:-1])
         if not done and v.split()[0] in ("yes", "no"):
             v += " (provisional: replicates to come)"
+        unshared = self.unshared_stacks(inter if kind == "interaction" else pairs)
+        if unshared:
+            v += f" ({unshared} replicate(s) on different RBM stacks: not paired in their start)"
         e = dict(table=tab_no, name=name, paper=paper, kind=kind, res=res, verdict=v, pairs=pairs)
         self.effects.append(e)
         return e
@@ -575,7 +605,9 @@ def write_page(a, pg, t, ref, every, db):
            f"- Every difference is paired by replicate (the arms' replicates share their seeds) "
            f"and comes with its {100 * LEVEL:.0f} % t interval (`mavg report compare --paired`). "
            "A collapsed or diverged run is an outcome: the rank test (Wilcoxon signed rank) "
-           "counts it as the worst result; the t interval leaves its pair out and says so.",
+           "counts it as the worst result; the t interval leaves its pair out and says so. "
+           "Runs of one replicate pretrained alike start from the same RBM stack; an effect "
+           "whose pairs do not (a stack remade by another build, say) says how many.",
            "- *beats*: the paired interval excludes 0 in the paper's direction (the rank "
            "test's p beside it).",
            f"- *≈* (Table 4: a quarter of the base minibatch ≈ the base; Table 5: exponential ≈ "

@@ -130,6 +130,11 @@ for status, sweep, like in (("running", "table3", '%average_every","2"%'),
     n = db.execute("UPDATE runs SET status = ? WHERE run_id = (SELECT run_id FROM sweep_runs "
                    "WHERE sweep = ? AND axes_json LIKE ? LIMIT 1)", (status, sweep, like)).rowcount
     assert n == 1, (status, sweep, like)
+# One pair whose runs were pretrained alike but started from different stacks.
+n = db.execute("UPDATE results SET value = '00000000deadbeef' WHERE key = 'pretrain_key' AND "
+               "run_id = (SELECT run_id FROM sweep_runs WHERE sweep = 'table1' AND replicate = 0 "
+               "AND axes_json LIKE '%workers\",\"2\"%')").rowcount
+assert n == 1, "table1's 2-worker run of replicate 0 has no pretrain_key"
 db.commit()
 PY
 /usr/bin/python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
@@ -143,6 +148,11 @@ grep -Eq '^\| 3 \| .*\| (too few runs|[^|]*provisional)[^|]*\|$' partial/reprodu
 grep -q '^| 2 workers, every 2 | 1 + 1 running |' partial/reproduction.md ||
   fail "the running run is not shown: $(grep 'every 2 |' partial/reproduction.md)"
 grep -q '^| 1 | .*provisional' partial/reproduction.md && fail "a finished table is provisional"
+# (that run is also the 2-worker baseline of Tables 2 and 4-6, so their effects are flagged too)
+grep -q '^| 1 | .* 2 workers) |.* (1 replicate(s) on different RBM stacks' partial/reproduction.md ||
+  fail "pairs on different RBM stacks are not flagged: $(grep '^| 1 |' partial/reproduction.md)"
+grep -q 'different RBM stacks:' doc/reproduction.md &&
+  fail "pairs flagged on different stacks in the full run: $(grep 'different RBM stacks:' doc/reproduction.md)"
 grep -Eq '^\| sgd( \+ max-change)?, 2 w \| 1 \+ 1 collapsed \|' partial/reproduction.md ||
   fail "a collapsed run is not counted in its cell: $(grep '^| sgd' partial/reproduction.md)"
 grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \| [^|]* \| [^|]*\(n=1, 1 left out\) \|' \
