@@ -58,13 +58,14 @@ struct CheckpointMeta {
   std::optional<int64_t> frames_total;  // over the epochs done: frames trained by all workers
   // What the run's times add up to so far (the result's wall_s, train_s, ...): a resumed run
   // continues the sums. Older checkpoints: absent.
-  std::optional<int64_t> attempts;         // the processes whose work this checkpoint holds
-  std::optional<double> wall_total;        // their wall time up to this checkpoint
-  std::optional<double> io_total;          // their time reading the data
-  std::optional<double> train_total;       // over the epochs done: wall_s - cv_s
-  std::optional<double> projected_total;   // over the epochs done: projected_wall_s
-  std::optional<nlohmann::json> pretrain;  // model.init rbm: the result's pretraining fields
-  std::optional<std::string> written;      // ISO-8601 UTC
+  std::optional<int64_t> attempts;          // the processes whose work this checkpoint holds
+  std::optional<double> wall_total;         // their wall time up to this checkpoint
+  std::optional<double> io_total;           // their time reading the data
+  std::optional<double> train_total;        // over the epochs done: wall_s - cv_s
+  std::optional<double> projected_total;    // over the epochs done: projected_wall_s
+  std::optional<nlohmann::json> pretrain;   // model.init rbm: the result's pretraining fields
+  std::optional<std::string> code_version;  // the build that wrote it; older checkpoints: absent
+  std::optional<std::string> written;       // ISO-8601 UTC
 
   // The limits a checkpoint is checked against: those of the config it is resumed with.
   struct Limits {
@@ -106,6 +107,7 @@ inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
      .member = &CheckpointMeta::projected_total,
      .timing = records::Timing::kProjected},
     {"pretrain", &CheckpointMeta::pretrain},
+    {"code_version", &CheckpointMeta::code_version},
     {"written", &CheckpointMeta::written},
 };
 static_assert(records::UniqueNames(kCheckpointFields), "kCheckpointFields: one unique name");

@@ -524,6 +524,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress
       pretrain.pretrain_key = result_.pretrain_key;
       meta.pretrain = ToJson(pretrain);
     }
+    meta.code_version = build_info::kCodeVersion;
     meta.written = UtcNow();
     dir.Commit(meta);
   }
@@ -758,8 +759,19 @@ CollapseVerdict Trainer::CheckHealth() const {
 void Trainer::Start() {
   if (options_.resume) {
     const CheckpointDir dir(options_.run_dir);
-    if (const auto meta = dir.ReadMeta()) {
-      RestoreCheckpoint(ReadCheckpointMeta(*meta, config_, dir.MetaPath()));
+    if (const auto json = dir.ReadMeta()) {
+      const CheckpointMeta meta = ReadCheckpointMeta(*json, config_, dir.MetaPath());
+      if (meta.code_version && *meta.code_version != build_info::kCodeVersion) {
+        // A run is made by one build, so its numbers are one build's (sweep plan calls a
+        // finished run of another build stale for the same reason).
+        spdlog::warn(
+            "[train] {}: the checkpoint was written by another build (code version {}, this "
+            "is {}): starting the run from the beginning",
+            dir.Path(), *meta.code_version, build_info::kCodeVersion);
+        generation_ = meta.generation;  // new tensor files never overwrite the committed ones
+      } else {
+        RestoreCheckpoint(meta);
+      }
     } else {
       spdlog::warn("[train] {}: no checkpoint yet; starting from the beginning", options_.run_dir);
     }

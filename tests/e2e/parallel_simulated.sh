@@ -110,6 +110,26 @@ diff <(python3 -c 'import json,sys; [print(json.loads(l)["cv_loss"], json.loads(
      <(python3 -c 'import json,sys; [print(json.loads(l)["cv_loss"], json.loads(l)["accepted"]) for l in open("nb-pre/metrics.jsonl")]') \
   || fail "resumed newbob metrics differ"
 
+# A checkpoint another build wrote is not resumed: the run starts again (a run's numbers are
+# one build's), and its files are replaced only as the new checkpoints commit.
+rc=0
+MAVG_TEST_STOP_AT=2:12 "$MAVG" -q train par.yaml --out other --no-progress || rc=$?
+[ "$rc" -eq 75 ] || fail "preempted run should exit 75, got $rc"
+python3 - <<'PY'
+import json
+m = json.load(open("other/checkpoint/meta.json"))
+assert m["code_version"] == json.load(open("full/result.json"))["build"]["code_version"], m
+m["code_version"] = "0123456789abcdef"
+json.dump(m, open("other/checkpoint/meta.json", "w"))
+PY
+"$MAVG" train --resume other --no-progress 2> other.log
+grep -q "written by another build (code version 0123456789abcdef, this is " other.log ||
+  fail "another build's checkpoint was not refused: $(cat other.log)"
+grep -q "resumed from checkpoint" other.log && fail "another build's checkpoint was resumed"
+"$MAVG" model diff full/model.bin other/model.bin --max-rel 0 || fail "the restarted run differs"
+[ "$(wc -l < other/metrics.jsonl)" -eq 3 ] || fail "the restarted run's metrics: $(cat other/metrics.jsonl)"
+[ "$(json_get other/result.json attempts)" = 1 ] || fail "the restart counts the other build's attempt"
+
 # Divergence: a non-finite loss stops the run with status diverged and exit code 3.
 rc=0
 "$MAVG" -q train par.yaml --set model.activation=relu --set schedule.lr=1 --out div --no-progress || rc=$?

@@ -34,6 +34,7 @@ CheckpointMeta EveryCheckpointField() {
   RunResult pretrain;
   pretrain.pretrain_key = "k", pretrain.pretrain_cached = true;
   m.pretrain = ToJson(pretrain);
+  m.code_version = "fedcba9876543210";
   m.written = "now";
   return m;
 }
@@ -56,6 +57,7 @@ TEST(CheckpointMeta, RoundTripsEveryField) {
   EXPECT_EQ(back.wall_total, 30.5);
   EXPECT_EQ(back.projected_total, 6.0);
   EXPECT_EQ(RunResultFromJson(*back.pretrain, "pretrain").pretrain_key, "k");
+  EXPECT_EQ(back.code_version, "fedcba9876543210");
   EXPECT_NO_THROW(back.Validate({5, 2}, "meta.json"));
 }
 
