@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "engine/config/schema.h"
 #include "engine/core/build_info.h"
@@ -26,16 +28,28 @@ namespace {
 // build_info::kPretrainCodeVersion.
 constexpr int kStackKeyVersion = 1;
 
-// An exclusive flock held for the lifetime of the object.
+// An exclusive flock held for the lifetime of the object. While another process holds it,
+// `while_waiting` is called about twice a second (a heartbeat; it may throw to give up).
 class FileLock {
  public:
-  explicit FileLock(const std::string& path) {
+  FileLock(const std::string& path, const std::function<void()>& while_waiting) {
     fd_ = OpenNoFollow(path, /*lock=*/true);
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      spdlog::info("[pretrain] another run is pretraining this stack; waiting for it ({})", path);
-      while (flock(fd_, LOCK_EX) != 0) {
-        MAVG_CHECK(errno == EINTR, "{}: cannot lock: {}", path, std::strerror(errno));
+    try {
+      bool told = false;
+      while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        MAVG_CHECK(errno == EWOULDBLOCK || errno == EINTR, "{}: cannot lock: {}", path,
+                   std::strerror(errno));
+        if (!told) {
+          spdlog::info("[pretrain] another run is pretraining this stack; waiting for it ({})",
+                       path);
+          told = true;
+        }
+        if (while_waiting) while_waiting();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
+    } catch (...) {
+      close(fd_);
+      throw;
     }
   }
   ~FileLock() {
@@ -95,7 +109,8 @@ bool StackCached(const std::string& cache_dir, const std::string& key) {
 }
 
 CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
-                        const PretrainFn& pretrain, const DbnEpochCallback& on_epoch) {
+                        const PretrainFn& pretrain, const DbnEpochCallback& on_epoch,
+                        const std::function<void()>& while_waiting) {
   Timer timer;
   CachedStack out;
   auto run_pretraining = [&] {
@@ -113,7 +128,7 @@ CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
   }
   MakeDirs(cache_dir);
   const std::string dir = StackDir(cache_dir, key.key);
-  FileLock lock(dir + ".lock");
+  FileLock lock(dir + ".lock", while_waiting);
   if (PathExists(dir + "/dbn.bin")) {
     try {
       out.dbn = LoadDbn(dir + "/dbn.bin");

@@ -43,7 +43,10 @@ using PretrainFn = std::function<Dbn(const DbnEpochCallback& on_epoch)>;
 
 // The stack for `key` from `cache_dir` (empty: no cache), pretraining it with `pretrain` when
 // it is not there. `on_epoch` sees every record as pretraining produces it (not on a hit).
+// `while_waiting` is called about twice a second while another process pretrains the same
+// stack (a heartbeat); an exception from it, or from `pretrain`, leaves the cache as it was.
 CachedStack ObtainStack(const std::string& cache_dir, const StackKey& key,
-                        const PretrainFn& pretrain, const DbnEpochCallback& on_epoch);
+                        const PretrainFn& pretrain, const DbnEpochCallback& on_epoch,
+                        const std::function<void()>& while_waiting = nullptr);
 
 }  // namespace mavg

@@ -309,7 +309,11 @@ void Trainer::RestoreAcceptedOptimizerState() {
   }
 }
 
+// Thrown out of RBM pretraining (or the wait for another run's) by a stop signal.
+struct PretrainingStopped {};
+
 void Trainer::InitializeFromRbm() {
+  bool stopped = false;
   if (IsRoot()) {
     const StackKey key = RbmStackKey(config_);
     const std::string records_path = run_ != nullptr ? run_->File(kPretrainFileName) : "";
@@ -325,30 +329,54 @@ void Trainer::InitializeFromRbm() {
     o.context = static_cast<int>(config_.data.context);
     o.randomizer_size = config_.data.randomizer_size;
     o.progress = options_.progress;
-    o.on_minibatch = [this] { Heartbeat(); };
-    const CachedStack stack = ObtainStack(
-        options_.cache_dir, key,
-        [&](const DbnEpochCallback& cb) {
-          if (data_.train_complete) {
-            return PretrainDbn(*backend_, data_.train, network_->Spec().hidden_dims, o, cb);
-          }
-          // An MPI rank holds its shard only: the stack is pretrained on every training
-          // utterance (once; cached for every later run), as one process would.
-          spdlog::info("[train] loading every training utterance for pretraining");
-          const Dataset all = LoadFullTrainingSet(config_, data_.transform);
-          return PretrainDbn(*backend_, all, network_->Spec().hidden_dims, o, cb);
-        },
-        [&](const nlohmann::json& r) { record(r, false); });
-    if (stack.hit) {
-      for (const auto& r : stack.records) record(r, true);
+    // A stop signal ends pretraining at the next CD-1 step: there is nothing to checkpoint
+    // (a stack is cached whole or not at all), so --resume pretrains again or finds it cached.
+    const auto alive = [this] {
+      Heartbeat();
+      if (StopRequested()) throw PretrainingStopped{};
+    };
+    o.on_minibatch = alive;
+    std::optional<CachedStack> stack;
+    try {
+      stack = ObtainStack(
+          options_.cache_dir, key,
+          [&](const DbnEpochCallback& cb) {
+            if (data_.train_complete) {
+              return PretrainDbn(*backend_, data_.train, network_->Spec().hidden_dims, o, cb);
+            }
+            // An MPI rank holds its shard only: the stack is pretrained on every training
+            // utterance (once; cached for every later run), as one process would.
+            spdlog::info("[train] loading every training utterance for pretraining");
+            const Dataset all = LoadFullTrainingSet(config_, data_.transform);
+            return PretrainDbn(*backend_, all, network_->Spec().hidden_dims, o, cb);
+          },
+          [&](const nlohmann::json& r) { record(r, false); }, alive);
+    } catch (const PretrainingStopped&) {
+      stopped = true;
     }
-    ParamsBinding bind(*network_, ModelParams());
-    LoadDbnIntoNetwork(stack.dbn, *network_);
-    result_.pretrain_s = stack.seconds;
-    result_.pretrain_cached = stack.hit;
-    result_.pretrain_key = key.key;
-    spdlog::info("[train] hidden layers from pretrained stack {} ({}, {:.1f} s)", key.key,
-                 stack.hit ? "cached" : "pretrained now", stack.seconds);
+    if (stack) {
+      if (stack->hit) {
+        for (const auto& r : stack->records) record(r, true);
+      }
+      ParamsBinding bind(*network_, ModelParams());
+      LoadDbnIntoNetwork(stack->dbn, *network_);
+      result_.pretrain_s = stack->seconds;
+      result_.pretrain_cached = stack->hit;
+      result_.pretrain_key = key.key;
+      spdlog::info("[train] hidden layers from pretrained stack {} ({}, {:.1f} s)", key.key,
+                   stack->hit ? "cached" : "pretrained now", stack->seconds);
+    }
+  }
+  // The other ranks wait here while rank 0 pretrains, and stop with it.
+  double stop = stopped ? static_cast<double>(StopSignal()) : 0.0;
+  group_->MaxOverProcesses(std::span<double>(&stop, 1));
+  if (stop > 0) {
+    stop_signal_ = static_cast<int>(stop);
+    spdlog::warn(
+        "[train] stop requested (signal {}) during RBM pretraining: nothing to checkpoint; "
+        "mavg train --resume {} pretrains again (or takes the stack from the cache)",
+        stop_signal_, options_.run_dir);
+    return;
   }
   group_->BroadcastFromRoot(ModelParams());  // every rank starts from rank 0's stack
   SetAllParams(ModelParams());
@@ -781,6 +809,7 @@ void Trainer::Start() {
   }
   if (restored_) return;  // a checkpoint carries the model and the schedule's state
   if (config_.model.init == ModelInit::kRbm) InitializeFromRbm();
+  if (stop_signal_ != 0) return;  // stopped while pretraining
   if (schedule_->NeedsInitialCvLoss()) {
     const EvalSums cv0 = EvaluateSet(data_.dev, dev_shards_);
     spdlog::info("[train] initial CV loss {:.4f} accuracy {:.2f}%", cv0.Loss(),
@@ -914,6 +943,10 @@ RunResult Trainer::Run() {
   wall_.Reset();
   Setup();
   Start();
+  if (stop_signal_ != 0) {  // stopped while pretraining: no epoch ran
+    result_.signal = stop_signal_;
+    return Finish(RunState::kPreempted);
+  }
   RunState status = RunState::kCompleted;
   const int max_epochs = static_cast<int>(config_.schedule.epochs);
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {

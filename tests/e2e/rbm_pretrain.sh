@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # RBM pretraining: pretrain.jsonl and result fields, the shared stack cache in a sweep (plan
 # shows it, one run pretrains, the other hits), the database rows, resume without pretraining
-# again, and config errors.
+# again, a stop signal while pretraining or waiting for a stack, and config errors.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 2000 500
 cat > rbm.yaml <<YAML
@@ -71,6 +71,36 @@ cmp -s pre/pretrain.jsonl pretrain-before.jsonl || fail "resume pretrained again
 python3 -c '
 import json
 r = json.load(open("pre/result.json")); assert r["status"] == "completed" and r["pretrain_cached"] is False and r["pretrain_s"] > 0, r'
+
+# A stop signal during pretraining ends the run at once, preempted, with nothing cached; so does
+# one while waiting for another run that pretrains the same stack.
+long=(--set pretrain.rbm.epochs_gaussian=10000 --cache-dir cache3 --no-progress)
+wait_for() {  # wait_for FILE TEXT: until FILE holds TEXT (at most a minute)
+  for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  fail "$1 never said '$2': $(cat "$1" 2>/dev/null)"
+}
+stopped() {  # stopped PID: rc = its exit status, once it has ended (it must within a minute)
+  for _ in $(seq 600); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+  if kill -0 "$1" 2> /dev/null; then kill -KILL "$1"; fail "process $1 ignored SIGTERM"; fi
+  rc=0; wait "$1" || rc=$?
+}
+"$MAVG" train rbm.yaml --out long1 "${long[@]}" 2> long1.log & p1=$!
+wait_for long1.log "cache miss: pretraining stack"
+"$MAVG" train rbm.yaml --out long2 "${long[@]}" 2> long2.log & p2=$!
+wait_for long2.log "another run is pretraining this stack; waiting"
+kill -TERM $p2
+stopped $p2
+[ "$rc" -eq 75 ] || fail "a run stopped while waiting for a stack exited $rc, not 75: $(tail -3 long2.log)"
+kill -0 $p1 2> /dev/null || fail "the pretraining run ended with the waiting one: $(tail -3 long1.log)"
+kill -TERM $p1
+stopped $p1
+[ "$rc" -eq 75 ] || fail "a run stopped while pretraining exited $rc, not 75: $(tail -3 long1.log)"
+for r in long1 long2; do
+  grep -q "stop requested (signal 15) during RBM pretraining" $r.log || fail "$r: $(tail -3 $r.log)"
+  [ "$(json_get $r/state.json status)" = preempted ] || fail "$r: $(cat $r/state.json)"
+  [ "$(json_get $r/result.json signal)" = 15 ] || fail "$r: $(cat $r/result.json)"
+done
+if ls cache3/rbm-*/dbn.bin 2> /dev/null; then fail "a stopped pretraining left a stack in the cache"; fi
 
 expect_error "model.activation: relu but model.init rbm needs sigmoid" \
   "$MAVG" train rbm.yaml --set model.activation=relu --out bad

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Under mpirun: divergence on any rank stops all; preemption (hook and real signal) checkpoints
-# and resumes bit for bit; a killed rank takes the job down within seconds.
+# and resumes bit for bit; a stop signal during RBM pretraining stops every rank; a killed rank
+# takes the job down within seconds.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 3000 500
 cat > f.yaml <<YAML
@@ -51,6 +52,24 @@ kill -USR1 "$rank"
 for _ in $(seq 200); do [ -s "$rc_file" ] && break; sleep 0.1; done
 [ "$(cat "$rc_file")" = 75 ] || fail "SIGUSR1 run should exit 75, got $(cat "$rc_file" 2>/dev/null)"
 python3 -c 'import json; r=json.load(open("sig/result.json")); assert r["status"]=="preempted" and r["signal"]==10, r'
+
+# A stop signal during RBM pretraining (rank 0 pretrains, rank 1 waits for its stack): both stop
+# at once, preempted, with nothing cached.
+rc_file=$WORK/rbm.rc
+( rc=0; "${MPIRUN[@]}" -np 2 "$MAVG" train long.yaml --set model.init=rbm \
+    --set pretrain.rbm.epochs_gaussian=10000 --cache-dir rbm-cache --out rbmsig --no-progress \
+    > rbmsig.log 2>&1 || rc=$?
+  echo "$rc" > "$rc_file" ) &
+for _ in $(seq 300); do grep -q "cache miss: pretraining" rbmsig.log 2> /dev/null && break; sleep 0.1; done
+grep -q "cache miss: pretraining" rbmsig.log || fail "pretraining did not start: $(cat rbmsig.log)"
+pgrep -f -- "--out rbmsig" | while read -r p; do
+  [ "$(ps -o comm= -p "$p")" = mavg ] && kill -USR1 "$p"; done
+for _ in $(seq 600); do [ -s "$rc_file" ] && break; sleep 0.1; done
+[ "$(cat "$rc_file" 2> /dev/null)" = 75 ] ||
+  fail "stopped while pretraining: exit $(cat "$rc_file" 2> /dev/null), not 75: $(tail -5 rbmsig.log)"
+grep -q "stop requested (signal 10) during RBM pretraining" rbmsig.log || fail "$(tail -5 rbmsig.log)"
+[ "$(json_get rbmsig/state.json status)" = preempted ] || fail "state: $(cat rbmsig/state.json)"
+if ls rbm-cache/rbm-*/dbn.bin 2> /dev/null; then fail "a stopped pretraining left a stack"; fi
 
 # A rank killed outright: mpirun ends the job (non-zero) within seconds instead of hanging.
 rc_file=$WORK/kill.rc

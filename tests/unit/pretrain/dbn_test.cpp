@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/config/schema.h"
@@ -362,6 +363,43 @@ TEST(StackCache, PretrainsOnceThenHitsEvenUnderConcurrency) {
   const CachedStack none = ObtainStack("", key, pretrain, nullptr);
   EXPECT_FALSE(none.hit);
   EXPECT_EQ(pretrained.load(), 2);
+}
+
+// A run waiting for another's pretraining hears from the cache while it waits (a heartbeat), and
+// can give up by throwing: the lock is released and the cache left to the run that pretrains.
+TEST(StackCache, AWaiterIsCalledBackAndCanGiveUp) {
+  testing::TempDir tmp;
+  MakeDirs(tmp.File("data"));
+  WriteFileAtomic(tmp.File("data/feats.ark"), "x");
+  const StackKey key = RbmStackKey(ConfigWithData(tmp.File("data")));
+  const std::string cache = tmp.File("cache");
+  Dbn dbn;
+  dbn.layers.push_back({2, 2, {1, 2, 3, 4}, {5, 6}});
+  std::atomic<bool> started{false}, release{false};
+  const PretrainFn slow = [&](const DbnEpochCallback&) {
+    started = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return dbn;
+  };
+  std::thread first([&] { ObtainStack(cache, key, slow, nullptr); });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  struct GaveUp {};
+  int calls = 0;
+  const PretrainFn never = [](const DbnEpochCallback&) -> Dbn {
+    throw std::logic_error("waiter pretrained");
+  };
+  EXPECT_THROW(ObtainStack(cache, key, never, nullptr,
+                           [&] {
+                             if (++calls == 3) throw GaveUp{};
+                           }),
+               GaveUp);
+  EXPECT_EQ(calls, 3);
+  EXPECT_FALSE(StackCached(cache, key.key)) << "the waiter wrote nothing";
+  release = true;
+  first.join();
+  EXPECT_TRUE(StackCached(cache, key.key));
+  EXPECT_TRUE(
+      ObtainStack(cache, key, never, nullptr, [] { FAIL() << "nobody holds the lock"; }).hit);
 }
 
 }  // namespace
