@@ -6,6 +6,9 @@ WORK="$MAVG_TEST_TMP/$(basename "$0" .sh)"
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK"
+# The kernels are mavg's choice unless a test sets OPENBLAS_CORETYPE itself: a caller's (some
+# machines export one) would be recorded as the user's, changing what the kernel tests check.
+unset OPENBLAS_CORETYPE
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

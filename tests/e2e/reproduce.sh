@@ -48,8 +48,15 @@ grep -q "parallel.workers: 2," sw/table6-sgd-lr.yaml || fail "table6-sgd-lr's wo
 grep -q "parallel.average_every: 2}" sw/table3.yaml || fail "table3's exclude was not scaled: $(cat sw/table3.yaml)"
 cp -r "$MAVG_SOURCE_DIR/scripts" "$MAVG_SOURCE_DIR/analysis" "$MAVG_SOURCE_DIR/sweeps" .
 mkdir -p build/bin && ln -sf "$MAVG" build/bin/mavg
-export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=. JOBS=2
+export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=. JOBS=2 ARCHIVE=arch
 parts=(tables scale x8)
+# UNTIL: no run starts that would end after it (here: none at all); no database, no page.
+UNTIL=now scripts/reproduce.sh "${parts[@]}" > until.txt 2>&1 || fail "UNTIL=now failed: $(cat until.txt)"
+grep -q "^\[reproduce\] queue 0: stopping before .* it would end after UNTIL" until.txt ||
+  fail "UNTIL did not stop queue 0: $(cat until.txt)"
+[ ! -e res/mavg.db ] && [ ! -e doc ] || fail "UNTIL=now made runs or a page: $(ls res doc)"
+UNTIL=never scripts/reproduce.sh --plan > /dev/null 2> until.err && fail "a bad UNTIL was taken"
+contains "UNTIL: 'never' is not a time" < until.err || fail "bad UNTIL: $(cat until.err)"
 scripts/reproduce.sh --plan "${parts[@]}" > plan.txt
 grep -q "^\[reproduce\] [1-9][0-9]* runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
 for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t not planned: $(cat plan.txt)"; done
@@ -163,4 +170,27 @@ cp doc/reproduction.md first.md
 scripts/reproduce.sh "${parts[@]}" > run2.txt 2>&1
 grep -q "launched [1-9]" run2.txt && fail "the rerun launched runs: $(cat run2.txt)"
 cmp -s first.md doc/reproduction.md || fail "the rerun wrote a different page"
+# The archive (kept in git by the real reproduction) carries the finished runs to another machine:
+# restored into a results dir that has none, nothing is left to run and the page is the same.
+[ -f arch/mavg.sql ] && [ -z "$(find arch -name model.bin -o -name checkpoint)" ] ||
+  fail "the archive lacks its SQL or holds models: $(ls arch)"
+[ -n "$(find arch/cache -name dbn.bin)" ] || fail "the archive holds no RBM stack"
+mv res res.first
+scripts/reproduce.sh "${parts[@]}" > run3.txt 2>&1 || fail "the restored rerun failed: $(tail -5 run3.txt)"
+contains "restored res/mavg.db from arch: " < run3.txt || fail "nothing restored: $(cat run3.txt)"
+grep -q "launched [1-9]" run3.txt && fail "the restored rerun launched runs: $(cat run3.txt)"
+cmp -s first.md doc/reproduction.md || fail "the restored results give a different page"
+# Restored elsewhere: the run directories' paths follow the results dir.
+RESULTS=elsewhere/res scripts/reproduce.sh --plan "${parts[@]}" > moved.txt 2>&1 ||
+  fail "--plan on a restored copy failed: $(cat moved.txt)"
+grep -q "^\[reproduce\] 0 runs to do" moved.txt || fail "runs to do after a restore: $(cat moved.txt)"
+[ "$(python3 -c "import sqlite3; print(sqlite3.connect('elsewhere/res/mavg.db').execute(
+  \"SELECT COUNT(*) FROM runs WHERE run_dir NOT LIKE 'elsewhere/res/runs/%'\").fetchone()[0])")" = 0 ] ||
+  fail "restored run dirs still point at the old results dir"
+# A corpus rebuilt unlike the one the archived runs were made on is named.
+contains "digits-x8 is not the corpus" < run3.txt && fail "an unchanged corpus was flagged: $(cat run3.txt)"
+echo 1 >> digits-x8/train/text
+scripts/reproduce.sh x8 > run4.txt 2>&1 || fail "the x8 rerun failed: $(tail -5 run4.txt)"
+contains "digits-x8 is not the corpus the archived runs were made on" < run4.txt ||
+  fail "a changed corpus was not flagged: $(cat run4.txt)"
 echo PASS
