@@ -47,7 +47,10 @@ save() {  # two queues may end runs at once: one save at a time
   mkdir -p "$results"
   flock "$results/.archive.lock" /usr/bin/python3 scripts/reproduce.py save "$results" "$archive"
 }
-if [ "$mode" = --save ]; then save; exit; fi
+if [ "$mode" = --save ]; then
+  [ -n "$archive" ] || { echo "reproduce.sh --save: no archive (ARCHIVE is empty, RESULTS not the default)" >&2; exit 2; }
+  save; exit
+fi
 [ -z "$archive" ] || /usr/bin/python3 scripts/reproduce.py restore "$results" "$archive"
 
 # The specs of each part, in the order they run, and the corpora they read.
