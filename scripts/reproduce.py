@@ -239,6 +239,7 @@ def write_atomic(path, text):
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)  # mkstemp's 0600 would keep the archive from other readers
     os.replace(tmp, path)
 
 
