@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import signal
 import sqlite3
 import sys
@@ -94,20 +95,21 @@ class Rates:
     apart), and the stacks the runs have made."""
 
     def __init__(self, db_path):
-        self.rate, self.stacks, self.stacked, self.configs = {}, [], set(), {}
+        self.rate, self.stacks, self.stacked, self.configs, self.dirs = {}, [], set(), {}, {}
         if not os.path.exists(db_path):
             return
         db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
         rows = db.execute(
-            "SELECT r.run_id, r.config_json, r.status, w.value, "
+            "SELECT r.run_id, r.config_json, r.run_dir, r.status, w.value, "
             "(SELECT SUM(frames) FROM epochs e WHERE e.run_id = r.run_id), "
             "(SELECT value FROM results p WHERE p.run_id = r.run_id AND p.key = 'pretrain_s'), "
             "(SELECT value FROM results c WHERE c.run_id = r.run_id AND c.key = 'pretrain_cached') "
             "FROM runs r LEFT JOIN results w ON w.run_id = r.run_id AND w.key = 'wall_s'"
         ).fetchall()
-        for run_id, config_json, status, wall, frames, pretrain_s, cached in rows:
+        for run_id, config_json, run_dir, status, wall, frames, pretrain_s, cached in rows:
             config = json.loads(config_json)
             self.configs[run_id] = config
+            self.dirs[run_id] = run_dir
             if status != "completed" or wall is None:
                 continue
             self.stacked.add(stack_inputs(config))
@@ -199,13 +201,35 @@ def estimate(db_path, plans, jobs, specs_paths):
               "says which builds made it (rerun them: mavg sweep run SPEC --rerun-stale)")
 
 
+def alive(run_dir):
+    """Whether a run recorded as running is (another queue's, here or on another host): as the
+    sweep controller judges it, from its state.json; without a directory it is dead."""
+    try:
+        state = json.load(open(os.path.join(run_dir, "state.json")))
+    except (OSError, TypeError, ValueError):
+        return bool(run_dir) and os.path.isdir(run_dir)  # starting: no state.json yet
+    if state.get("status") != "running":
+        return False
+    if state.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(state.get("pid") or 0), 0)
+        return bool(state.get("pid"))
+    except (OSError, ValueError):
+        return False
+
+
 def next_run(db_path, plan_path, spec):
-    """The first run still to do in the plan's order (the one `--max-runs 1` starts)."""
+    """The run `sweep run --max-runs 1` starts: the first still to do of the lowest replicate
+    (it launches replicate by replicate, each in the plan's order)."""
     rates, specs = Rates(db_path), Specs()
-    for run_id, row in plan_rows(open(plan_path).read()):
-        if row.get("state") in TO_DO:
-            print(run_id, round(run_seconds(specs, rates, spec, run_id, row)))
-            return
+    todo = [(int(row.get("replicate", 0)), i, run_id, row)
+            for i, (run_id, row) in enumerate(plan_rows(open(plan_path).read()))
+            if row.get("state") in TO_DO and not (row.get("state") == "running" and
+                                                   alive(rates.dirs.get(run_id)))]
+    if todo:
+        _, _, run_id, row = min(todo, key=lambda t: t[:2])
+        print(run_id, round(run_seconds(specs, rates, spec, run_id, row)))
 
 
 # --- Archive ---------------------------------------------------------------------------------

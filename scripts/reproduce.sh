@@ -102,8 +102,9 @@ if [ "$mode" != --report ]; then
           "$plans/next$1.plan" "$s"; echo) || true
         [ -n "$id" ] || break
         if [ -n "$deadline" ] && [ $(($(date +%s) + seconds)) -gt "$deadline" ]; then
+          # (a shorter run of a later spec may still fit)
           echo "[reproduce] queue $1: stopping before $s's run $id (about $((seconds / 60)) min): it would end after UNTIL" >&2
-          return 0
+          break
         fi
         # A failed, diverged or collapsed run is a result, not an error of this script.
         out=$("$mavg" -q sweep run "$s" --results "$results" --jobs 1 --threads 1 --max-runs 1) || true
