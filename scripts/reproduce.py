@@ -4,8 +4,9 @@
   reproduce.py estimate DB PLANS JOBS SPEC...        the runs still to do and their expected time
                                                      (PLANS holds `mavg sweep plan`'s output per
                                                      spec; writes PLANS/queueN and PLANS/estimates)
-  reproduce.py next DB PLAN SPEC                     the next run `sweep run SPEC --max-runs 1`
-                                                     starts and its expected seconds, or nothing
+  reproduce.py next DB DRY_RUN SPEC                  the run `sweep run SPEC --max-runs 1`
+                                                     starts (DRY_RUN: its --dry-run's output) and
+                                                     its expected seconds, or nothing
   reproduce.py save RESULTS ARCHIVE                  the database as SQL and the finished runs'
                                                      light files, into ARCHIVE
   reproduce.py restore RESULTS ARCHIVE               the other way, when RESULTS has no database
@@ -27,7 +28,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import signal
 import sqlite3
 import sys
@@ -95,21 +95,20 @@ class Rates:
     apart), and the stacks the runs have made."""
 
     def __init__(self, db_path):
-        self.rate, self.stacks, self.stacked, self.configs, self.dirs = {}, [], set(), {}, {}
+        self.rate, self.stacks, self.stacked, self.configs = {}, [], set(), {}
         if not os.path.exists(db_path):
             return
         db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
         rows = db.execute(
-            "SELECT r.run_id, r.config_json, r.run_dir, r.status, w.value, "
+            "SELECT r.run_id, r.config_json, r.status, w.value, "
             "(SELECT SUM(frames) FROM epochs e WHERE e.run_id = r.run_id), "
             "(SELECT value FROM results p WHERE p.run_id = r.run_id AND p.key = 'pretrain_s'), "
             "(SELECT value FROM results c WHERE c.run_id = r.run_id AND c.key = 'pretrain_cached') "
             "FROM runs r LEFT JOIN results w ON w.run_id = r.run_id AND w.key = 'wall_s'"
         ).fetchall()
-        for run_id, config_json, run_dir, status, wall, frames, pretrain_s, cached in rows:
+        for run_id, config_json, status, wall, frames, pretrain_s, cached in rows:
             config = json.loads(config_json)
             self.configs[run_id] = config
-            self.dirs[run_id] = run_dir
             if status != "completed" or wall is None:
                 continue
             self.stacked.add(stack_inputs(config))
@@ -201,35 +200,16 @@ def estimate(db_path, plans, jobs, specs_paths):
               "says which builds made it (rerun them: mavg sweep run SPEC --rerun-stale)")
 
 
-def alive(run_dir):
-    """Whether a run recorded as running is (another queue's, here or on another host): as the
-    sweep controller judges it, from its state.json; without a directory it is dead."""
-    try:
-        state = json.load(open(os.path.join(run_dir, "state.json")))
-    except (OSError, TypeError, ValueError):
-        return bool(run_dir) and os.path.isdir(run_dir)  # starting: no state.json yet
-    if state.get("status") != "running":
-        return False
-    if state.get("host") != socket.gethostname():
-        return True
-    try:
-        os.kill(int(state.get("pid") or 0), 0)
-        return bool(state.get("pid"))
-    except (OSError, ValueError):
-        return False
-
-
-def next_run(db_path, plan_path, spec):
-    """The run `sweep run --max-runs 1` starts: the first still to do of the lowest replicate
-    (it launches replicate by replicate, each in the plan's order)."""
-    rates, specs = Rates(db_path), Specs()
-    todo = [(int(row.get("replicate", 0)), i, run_id, row)
-            for i, (run_id, row) in enumerate(plan_rows(open(plan_path).read()))
-            if row.get("state") in TO_DO and not (row.get("state") == "running" and
-                                                   alive(rates.dirs.get(run_id)))]
-    if todo:
-        _, _, run_id, row = min(todo, key=lambda t: t[:2])
-        print(run_id, round(run_seconds(specs, rates, spec, run_id, row)))
+def next_run(db_path, dry_run_path, spec):
+    """The run `sweep run SPEC --max-runs 1` starts, as its --dry-run says (the plan, then the
+    command with the run's --out), and its expected seconds; nothing when it would start none."""
+    text = open(dry_run_path).read()
+    words = [w for l in text.splitlines() if "--out" in l.split() for w in l.split()]
+    if not words:
+        return
+    run_id = os.path.basename(words[words.index("--out") + 1].rstrip("/"))
+    row = dict(plan_rows(text)).get(run_id, {})
+    print(run_id, round(run_seconds(Specs(), Rates(db_path), spec, run_id, row)))
 
 
 # --- Archive ---------------------------------------------------------------------------------

@@ -96,10 +96,11 @@ if [ "$mode" != --report ]; then
     while IFS= read -r s; do
       echo "[reproduce] $s" >&2
       while :; do
-        "$mavg" sweep plan "$s" --results "$results" > "$plans/next$1.plan" ||
-          { echo "reproduce.sh: mavg sweep plan $s failed" >&2; return 1; }
+        # The run it would start next, as sweep run itself chooses it.
+        "$mavg" sweep run "$s" --results "$results" --jobs 1 --threads 1 --max-runs 1 --dry-run \
+          > "$plans/next$1.txt" || { echo "reproduce.sh: mavg sweep run $s --dry-run failed" >&2; return 1; }
         read -r id seconds < <(/usr/bin/python3 scripts/reproduce.py next "$results/mavg.db" \
-          "$plans/next$1.plan" "$s"; echo) || true
+          "$plans/next$1.txt" "$s"; echo) || true
         [ -n "$id" ] || break
         if [ -n "$deadline" ] && [ $(($(date +%s) + seconds)) -gt "$deadline" ]; then
           # (a shorter run of a later spec may still fit)
