@@ -281,10 +281,19 @@ def save(results, archive):
     version = snap.execute("PRAGMA user_version").fetchone()[0]
     sql = "\n".join(snap.iterdump())
     runs = snap.execute("SELECT run_id, run_dir, status, config_json FROM runs").fetchall()
+    # The corpora the ended runs were made on, hashed when first archived: a later part's
+    # corpus, rebuilt on another machine, may differ (see `corpora`).
+    meta_path = os.path.join(archive, "archive.json")
+    corpora = json.load(open(meta_path)).get("corpora", {}) if os.path.exists(meta_path) else {}
     files = stacks = 0
     keys = set()
-    for run_id, run_dir, status, _ in runs:
-        if status not in TERMINAL or not run_dir or not os.path.isdir(run_dir):
+    for run_id, run_dir, status, config_json in runs:
+        if status not in TERMINAL:
+            continue
+        corpus = corpus_of(json.loads(config_json))
+        if corpus and corpus not in corpora and os.path.isdir(corpus):
+            corpora[corpus] = corpus_hash(corpus)
+        if not run_dir or not os.path.isdir(run_dir):
             continue
         rel = os.path.relpath(run_dir, results)
         if rel.startswith(".."):
@@ -298,14 +307,6 @@ def save(results, archive):
         stack = os.path.join(results, "cache", f"rbm-{key}")
         if os.path.exists(os.path.join(stack, "dbn.bin")):
             stacks += copy_tree(stack, os.path.join(archive, "cache", f"rbm-{key}"))
-    # The corpora the ended runs were made on, hashed when first archived: a later part's
-    # corpus, rebuilt on another machine, may differ (see `corpora`).
-    meta_path = os.path.join(archive, "archive.json")
-    corpora = json.load(open(meta_path)).get("corpora", {}) if os.path.exists(meta_path) else {}
-    for _, _, status, config_json in runs:
-        corpus = corpus_of(json.loads(config_json)) if status in TERMINAL else None
-        if corpus and corpus not in corpora and os.path.isdir(corpus):
-            corpora[corpus] = corpus_hash(corpus)
     # The database last: an archive's SQL names only runs whose files are already there.
     write_atomic(os.path.join(archive, "mavg.sql"),
                  f"PRAGMA user_version={version};\n{sql}\n")
