@@ -12,9 +12,17 @@ if(dirty)
   set(commit "${commit}-dirty")
 endif()
 # Code version: a hash over the engine's sources, so runs can be marked stale exactly when the
-# code that produced them changed (and not for edits to docs, tests or scripts).
+# code that produced them changed (and not for edits to docs, tests or scripts). Only the source
+# extensions are globbed, and only under engine/; the two build files are named, not globbed: a
+# recursive glob for "CMakeLists.txt" from the top would take in every CMakeLists.txt below it
+# (tests/, and the build trees' scratch copies), so the version changed with the build directory.
 file(GLOB_RECURSE sources "${SRC}/engine/*.cpp" "${SRC}/engine/*.h" "${SRC}/engine/*.cu"
-     "${SRC}/engine/*.cuh" "${SRC}/CMakeLists.txt" "${SRC}/engine/CMakeLists.txt")
+     "${SRC}/engine/*.cuh")
+foreach(f "${SRC}/CMakeLists.txt" "${SRC}/engine/CMakeLists.txt")
+  if(EXISTS "${f}")
+    list(APPEND sources "${f}")
+  endif()
+endforeach()
 # Pretraining code version: the same over the code a pretrained RBM stack depends on (the RBMs,
 # the backends' numerics, the frame pipeline, the network it is stacked into, the random
 # numbers), so that cached stacks are not reused across changes to that code. Each file is read

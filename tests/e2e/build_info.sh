@@ -28,6 +28,19 @@ for f in engine/pretrain/rbm.cpp engine/backend/cpu/cpu_backend.cpp engine/data/
   [ "$pre2" != "$pre0" ] || fail "a change to $f kept the pretraining code version"
   mv "tree/$f.orig" "tree/$f"
 done
-read -r _ pre3 < <(versions)
+read -r code3 pre3 < <(versions)
 [ "$pre3" = "$pre0" ] || fail "restoring the sources did not restore the version"
+# Only the engine's sources count: CMakeLists.txt files elsewhere in the tree (tests/, a build
+# directory's scratch projects) and other files under engine/ leave both versions as they were.
+mkdir -p tree/tests tree/build/CMakeFiles/scratch tree/docs
+echo "add_test(x)" > tree/tests/CMakeLists.txt
+echo "project(scratch)" > tree/build/CMakeFiles/scratch/CMakeLists.txt
+echo "notes" > tree/engine/NOTES.txt
+echo "notes" > tree/docs/a.cpp
+read -r code4 pre4 < <(versions)
+[ "$code4" = "$code3" ] || fail "files outside the engine's sources changed the code version"
+[ "$pre4" = "$pre0" ] || fail "files outside the engine's sources changed the pretraining version"
+echo "# a change" >> tree/CMakeLists.txt
+read -r code5 _ < <(versions)
+[ "$code5" != "$code3" ] || fail "the code version ignored a change to the top CMakeLists.txt"
 echo PASS
