@@ -284,7 +284,9 @@ def save(results, archive):
     # The corpora the ended runs were made on, hashed when first archived: a later part's
     # corpus, rebuilt on another machine, may differ (see `corpora`).
     meta_path = os.path.join(archive, "archive.json")
-    corpora = json.load(open(meta_path)).get("corpora", {}) if os.path.exists(meta_path) else {}
+    # Notes (by hand: what a reader of the archive must know about its runs) are kept as written.
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    corpora, notes = meta.get("corpora", {}), meta.get("notes", [])
     files = stacks = 0
     keys = set()
     for run_id, run_dir, status, config_json in runs:
@@ -312,6 +314,7 @@ def save(results, archive):
                  f"PRAGMA user_version={version};\n{sql}\n")
     write_atomic(meta_path, json.dumps(
         {"results": os.path.normpath(results), "corpora": corpora,
+         **({"notes": notes} if notes else {}),
          "runs": {s: sum(1 for r in runs if r[2] == s) for s in sorted({r[2] for r in runs})}},
         indent=1, sort_keys=True) + "\n")
     ended = sum(1 for r in runs if r[2] in TERMINAL)
