@@ -11,11 +11,13 @@ endif()
 if(dirty)
   set(commit "${commit}-dirty")
 endif()
-# Code version: a hash over the engine's sources, so runs can be marked stale exactly when the
-# code that produced them changed (and not for edits to docs, tests or scripts). Only the source
-# extensions are globbed, and only under engine/; the two build files are named, not globbed: a
-# recursive glob for "CMakeLists.txt" from the top would take in every CMakeLists.txt below it
-# (tests/, and the build trees' scratch copies), so the version changed with the build directory.
+# Code version: a hash over the engine's sources that a run executes, so runs can be marked
+# stale exactly when the code that produced them changed (and not for edits to docs, tests,
+# scripts, or the reports that read finished runs: engine/report/ and the `report` command).
+# Only the source extensions are globbed, and only under engine/; the two build files are named,
+# not globbed: a recursive glob for "CMakeLists.txt" from the top would take in every
+# CMakeLists.txt below it (tests/, and the build trees' scratch copies), so the version changed
+# with the build directory.
 file(GLOB_RECURSE sources "${SRC}/engine/*.cpp" "${SRC}/engine/*.h" "${SRC}/engine/*.cu"
      "${SRC}/engine/*.cuh")
 foreach(f "${SRC}/CMakeLists.txt" "${SRC}/engine/CMakeLists.txt")
@@ -31,8 +33,11 @@ list(SORT sources)
 set(all_hashes "")
 set(pretrain_hashes "")
 foreach(f ${sources})
-  file(SHA256 "${f}" h)
   file(RELATIVE_PATH rel "${SRC}" "${f}")
+  if(rel MATCHES "^engine/(report/|cli/cmd_report\\.cpp$)")
+    continue()
+  endif()
+  file(SHA256 "${f}" h)
   string(APPEND all_hashes "${rel}:${h};")
   if(rel MATCHES "^engine/(pretrain|backend|data|nn)/" OR rel MATCHES "^engine/core/rng\\.")
     string(APPEND pretrain_hashes "${rel}:${h};")
