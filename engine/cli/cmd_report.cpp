@@ -84,7 +84,7 @@ void AddReportCommand(CLI::App& app) {
     // compare, bootstrap
     std::string arm_a, arm_b, arm_a1, arm_b1, arm_a2, arm_b2, stats_format = "text";
     CompareOptions compare;
-    double margin = 0;
+    double margin = 0, detect = 0;
     BootstrapOptions bootstrap;
   };
   auto a = std::make_shared<Args>();
@@ -283,6 +283,10 @@ void AddReportCommand(CLI::App& app) {
                     "The same position in every arm is the same seed");
   CLI::Option* margin = compare->add_option(
       "--margin", a->margin, "Equivalence margin, fixed before the runs (two one-sided tests)");
+  CLI::Option* detect = compare->add_option(
+      "--detect", a->detect,
+      "A difference the design should detect (e.g. the paper's): with --paired, prints the seeds "
+      "it needs at the spread of these");
   compare->add_option("--level", a->compare.level, "Confidence level; the tests' alpha is 1 - it")
       ->capture_default_str();
   compare->add_option("--power", a->compare.power, "Power of the smallest detectable difference")
@@ -292,7 +296,7 @@ void AddReportCommand(CLI::App& app) {
   compare->add_option("--format", a->stats_format, "text | json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  compare->callback([a, margin] {
+  compare->callback([a, margin, detect] {
     CompareOptions& o = a->compare;
     MAVG_CHECK(o.level > 0 && o.level < 1, "--level must lie between 0 and 1, not {}", o.level);
     MAVG_CHECK(o.power > 0 && o.power < 1, "--power must lie between 0 and 1, not {}", o.power);
@@ -300,6 +304,11 @@ void AddReportCommand(CLI::App& app) {
       MAVG_CHECK(std::isfinite(a->margin) && a->margin > 0, "--margin must be positive, not {}",
                  a->margin);
       o.margin = a->margin;
+    }
+    if (detect->count() > 0) {
+      MAVG_CHECK(std::isfinite(a->detect) && a->detect != 0,
+                 "--detect must be a non-zero number, not {}", a->detect);
+      o.detect = a->detect;
     }
     const bool two = !a->arm_a.empty() || !a->arm_b.empty();
     const bool four =

@@ -97,6 +97,20 @@ TDifference FromMoments(double estimate, double se, double df, int n, int left_o
   return d;
 }
 
+// The fewest seeds n (2 to 100) with (t_{q1,n-1} + t_{q2,n-1}) sd / sqrt(n) <= target;
+// kMoreSeeds when 100 are not enough, 0 without a spread or a target to reach.
+int FewestSeeds(double sd, double target, double q1, double q2) {
+  if (!std::isfinite(sd) || !(sd > 0) || !std::isfinite(target) || !(target > 0)) return 0;
+  for (int n = 2; n < kMoreSeeds; ++n) {
+    const double reach = (StudentTQuantile(q1, n - 1) + StudentTQuantile(q2, n - 1)) * sd;
+    if (reach / std::sqrt(n) <= target) return n;
+  }
+  return kMoreSeeds;
+}
+
+// The spread of the per-seed values behind a paired difference.
+double SeedSd(const TDifference& d) { return d.se * std::sqrt(static_cast<double>(d.n)); }
+
 // P(T >= x / se) with T ~ t(df), se > 0.
 double AtLeast(double x, double se, double df) {
   const double t = x / se;
@@ -116,6 +130,13 @@ std::optional<Equivalence> Tost(const TDifference& d, const CompareOptions& o) {
   e.ci_low = d.estimate - half;
   e.ci_high = d.estimate + half;
   e.equivalent = e.p_tost < e.alpha;
+  const double q_one = StudentTQuantile(1 - e.alpha, d.df);
+  e.smallest_margin = (q_one + StudentTQuantile((1 + o.power) / 2, d.df)) * d.se;
+  e.smallest_margin_upper = (q_one + StudentTQuantile(o.power, d.df)) * d.se;
+  if (o.paired) {
+    e.seeds_needed = FewestSeeds(SeedSd(d), e.margin, 1 - e.alpha, (1 + o.power) / 2);
+    e.seeds_needed_upper = FewestSeeds(SeedSd(d), e.margin, 1 - e.alpha, o.power);
+  }
   return e;
 }
 
@@ -166,6 +187,14 @@ void CheckCompareOptions(const CompareOptions& o) {
   CheckLevel(o.power, "the power");
   MAVG_CHECK(!o.margin || (std::isfinite(*o.margin) && *o.margin > 0),
              "the equivalence margin must be a positive number, not {}", o.margin.value_or(0));
+  MAVG_CHECK(!o.detect || std::isfinite(*o.detect),
+             "the difference to detect must be a number, not {}", o.detect.value_or(0));
+}
+
+// Paired: the seeds the difference to detect needs at this spread (TDifference::seeds_needed).
+void PlanSeeds(TDifference& d, const CompareOptions& o) {
+  if (!o.paired || !o.detect) return;
+  d.seeds_needed = FewestSeeds(SeedSd(d), std::fabs(*o.detect), 1 - (1 - o.level) / 2, o.power);
 }
 
 // Welch-Satterthwaite over independent means combined with signs +-1.
@@ -311,6 +340,7 @@ RankTest SignedRankTest(const Arm& a, const Arm& b, bool higher_is_better) {
   }
   r.statistic = observed / 2.0;
   r.p = TwoSidedP(prob, observed, total);
+  r.min_p = TwoSidedP(prob, total, total);  // every seed with b > a (or, alike, b < a)
   return r;
 }
 
@@ -343,7 +373,14 @@ RankTest RankSumTest(const Arm& a, const Arm& b, bool higher_is_better) {
   std::vector<double> prob(ways[nb].size());
   for (size_t s = 0; s < prob.size(); ++s) prob[s] = ways[nb][s] / subsets;
   // The doubled ranks always sum to n (n + 1), ties or not: E[sum] = nb (n + 1).
-  r.p = TwoSidedP(prob, observed, 2 * static_cast<int64_t>(nb * (n + 1)));
+  const int64_t twice_mean = 2 * static_cast<int64_t>(nb * (n + 1));
+  r.p = TwoSidedP(prob, observed, twice_mean);
+  // Every b above every a, or below: with ties the two need not be equally extreme.
+  std::vector<int64_t> sorted = rank;
+  std::sort(sorted.begin(), sorted.end());
+  const int64_t low = std::accumulate(sorted.begin(), sorted.begin() + nb, int64_t{0});
+  const int64_t high = std::accumulate(sorted.end() - nb, sorted.end(), int64_t{0});
+  r.min_p = std::min(TwoSidedP(prob, low, twice_mean), TwoSidedP(prob, high, twice_mean));
   r.statistic = observed / 2.0 - static_cast<double>(nb * (nb + 1)) / 2;
   return r;
 }
@@ -368,6 +405,7 @@ Comparison Compare(const Arm& a, const Arm& b, const CompareOptions& options) {
       }
     }
     c.diff = OneSample(d, left_out, options);
+    PlanSeeds(c.diff, options);
     c.rank = SignedRankTest(a, b, options.higher_is_better);
   } else {
     c.diff = Welch({&a, &b}, {-1, 1}, options);
@@ -376,6 +414,42 @@ Comparison Compare(const Arm& a, const Arm& b, const CompareOptions& options) {
   c.equivalence = Tost(c.diff, options);
   return c;
 }
+
+namespace {
+
+// b - a of one seed with collapsed runs as the worst outcome: +-inf where one collapsed (inf
+// toward the collapsed side: worse is higher unless higher_is_better), 0 where both did.
+double SeedDifference(const ArmValue& a, const ArmValue& b, bool higher_is_better) {
+  if (a.collapsed && b.collapsed) return 0;
+  if (a.collapsed || b.collapsed) return (b.collapsed ? 1 : -1) * (higher_is_better ? -kInf : kInf);
+  return b.value - a.value;
+}
+
+RankTest InteractionRankTest(const Arm& a1, const Arm& b1, const Arm& a2, const Arm& b2,
+                             bool higher_is_better) {
+  // The per-seed double differences as a paired comparison against 0: an infinite one becomes a
+  // collapsed member on the side it points to, which SignedRankTest ranks beyond every number.
+  Arm zero, value;
+  for (size_t i = 0; i < a1.size(); ++i) {
+    const double d1 = SeedDifference(a1[i], b1[i], higher_is_better);
+    const double d2 = SeedDifference(a2[i], b2[i], higher_is_better);
+    const double x = std::isinf(d1) && std::isinf(d2) && (d1 > 0) == (d2 > 0) ? 0 : d2 - d1;
+    // RankKey puts a collapsed value at +inf (or -inf when higher is better): x = +inf is b's
+    // side collapsed unless higher is better, and so on.
+    const bool up = x > 0;
+    if (std::isinf(x)) {
+      const bool b_side = up != higher_is_better;
+      zero.push_back(b_side ? ArmValue{0, false} : ArmValue{0, true});
+      value.push_back(b_side ? ArmValue{0, true} : ArmValue{0, false});
+    } else {
+      zero.push_back({0, false});
+      value.push_back({x, false});
+    }
+  }
+  return SignedRankTest(zero, value, higher_is_better);
+}
+
+}  // namespace
 
 Interaction CompareInteraction(const Arm& a1, const Arm& b1, const Arm& a2, const Arm& b2,
                                const CompareOptions& options) {
@@ -396,6 +470,8 @@ Interaction CompareInteraction(const Arm& a1, const Arm& b1, const Arm& a2, cons
       }
     }
     r.diff = OneSample(d, left_out, options);
+    PlanSeeds(r.diff, options);
+    r.rank = InteractionRankTest(a1, b1, a2, b2, options.higher_is_better);
   } else {
     r.diff = Welch({&a1, &b1, &a2, &b2}, {1, -1, -1, 1}, options);
   }

@@ -59,7 +59,13 @@ struct TDifference {
                      // with the given power: (t_{1-alpha/2,df} + t_{power,df}) se
   int n = 0;         // paired: seeds used; otherwise the values used over all arms
   int left_out = 0;  // paired: seeds with a collapsed member; otherwise collapsed values
+  // Paired, with CompareOptions::detect: the fewest seeds whose mdd, at the spread these seeds
+  // show (sd = se sqrt(n)), is at most |detect|; kMoreSeeds when 100 are not enough, 0 when it
+  // cannot be computed (not paired, no detect, no spread). A planning figure: the spread of a
+  // few seeds is itself uncertain.
+  int seeds_needed = 0;
 };
+inline constexpr int kMoreSeeds = 101;
 
 // Two one-sided tests against a margin fixed in advance: H0 |b - a| >= margin, rejected at
 // alpha = 1 - level when both one-sided p < alpha, i.e. when the 1 - 2 alpha interval (90 % for
@@ -73,6 +79,13 @@ struct Equivalence {
   double ci_level = 0;
   double ci_low = 0, ci_high = 0;
   bool equivalent = false;
+  // The smallest margin these runs could show with the given power when the true difference is
+  // 0: both sides (TOST), (t_{1-alpha,df} + t_{(1+power)/2,df}) se; the upper side alone
+  // (non-inferiority: b - a < +margin), (t_{1-alpha,df} + t_{power,df}) se. A margin below
+  // them is out of these runs' reach, so a "not shown" there is no evidence of a difference.
+  double smallest_margin = 0, smallest_margin_upper = 0;
+  // Paired: the fewest seeds for which those reach `margin` at this spread (as seeds_needed).
+  int seeds_needed = 0, seeds_needed_upper = 0;
 };
 
 // Exact rank tests over every value, collapsed runs included as the worst outcomes (ties by
@@ -91,6 +104,10 @@ struct RankTest {
   // -inf when higher is better.
   double statistic = 0;
   double p = 1;
+  // The smallest p these ranks allow (every seed, or every value, on one arm's side): the exact
+  // test cannot reject below it, e.g. 2 / 2^n for n seeds without ties (0.25 at 3, 0.0625 at 5),
+  // so a rank test on fewer than 6 pairs never reaches p < 0.05.
+  double min_p = 1;
   int n = 0;      // Wilcoxon: seeds with b != a; Mann-Whitney: all values of both arms
   int zeros = 0;  // Wilcoxon: seeds with b == a (both collapsed counts as equal), left out
 };
@@ -103,6 +120,7 @@ struct CompareOptions {
   double level = 0.95;            // of the interval; the tests' alpha is 1 - level
   double power = 0.8;             // of the smallest detectable difference
   std::optional<double> margin;   // equivalence margin (> 0), fixed before the runs
+  std::optional<double> detect;   // a difference the design should detect (e.g. the paper's)
   bool higher_is_better = false;  // which side a collapsed run lies on (WER: lower is better)
 };
 
@@ -119,10 +137,15 @@ Comparison Compare(const Arm& a, const Arm& b, const CompareOptions& options);
 // second (e.g. 32 workers); the estimate (b2 - a2) - (b1 - a1). Paired: the four arms share
 // seeds (equal sizes), the per-seed double difference has n - 1 df and a seed with any collapsed
 // member is left out; otherwise four independent means with a Welch-Satterthwaite df.
+// Paired, the rank test keeps every seed: a seed's double difference with collapsed runs takes
+// b - a = +inf where only b collapsed, -inf where only a did, 0 where both did, and the signed
+// rank test runs on those (an infinite one ranks beyond every finite one; +inf - +inf counts as
+// no interaction). Unpaired: none (n = 0, p = 1; the JSON leaves it out).
 struct Interaction {
   Comparison first, second;  // b1 vs a1 and b2 vs a2
   TDifference diff;
   std::optional<Equivalence> equivalence;
+  RankTest rank;
 };
 Interaction CompareInteraction(const Arm& a1, const Arm& b1, const Arm& a2, const Arm& b2,
                                const CompareOptions& options);

@@ -32,6 +32,14 @@ json ArmJson(const ArmSummary& s) {
           {"sd", NumberOrNull(s.sd)}};
 }
 
+// A seed count: null when it could not be computed (0).
+json SeedsJson(int seeds) { return seeds > 0 ? json(seeds) : json(nullptr); }
+
+std::string SeedsText(int seeds) {
+  return seeds == kMoreSeeds ? fmt::format("more than {}", kMoreSeeds - 1)
+                             : fmt::format("{}", seeds);
+}
+
 json DifferenceJson(const TDifference& d) {
   return {{"estimate", NumberOrNull(d.estimate)},
           {"se", NumberOrNull(d.se)},
@@ -42,14 +50,25 @@ json DifferenceJson(const TDifference& d) {
           {"ci_high", NumberOrNull(d.ci_high)},
           {"mdd", NumberOrNull(d.mdd)},
           {"n", d.n},
-          {"left_out", d.left_out}};
+          {"left_out", d.left_out},
+          {"seeds_needed", SeedsJson(d.seeds_needed)}};
 }
 
 json EquivalenceJson(const std::optional<Equivalence>& e) {
   if (!e) return nullptr;
-  return {{"margin", e->margin},   {"alpha", e->alpha},     {"p_lower", e->p_lower},
-          {"p_upper", e->p_upper}, {"p_tost", e->p_tost},   {"ci_level", e->ci_level},
-          {"ci_low", e->ci_low},   {"ci_high", e->ci_high}, {"equivalent", e->equivalent}};
+  return {{"margin", e->margin},
+          {"alpha", e->alpha},
+          {"p_lower", e->p_lower},
+          {"p_upper", e->p_upper},
+          {"p_tost", e->p_tost},
+          {"ci_level", e->ci_level},
+          {"ci_low", e->ci_low},
+          {"ci_high", e->ci_high},
+          {"equivalent", e->equivalent},
+          {"smallest_margin", e->smallest_margin},
+          {"smallest_margin_upper", e->smallest_margin_upper},
+          {"seeds_needed", SeedsJson(e->seeds_needed)},
+          {"seeds_needed_upper", SeedsJson(e->seeds_needed_upper)}};
 }
 
 json OptionsJson(const char* kind, const CompareOptions& o) {
@@ -58,7 +77,26 @@ json OptionsJson(const char* kind, const CompareOptions& o) {
           {"level", o.level},
           {"power", o.power},
           {"margin", o.margin ? json(*o.margin) : json(nullptr)},
+          {"detect", o.detect ? json(*o.detect) : json(nullptr)},
           {"higher_is_better", o.higher_is_better}};
+}
+
+json RankJson(const RankTest& r) {
+  return {{"method", std::string(ToString(r.method))},
+          {"statistic", r.statistic},
+          {"p", r.p},
+          {"min_p", r.min_p},
+          {"n", r.n},
+          {"zeros", r.zeros}};
+}
+
+std::string RankLine(const RankTest& r) {
+  std::string text = fmt::format(
+      "rank test ({}, exact, collapsed runs as the worst outcomes): statistic {}, p {} (at "
+      "least {} with these ranks), n {}",
+      ToString(r.method), Fmt(r.statistic), Fmt(r.p), Fmt(r.min_p), r.n);
+  if (r.zeros > 0) text += fmt::format(" ({} equal pairs left out)", r.zeros);
+  return text + "\n";
 }
 
 // The parts of a comparison without the options.
@@ -67,12 +105,7 @@ json ComparisonParts(const Comparison& c) {
           {"b", ArmJson(c.b)},
           {"difference", DifferenceJson(c.diff)},
           {"equivalence", EquivalenceJson(c.equivalence)},
-          {"rank_test",
-           {{"method", std::string(ToString(c.rank.method))},
-            {"statistic", c.rank.statistic},
-            {"p", c.rank.p},
-            {"n", c.rank.n},
-            {"zeros", c.rank.zeros}}}};
+          {"rank_test", RankJson(c.rank)}};
 }
 
 std::string ArmLine(const char* name, const ArmSummary& s) {
@@ -86,11 +119,16 @@ std::string DifferenceLines(const char* what, const TDifference& d, const Compar
       o.paired ? fmt::format("paired by seed: {} seeds, {} with a collapsed run left out", d.n,
                              d.left_out)
                : fmt::format("Welch: {} values, {} collapsed left out", d.n, d.left_out);
-  return fmt::format(
+  std::string text = fmt::format(
       "{}: {}, {} CI [{}, {}], se {}, df {}, t {}, p {} ({})\n"
-      "smallest detectable difference (alpha {:g}, power {:g}): {}\n",
+      "smallest detectable difference (alpha {:g}, power {:g}): {}",
       what, Fmt(d.estimate), LevelText(o.level), Fmt(d.ci_low), Fmt(d.ci_high), Fmt(d.se),
       Fmt(d.df), Fmt(d.t), Fmt(d.p), used, 1 - o.level, o.power, Fmt(d.mdd));
+  if (d.seeds_needed > 0) {
+    text += fmt::format("; {:g} needs {} seeds at this spread", std::fabs(*o.detect),
+                        SeedsText(d.seeds_needed));
+  }
+  return text + "\n";
 }
 
 std::string EquivalenceLine(const std::optional<Equivalence>& e, const CompareOptions& o) {
@@ -99,20 +137,22 @@ std::string EquivalenceLine(const std::optional<Equivalence>& e, const CompareOp
                        Fmt(*o.margin));
   }
   if (!e) return "";
-  return fmt::format(
-      "equivalence within +-{} (two one-sided tests, alpha {:g}): p {}, {} CI [{}, {}]: {}\n",
+  std::string text = fmt::format(
+      "equivalence within +-{} (two one-sided tests, alpha {:g}): p {}, {} CI [{}, {}]: {}\n"
+      "smallest margin these runs could show (power {:g}, true difference 0): {}",
       Fmt(e->margin), e->alpha, Fmt(e->p_tost), LevelText(e->ci_level), Fmt(e->ci_low),
-      Fmt(e->ci_high), e->equivalent ? "equivalent" : "not shown equivalent");
+      Fmt(e->ci_high), e->equivalent ? "equivalent" : "not shown equivalent", o.power,
+      Fmt(e->smallest_margin));
+  if (e->seeds_needed > 0) {
+    text += fmt::format("; +-{} needs {} seeds at this spread", Fmt(e->margin),
+                        SeedsText(e->seeds_needed));
+  }
+  return text + "\n";
 }
 
 std::string ComparisonLines(const char* what, const Comparison& c, const CompareOptions& o) {
-  std::string text = ArmLine("a", c.a) + ArmLine("b", c.b) + DifferenceLines(what, c.diff, o) +
-                     EquivalenceLine(c.equivalence, o);
-  text += fmt::format(
-      "rank test ({}, exact, collapsed runs as the worst outcomes): statistic {}, p {}, n {}",
-      ToString(c.rank.method), Fmt(c.rank.statistic), Fmt(c.rank.p), c.rank.n);
-  if (c.rank.zeros > 0) text += fmt::format(" ({} equal pairs left out)", c.rank.zeros);
-  return text + "\n";
+  return ArmLine("a", c.a) + ArmLine("b", c.b) + DifferenceLines(what, c.diff, o) +
+         EquivalenceLine(c.equivalence, o) + RankLine(c.rank);
 }
 
 }  // namespace
@@ -156,6 +196,7 @@ json InteractionJson(const Interaction& r, const CompareOptions& options) {
   j["second"] = ComparisonParts(r.second);
   j["interaction"] = DifferenceJson(r.diff);
   j["equivalence"] = EquivalenceJson(r.equivalence);
+  if (options.paired) j["rank_test"] = RankJson(r.rank);
   return j;
 }
 
@@ -177,7 +218,7 @@ std::string InteractionText(const Interaction& r, const CompareOptions& options)
   return "first setting (a1, b1):\n" + ComparisonLines("b1 - a1", r.first, options) +
          "\nsecond setting (a2, b2):\n" + ComparisonLines("b2 - a2", r.second, options) +
          "\ninteraction:\n" + DifferenceLines("(b2 - a2) - (b1 - a1)", r.diff, options) +
-         EquivalenceLine(r.equivalence, options);
+         EquivalenceLine(r.equivalence, options) + (options.paired ? RankLine(r.rank) : "");
 }
 
 std::string BootstrapText(const BootstrapResult& r, const BootstrapOptions& options) {

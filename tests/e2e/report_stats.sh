@@ -12,14 +12,25 @@ assert j["kind"] == "compare" and j["paired"] is True and j["level"] == 0.95, j
 for arm in ("a", "b"):
     assert set(j[arm]) == {"n", "collapsed", "mean", "sd"}, j[arm]
 d = j["difference"]
-assert set(d) == {"estimate", "se", "df", "t", "p", "ci_low", "ci_high", "mdd", "n", "left_out"}, d
+assert set(d) == {"estimate", "se", "df", "t", "p", "ci_low", "ci_high", "mdd", "n", "left_out",
+                  "seeds_needed"}, d
+assert d["seeds_needed"] is None, d  # nothing to detect given
 assert abs(d["estimate"] - 7 / 15) < 1e-9 and d["df"] == 2 and abs(d["t"] - 14) < 1e-6, d
 e = j["equivalence"]
 assert e["equivalent"] is True and abs(e["ci_level"] - 0.9) < 1e-12, e
+assert 0 < e["smallest_margin_upper"] < e["smallest_margin"] and e["seeds_needed"] >= 2, e
 r = j["rank_test"]
 assert r["method"] == "wilcoxon_signed_rank" and r["statistic"] == 6 and r["p"] == 0.25, r
+assert r["min_p"] == 0.25, r  # 3 seeds cannot go below 2 / 2^3
 PY
 echo "ok: compare json"
+# --detect: the seeds a difference needs at this spread (sd 1: 10 seeds for 1, 34 for 0.5).
+"$MAVG" report compare --a 0,0,0 --b 0,1,2 --paired --detect 0.5 --format json > d.json
+python3 -c "import json; j = json.load(open('d.json')); assert j['detect'] == 0.5 and \
+j['difference']['seeds_needed'] == 34, j"
+"$MAVG" report compare --a 0,0,0 --b 0,1,2 --paired --detect 1 | contains "1 needs 10 seeds" ||
+  fail "the text lacks the seeds needed: $("$MAVG" report compare --a 0,0,0 --b 0,1,2 --paired --detect 1)"
+expect_error "--detect must be a non-zero number" "$MAVG" report compare --a 1,2 --b 1,2 --detect 0
 
 # A collapsed run: left out of the t part, kept by the rank test (3 against 3, p = 0.1).
 "$MAVG" report compare --a 9.2,9.3,9.4 --b 11.4,31.5,collapsed --format json > x.json
@@ -42,6 +53,18 @@ assert j["kind"] == "interaction", j
 assert abs(j["interaction"]["estimate"] - 1) < 1e-12, j
 assert abs(j["interaction"]["df"] - 100 / 17) < 1e-9, j
 assert j["first"]["rank_test"]["method"] == "mann_whitney_u", j
+assert "rank_test" not in j, j  # unpaired: no rank test on the interaction
+PY
+# Paired, with Table 2's collapse at 32 workers: the interval sees 2 seeds, the rank test 3.
+"$MAVG" report compare --paired --a1 15.6,15.7,15.5 --b1 14.7,14.8,14.6 --a2 11.4,31.5,x \
+  --b2 9.2,9.3,9.4 --format json > ip.json
+python3 - ip.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["interaction"]["n"] == 2 and j["interaction"]["left_out"] == 1, j
+r = j["rank_test"]
+assert r["method"] == "wilcoxon_signed_rank" and r["n"] == 3 and r["statistic"] == 0, r
+assert r["p"] == 0.25 and r["min_p"] == 0.25, r
 PY
 echo "ok: interaction"
 

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numbers>
 
@@ -242,6 +244,49 @@ TEST(Stats, EquivalenceOnBothSidesOfTheMargin) {
   EXPECT_THROW(Compare(a, b, o), Error);
 }
 
+// The seeds a design needs: for a paired effect of one standard deviation (alpha 0.05, power
+// 0.8) the t-based formula gives 10 seeds, as the usual sample-size tables for a one-sample t
+// test with effect size 1; half a standard deviation needs 34. The count is the fewest that
+// reach the target. The smallest margin, with t(2) in closed form.
+TEST(Stats, SeedsNeededAndSmallestMargin) {
+  CompareOptions o;
+  o.paired = true;
+  const Arm a = Values({0, 0, 0}), b = Values({0, 1, 2});  // differences: mean 1, sd 1
+  const auto reach = [&](int n, double q2) {
+    return (StudentTQuantile(0.975, n - 1) + StudentTQuantile(q2, n - 1)) / std::sqrt(n);
+  };
+  EXPECT_EQ(Compare(a, b, o).diff.seeds_needed, 0);  // nothing to detect
+  o.detect = 1;
+  EXPECT_EQ(Compare(a, b, o).diff.seeds_needed, 10);
+  EXPECT_LE(reach(10, 0.8), 1);
+  EXPECT_GT(reach(9, 0.8), 1);
+  o.detect = -0.5;  // either sign
+  EXPECT_EQ(Compare(a, b, o).diff.seeds_needed, 34);
+  o.detect = 0.01;
+  EXPECT_EQ(Compare(a, b, o).diff.seeds_needed, kMoreSeeds);
+  o.detect = 1;
+  EXPECT_EQ(Compare(a, Values({1, 1, 1}), o).diff.seeds_needed, 0);  // no spread to plan from
+  o.paired = false;
+  EXPECT_EQ(Compare(a, b, o).diff.seeds_needed, 0);  // planned for paired designs only
+  o.paired = true;
+  o.margin = 0.5;
+  const Equivalence e = *Compare(a, b, o).equivalence;
+  const double se = 1 / std::sqrt(3.0);
+  EXPECT_NEAR(e.smallest_margin, (Quantile2(0.95) + Quantile2(0.9)) * se, 1e-10);
+  EXPECT_NEAR(e.smallest_margin_upper, (Quantile2(0.95) + Quantile2(0.8)) * se, 1e-10);
+  EXPECT_GT(e.smallest_margin, e.smallest_margin_upper);
+  const auto margin_reach = [](int n, double q2) {
+    return (StudentTQuantile(0.95, n - 1) + StudentTQuantile(q2, n - 1)) / std::sqrt(n);
+  };
+  EXPECT_LE(margin_reach(e.seeds_needed, 0.9), 0.5);
+  EXPECT_GT(margin_reach(e.seeds_needed - 1, 0.9), 0.5);
+  EXPECT_LE(margin_reach(e.seeds_needed_upper, 0.8), 0.5);
+  EXPECT_GT(margin_reach(e.seeds_needed_upper - 1, 0.8), 0.5);
+  EXPECT_LT(e.seeds_needed_upper, e.seeds_needed);
+  o.detect = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(Compare(a, b, o), Error);
+}
+
 // Brute force: every sign pattern (Wilcoxon) or every split (Mann-Whitney) of the pooled values,
 // mid-ranks computed directly, p = P(|S - E| >= |s - E|).
 double MidRank(const std::vector<double>& x, size_t i) {
@@ -304,6 +349,7 @@ TEST(Stats, RankTestsSmallCasesByHand) {
   const RankTest mw = RankSumTest(Values({1, 2, 3}), Values({4, 5, 6}), false);
   EXPECT_EQ(mw.method, RankMethod::kMannWhitneyU);
   EXPECT_NEAR(mw.p, 0.1, 1e-15);
+  EXPECT_NEAR(mw.min_p, 0.1, 1e-15);  // no split of 3 against 3 goes below it
   EXPECT_EQ(mw.statistic, 9);  // every (a, b) pair has b > a
   EXPECT_EQ(RankSumTest(Values({4, 5, 6}), Values({1, 2, 3}), false).statistic, 0);
   // Interleaved 1 4 | 2 3: R_b = 5 = E, p = 1.
@@ -314,8 +360,14 @@ TEST(Stats, RankTestsSmallCasesByHand) {
   const RankTest w = SignedRankTest(Values({1, 2, 3, 4, 5}), Values({1.5, 2.7, 3.1, 5, 9}), false);
   EXPECT_EQ(w.method, RankMethod::kWilcoxonSignedRank);
   EXPECT_NEAR(w.p, 0.0625, 1e-15);
+  EXPECT_NEAR(w.min_p, 0.0625, 1e-15);  // 5 seeds cannot reach p < 0.05
   EXPECT_EQ(w.statistic, 15);
   EXPECT_EQ(w.n, 5);
+  // 6 seeds can: 2 / 2^6; a seed the other way raises p, not the floor.
+  const RankTest six =
+      SignedRankTest(Values({1, 2, 3, 4, 5, 6}), Values({0.9, 2.7, 3.5, 5, 9, 8}), false);
+  EXPECT_NEAR(six.min_p, 2.0 / 64, 1e-15);
+  EXPECT_GT(six.p, six.min_p);
   // One seed the other way, the smallest |d|: W+ = 14, |14 - 7.5| >= 6.5 in 4 of 32 patterns.
   EXPECT_NEAR(SignedRankTest(Values({1, 2, 3, 4, 5}), Values({0.9, 2.7, 3.5, 5, 9}), false).p,
               0.125, 1e-15);
@@ -324,6 +376,7 @@ TEST(Stats, RankTestsSmallCasesByHand) {
   EXPECT_EQ(z.zeros, 1);
   EXPECT_EQ(z.n, 2);
   EXPECT_NEAR(z.p, 0.5, 1e-15);
+  EXPECT_NEAR(z.min_p, 0.5, 1e-15);
 }
 
 TEST(Stats, RankTestsMatchBruteForceWithTies) {
@@ -336,13 +389,29 @@ TEST(Stats, RankTestsMatchBruteForceWithTies) {
     for (size_t i = 0; i < nb; ++i) b.push_back(static_cast<double>(rng.Below(5)));
     for (double x : a) arm_a.push_back({x, false});
     for (double x : b) arm_b.push_back({x, false});
-    EXPECT_NEAR(RankSumTest(arm_a, arm_b, false).p, BruteRankSumP(a, b), 1e-12) << trial;
+    const RankTest mw = RankSumTest(arm_a, arm_b, false);
+    EXPECT_NEAR(mw.p, BruteRankSumP(a, b), 1e-12) << trial;
+    // The floor: the same values with every b above every a, or every b below.
+    std::vector<double> pooled = a;
+    pooled.insert(pooled.end(), b.begin(), b.end());
+    std::sort(pooled.begin(), pooled.end());
+    const std::vector<double> low(pooled.begin(), pooled.begin() + na),
+        high(pooled.begin() + na, pooled.end()), low_b(pooled.begin(), pooled.begin() + nb),
+        high_a(pooled.begin() + nb, pooled.end());
+    EXPECT_NEAR(mw.min_p, std::min(BruteRankSumP(low, high), BruteRankSumP(high_a, low_b)),
+                1e-12)
+        << trial;
+    EXPECT_LE(mw.min_p, mw.p + 1e-15) << trial;
     const size_t n = std::min(na, nb);
     std::vector<double> d;
     for (size_t i = 0; i < n; ++i) d.push_back(b[i] - a[i]);
     arm_a.resize(n);
     arm_b.resize(n);
-    EXPECT_NEAR(SignedRankTest(arm_a, arm_b, false).p, BruteSignedRankP(d), 1e-12) << trial;
+    const RankTest w = SignedRankTest(arm_a, arm_b, false);
+    EXPECT_NEAR(w.p, BruteSignedRankP(d), 1e-12) << trial;
+    std::vector<double> same_side;  // every seed's |d| with b above a
+    for (double x : d) same_side.push_back(std::fabs(x));
+    EXPECT_NEAR(w.min_p, BruteSignedRankP(same_side), 1e-12) << trial;
   }
 }
 
@@ -427,7 +496,65 @@ TEST(Stats, InteractionPairedByHand) {
   EXPECT_EQ(l.diff.n, 3);
   EXPECT_EQ(l.diff.left_out, 1);
   EXPECT_NEAR(l.diff.estimate, 1, 1e-12);
+  // ... but the rank test keeps it: its double difference is +inf (b2 collapsed), the largest
+  // rank, and all four seeds point up: W+ = 10, p = 2 / 2^4.
+  EXPECT_EQ(l.rank.n, 4);
+  EXPECT_EQ(l.rank.statistic, 10);
+  EXPECT_NEAR(l.rank.p, 0.125, 1e-15);
   EXPECT_THROW(CompareInteraction(a1, b1, a2, Values({1, 2}), o), Error);
+}
+
+// Table 2 at 32 workers as the issue describes it: random init 11.4 / 31.5 / collapsed, RBM
+// 9.2 / 9.3 / 9.4, against 1 worker where RBM wins by 0.9. Every seed's interaction points the
+// same way (RBM helps more at 32), the collapsed seed most: the t part sees 2 seeds, the rank
+// test 3, with W+ = 0 and p at its floor 2 / 2^3.
+TEST(Stats, InteractionRankTestCountsCollapses) {
+  CompareOptions o;
+  o.paired = true;
+  const Arm a1 = Values({15.6, 15.7, 15.5}), b1 = Values({14.7, 14.8, 14.6});
+  Arm a2 = Values({11.4, 31.5});
+  a2.push_back(Collapsed());
+  const Arm b2 = Values({9.2, 9.3, 9.4});
+  const Interaction r = CompareInteraction(a1, b1, a2, b2, o);
+  EXPECT_EQ(r.diff.n, 2);
+  EXPECT_EQ(r.rank.method, RankMethod::kWilcoxonSignedRank);
+  EXPECT_EQ(r.rank.n, 3);
+  EXPECT_EQ(r.rank.statistic, 0);
+  EXPECT_NEAR(r.rank.p, 0.25, 1e-15);
+  EXPECT_NEAR(r.rank.min_p, 0.25, 1e-15);
+  // The same seeds as a paired comparison of the double differences by hand: -1.3, -21.3 and a
+  // collapse on a's side.
+  Arm zero = Values({0, 0});
+  zero.push_back(Collapsed());
+  const RankTest by_hand = SignedRankTest(zero, Values({-1.3, -21.3, 0}), false);
+  EXPECT_EQ(r.rank.statistic, by_hand.statistic);
+  EXPECT_NEAR(r.rank.p, by_hand.p, 1e-15);
+  // Both arms collapsed at a setting: b - a = 0 there. b collapsed at both settings: +inf - +inf
+  // is no interaction (a zero, left out). a1 collapsed and b2 collapsed: +inf, the top rank.
+  Arm c1 = b1, c2 = b2;
+  c1[0] = Collapsed();
+  c2[0] = Collapsed();
+  const Interaction both = CompareInteraction(a1, c1, Values({1, 2, 3}), c2, o);
+  EXPECT_EQ(both.rank.zeros, 1);
+  EXPECT_EQ(both.rank.n, 2);
+  Arm d1 = a1;
+  d1[0] = Collapsed();
+  const Interaction up = CompareInteraction(d1, b1, Values({1, 2, 3}), c2, o);
+  EXPECT_EQ(up.rank.n, 3);
+  EXPECT_GE(up.rank.statistic, 3);  // the +inf seed holds rank 3
+  // Higher is better (accuracy): the mirror image, negated values, gives the same p and the
+  // complementary W+.
+  CompareOptions h = o;
+  h.higher_is_better = true;
+  const auto neg = [](Arm arm) {
+    for (ArmValue& v : arm) v.value = -v.value;
+    return arm;
+  };
+  const Interaction m = CompareInteraction(neg(a1), neg(b1), neg(a2), neg(b2), h);
+  EXPECT_NEAR(m.rank.p, r.rank.p, 1e-15);
+  EXPECT_EQ(m.rank.statistic, 6 - r.rank.statistic);
+  // Unpaired: no rank test.
+  EXPECT_EQ(CompareInteraction(a1, b1, a2, b2, {}).rank.n, 0);
 }
 
 // Unpaired: means 2, 4, 3, 6 give (6 - 3) - (4 - 2) = 1; variances 1, 4, 4, 1 over 3 each:
@@ -576,6 +703,11 @@ TEST(StatsReport, JsonKeys) {
   EXPECT_NEAR(j["equivalence"]["ci_level"].get<double>(), 0.9, 1e-12);
   EXPECT_TRUE(j["equivalence"]["equivalent"].is_boolean());
   EXPECT_EQ(j["rank_test"]["method"], "wilcoxon_signed_rank");
+  EXPECT_TRUE(j["rank_test"]["min_p"].is_number());
+  EXPECT_TRUE(j["difference"]["seeds_needed"].is_null());  // no --detect
+  for (const char* key : {"smallest_margin", "smallest_margin_upper", "seeds_needed"}) {
+    EXPECT_TRUE(j["equivalence"][key].is_number()) << key;
+  }
   // What cannot be computed is null, not a made-up number.
   const nlohmann::json n = ComparisonJson(Compare(Values({1}), Values({2}), {}), {});
   EXPECT_TRUE(n["difference"]["se"].is_null());
