@@ -83,10 +83,10 @@ assert not not_run, not_run
 effects = md.split("## The effects, side by side")[1].split("\n## ")[0]
 rows = [l for l in effects.splitlines() if l.startswith("| ") and "| effect |" not in l]
 assert len(rows) == 19, rows  # Table 1 at 3 worker counts, 2: 5, 3: 1, 4: 3, 5: 2, 6: 4 + tuned SGD
-verdict = r"(yes|no \([^|]*\)|too few runs[^|]*|not judged[^|]*|reported[^|]*)"
+verdict = r"(yes( \(rank test\))?|no \([^|]*\)|too few runs[^|]*|not judged[^|]*|reported[^|]*)"
 for r in rows:
     assert re.search(r"\| " + verdict + r" \|$", r), r
-    if r.endswith("| yes |") or "| no (" in r:  # judged: an interval and its smallest detectable Δ
+    if (r.endswith("| yes |") or "| no (" in r) and "rank test" not in r:  # judged by t: an interval
         assert re.search(r"\| [-+]\d+\.\d\d \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\] \(n=2", r), r
 assert any("NG-SGD beats tuned SGD (lr " in r for r in rows), "no tuned SGD effect"
 assert sum("interaction:" in r for r in rows) == 5, rows
@@ -98,6 +98,7 @@ assert listed == disagree, (listed, disagree)
 assert re.search(r"^Test set: 30 utterances, \d+ words", md, re.M), "no test set size"
 assert re.search(r"^Seeds \(`seed` per replicate", md, re.M) and re.search(r"^CPU-hours: \d", md, re.M)
 assert "Finished runs by GEMM kernels" in md
+assert re.search(r"^Finished runs by CPU \(`build.cpu` in result.json\): `[^`]+` \d+\.$", md, re.M), md
 boot = md.split("## Paired bootstrap")[1].split("\n## ")[0]
 assert len(re.findall(r"^\| \d \| .* \| [01] \| [-+]\d+\.\d\d \| \[", boot, re.M)) >= 20, boot
 scale = md.split("## The scale study")[1].split("\n## ")[0]
@@ -114,8 +115,12 @@ assert "| the paper, 16 GPUs (model) | 0.0" in speed and "| ours, 2 workers (Tab
 # Time to target first; the paper's measured and the model's speedups (the paper's setup) beside.
 assert "| workers | time to target s (projected from simulated workers, no network) |" in speed
 # (blank time to target: no replicate reached the 1-worker runs' CV loss, which toy runs may not)
-assert re.search(r"^\| 2 \| [\d.]* \| \d of 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1.39 \| 1.92 \|$",
+assert re.search(r"^\| 2 \| [\d.]* \| \d of 2 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1.39 \| 1.92 \| [^|]+ \|$",
                  speed, re.M), speed
+# Table 3's many-worker speedup per averaging interval, beside the paper's measured ones.
+t3 = speed.split("Table 3's 2 workers by averaging interval")[1].split("\n\n", 2)[1]
+assert re.search(r"^\| every 1 \| [\d.]* \| [\d.]+ \| [\d.]+ \| 9.32 \|$", t3, re.M), t3
+assert re.search(r"^\| every 2 \| [\d.]* \| [\d.]+ \| [\d.]+ \| 10.07 \|$", t3, re.M), t3
 figs = re.findall(r"!\[([^]]*)\]\(([^)]+)\)", md)
 assert sorted(n for n, _ in figs) == sorted([f"table{t}-curves" for t in range(1, 7)] +
                                             ["scale-effects", "table1-speedup"]), figs
@@ -142,6 +147,10 @@ n = db.execute("UPDATE results SET value = '00000000deadbeef' WHERE key = 'pretr
                "run_id = (SELECT run_id FROM sweep_runs WHERE sweep = 'table1' AND replicate = 0 "
                "AND axes_json LIKE '%workers\",\"2\"%')").rowcount
 assert n == 1, "table1's 2-worker run of replicate 0 has no pretrain_key"
+# One finished run made on another CPU.
+n = db.execute("UPDATE env SET value = 'Another CPU' WHERE key = 'build.cpu' AND run_id = "
+               "(SELECT run_id FROM sweep_runs WHERE sweep = 'table5' LIMIT 1)").rowcount
+assert n == 1, "table5's runs name no CPU"
 db.commit()
 PY
 /usr/bin/python3 analysis/reproduction.py partial.db --out partial/reproduction.md \
@@ -155,16 +164,22 @@ grep -Eq '^\| 3 \| .*\| (too few runs|[^|]*provisional)[^|]*\|$' partial/reprodu
 grep -q '^| 2 workers, every 2 | 1 + 1 running |' partial/reproduction.md ||
   fail "the running run is not shown: $(grep 'every 2 |' partial/reproduction.md)"
 grep -q '^| 1 | .*provisional' partial/reproduction.md && fail "a finished table is provisional"
+grep -Eq '^Finished runs by CPU .*`Another CPU` 1 — \*\*more than one CPU' partial/reproduction.md ||
+  fail "runs from two CPUs are not flagged: $(grep '^Finished runs by CPU' partial/reproduction.md)"
 # (that run is also the 2-worker baseline of Tables 2 and 4-6, so their effects are flagged too)
 grep -q '^| 1 | .* 2 workers) |.* (1 replicate(s) on different RBM stacks' partial/reproduction.md ||
   fail "pairs on different RBM stacks are not flagged: $(grep '^| 1 |' partial/reproduction.md)"
 grep -q 'different RBM stacks:' doc/reproduction.md &&
   fail "pairs flagged on different stacks in the full run: $(grep 'different RBM stacks:' doc/reproduction.md)"
-grep -Eq '^\| sgd( \+ max-change)?, 2 w \| 1 \+ 1 collapsed \|' partial/reproduction.md ||
+grep -Eq '^\| sgd( \+ max-change)?, 2 w \| 1 \+ 1 collapsed \(WER [0-9.]+\) \|' partial/reproduction.md ||
   fail "a collapsed run is not counted in its cell: $(grep '^| sgd' partial/reproduction.md)"
 grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \| [^|]* \| [^|]*\(n=1, 1 left out\) \|' \
   partial/reproduction.md ||
   fail "a collapsed run's pair is not left out of Δ: $(grep '^| 6 |' partial/reproduction.md)"
+# ... and the rank test decides it, or says it cannot: 2 pairs cannot go below p = 0.5.
+grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \|.*\| [01]\.[05]0 \(floor 0\.50\) \|.*\| too few runs: a collapsed pair, and a rank test on 2 pairs cannot go below p = 0\.50' \
+  partial/reproduction.md ||
+  fail "a collapsed pair is not left to the rank test: $(grep '^| 6 |' partial/reproduction.md)"
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
 scripts/reproduce.sh "${parts[@]}" > run2.txt 2>&1
@@ -175,6 +190,11 @@ cmp -s first.md doc/reproduction.md || fail "the rerun wrote a different page"
 [ -f arch/mavg.sql ] && [ -z "$(find arch -name model.bin -o -name checkpoint)" ] ||
   fail "the archive lacks its SQL or holds models: $(ls arch)"
 [ -n "$(find arch/cache -name dbn.bin)" ] || fail "the archive holds no RBM stack"
+# A note written into archive.json by hand is kept when the archive is saved again.
+/usr/bin/python3 -c "import json; m = json.load(open('arch/archive.json')); m['notes'] = ['by hand']
+json.dump(m, open('arch/archive.json', 'w'))"
+scripts/reproduce.sh --save > save.txt 2>&1 || fail "--save failed: $(cat save.txt)"
+contains '"by hand"' < arch/archive.json || fail "a save dropped the archive's notes: $(cat arch/archive.json)"
 mv res res.first
 scripts/reproduce.sh "${parts[@]}" > run3.txt 2>&1 || fail "the restored rerun failed: $(tail -5 run3.txt)"
 contains "restored res/mavg.db from arch: " < run3.txt || fail "nothing restored: $(cat run3.txt)"
