@@ -584,6 +584,15 @@ def cpu_hours(db, run_ids):
     return cpu / 3600, wall / 3600, most, sorted(set(threads.values()))
 
 
+def reached_time(row, h):
+    """A `report speedup` row's time to the baseline's CV loss; "not reached" when the row has
+    runs and none reached it (the report leaves the cell empty), "–" when it has none."""
+    c, n = "time to baseline CV loss s", "reached target"
+    if c not in h or str(row[h[c]]).strip():
+        return row[h[c]] if c in h else "–"
+    return "not reached" if n in h and re.match(r"0 of [1-9]", str(row[h[n]])) else "–"
+
+
 def interval_speedups(t3, r3):
     """Table 3's speedups at its many-worker setting per averaging interval: the paper's
     measured ones beside ours, projected within each run (`report speedup table3`)."""
@@ -598,9 +607,9 @@ def interval_speedups(t3, r3):
     for k, key in zip(ivs, ("every_10_minibatches", "every_20_minibatches")):
         row = next((r for r in sp["rows"] if W in h and AVG in h and r[h[W]] == ws[-1]
                     and r[h[AVG]] == k), None) if sp else None
-        cols = ["time to baseline CV loss s", "projected speedup", "projected efficiency"]
-        rows.append([f"every {k}"] + [row[h[c]] if row and c in h else "–" for c in cols] +
-                    [r3[key]["speedup"]])
+        cols = ["projected speedup", "projected efficiency"]
+        rows.append([f"every {k}", reached_time(row, h) if row else "–"] +
+                    [row[h[c]] if row and c in h else "–" for c in cols] + [r3[key]["speedup"]])
     return [f"Table 3's {ws[-1]} workers by averaging interval (the paper: 16 GPUs, measured):",
             "", table(["interval", f"time to target s ({PROJECTED})",
                        f"speedup ({PROJECTED})", "efficiency", "paper: measured speedup"], rows)]
@@ -1209,7 +1218,8 @@ def speedup_section(pg, t, ref):
         rows = []
         for r in sp["rows"]:
             w = r[h[W]] if W in h else r[sp["text_cols"] - 1]
-            rows.append([w] + [r[h[c]] if c in h else "–" for c in want] + [paper.get(w, "–")] +
+            rows.append([w, reached_time(r, h)] + [r[h[c]] if c in h else "–" for c in want[1:]] +
+                        [paper.get(w, "–")] +
                         [fmt(modelled.get(w))] + [r[h["notes"]] or "–" if "notes" in h else "–"])
         md += [table(["workers", f"time to target s ({PROJECTED})", "reached",
                       f"epoch s ({PROJECTED})", f"speedup ({PROJECTED})", "efficiency",
