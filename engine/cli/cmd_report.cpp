@@ -299,7 +299,7 @@ void AddReportCommand(CLI::App& app) {
   compare->callback([a, margin, detect] {
     CompareOptions& o = a->compare;
     MAVG_CHECK(o.level > 0 && o.level < 1, "--level must lie between 0 and 1, not {}", o.level);
-    MAVG_CHECK(o.power > 0 && o.power < 1, "--power must lie between 0 and 1, not {}", o.power);
+    MAVG_CHECK(o.power >= 0.5 && o.power < 1, "--power must lie in [0.5, 1), not {}", o.power);
     if (margin->count() > 0) {
       MAVG_CHECK(std::isfinite(a->margin) && a->margin > 0, "--margin must be positive, not {}",
                  a->margin);
@@ -308,6 +308,8 @@ void AddReportCommand(CLI::App& app) {
     if (detect->count() > 0) {
       MAVG_CHECK(std::isfinite(a->detect) && a->detect != 0,
                  "--detect must be a non-zero number, not {}", a->detect);
+      MAVG_CHECK(o.paired, "--detect needs --paired (the seeds a difference needs are a paired "
+                           "design's figure)");
       o.detect = a->detect;
     }
     const bool two = !a->arm_a.empty() || !a->arm_b.empty();

@@ -184,11 +184,15 @@ void CheckArm(const Arm& arm, const char* name) {
 
 void CheckCompareOptions(const CompareOptions& o) {
   CheckLevel(o.level, "the level");
-  CheckLevel(o.power, "the power");
+  // Below 1/2 the power quantile is negative and a "smallest detectable difference" can be
+  // negative too: no design question asks for a power under a coin toss.
+  MAVG_CHECK(o.power >= 0.5 && o.power < 1, "the power must lie in [0.5, 1), not {}", o.power);
   MAVG_CHECK(!o.margin || (std::isfinite(*o.margin) && *o.margin > 0),
              "the equivalence margin must be a positive number, not {}", o.margin.value_or(0));
-  MAVG_CHECK(!o.detect || std::isfinite(*o.detect),
-             "the difference to detect must be a number, not {}", o.detect.value_or(0));
+  MAVG_CHECK(!o.detect || (std::isfinite(*o.detect) && *o.detect != 0),
+             "the difference to detect must be a non-zero number, not {}", o.detect.value_or(0));
+  MAVG_CHECK(!o.detect || o.paired,
+             "the seeds a difference needs are a paired design's figure: detect needs paired arms");
 }
 
 // Paired: the seeds the difference to detect needs at this spread (TDifference::seeds_needed).
@@ -316,9 +320,11 @@ RankTest SignedRankTest(const Arm& a, const Arm& b, bool higher_is_better) {
   }
   r.n = static_cast<int>(mag.size());
   if (r.n == 0) return r;  // p = 1: no seed tells the arms apart
-  // Differences of decimals that print alike (7.3 - 7.2, 7.5 - 7.4) tie despite rounding.
+  // Differences of decimals that print alike (7.3 - 7.2, 7.5 - 7.4) tie despite rounding; an
+  // infinite one (toward a collapsed run) ties only with another, beyond every finite one.
   const auto same = [](double x, double y) {
-    return x == y || std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
+    return x == y || (std::isfinite(x) && std::isfinite(y) &&
+                      std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)));
   };
   const std::vector<int64_t> rank = DoubledMidRanks(mag, same);
   int64_t total = 0, observed = 0;
@@ -433,7 +439,15 @@ RankTest InteractionRankTest(const Arm& a1, const Arm& b1, const Arm& a2, const 
   for (size_t i = 0; i < a1.size(); ++i) {
     const double d1 = SeedDifference(a1[i], b1[i], higher_is_better);
     const double d2 = SeedDifference(a2[i], b2[i], higher_is_better);
-    const double x = std::isinf(d1) && std::isinf(d2) && (d1 > 0) == (d2 > 0) ? 0 : d2 - d1;
+    double x = std::isinf(d1) && std::isinf(d2) && (d1 > 0) == (d2 > 0) ? 0 : d2 - d1;
+    // A double difference of zero on paper ((7.52 - 7.41) - (6.11 - 6.00)) is a few ulps off
+    // in binary: below 1e-9 of the values' size it is a zero (left out), not a seed of rank 1
+    // with an arbitrary sign, as SummarizeArm treats the t part's spread.
+    double size = 1.0;
+    for (const ArmValue* v : {&a1[i], &b1[i], &a2[i], &b2[i]}) {
+      if (!v->collapsed) size = std::max(size, std::fabs(v->value));
+    }
+    if (std::isfinite(x) && std::fabs(x) <= 1e-9 * size) x = 0;
     // RankKey puts a collapsed value at +inf (or -inf when higher is better): x = +inf is b's
     // side collapsed unless higher is better, and so on.
     const bool up = x > 0;

@@ -105,8 +105,9 @@ struct RankTest {
   double statistic = 0;
   double p = 1;
   // The smallest p these ranks allow (every seed, or every value, on one arm's side): the exact
-  // test cannot reject below it, e.g. 2 / 2^n for n seeds without ties (0.25 at 3, 0.0625 at 5),
-  // so a rank test on fewer than 6 pairs never reaches p < 0.05.
+  // test cannot reject below it. Signed rank: 2 / 2^n for n seeds that differ, ties or not (0.25
+  // at 3, 0.0625 at 5), so a rank test on fewer than 6 pairs never reaches p < 0.05; rank sum:
+  // the rarer of its two extremes, which ties can make unequal.
   double min_p = 1;
   int n = 0;      // Wilcoxon: seeds with b != a; Mann-Whitney: all values of both arms
   int zeros = 0;  // Wilcoxon: seeds with b == a (both collapsed counts as equal), left out

@@ -147,6 +147,12 @@ std::string EquivalenceLine(const std::optional<Equivalence>& e, const CompareOp
     text += fmt::format("; +-{} needs {} seeds at this spread", Fmt(e->margin),
                         SeedsText(e->seeds_needed));
   }
+  text += fmt::format("\nnon-inferiority (b - a below +{}): p {}; smallest margin {}",
+                      Fmt(e->margin), Fmt(e->p_upper), Fmt(e->smallest_margin_upper));
+  if (e->seeds_needed_upper > 0) {
+    text += fmt::format("; +{} needs {} seeds at this spread", Fmt(e->margin),
+                        SeedsText(e->seeds_needed_upper));
+  }
   return text + "\n";
 }
 

@@ -31,6 +31,8 @@ j['difference']['seeds_needed'] == 34, j"
 "$MAVG" report compare --a 0,0,0 --b 0,1,2 --paired --detect 1 | contains "1 needs 10 seeds" ||
   fail "the text lacks the seeds needed: $("$MAVG" report compare --a 0,0,0 --b 0,1,2 --paired --detect 1)"
 expect_error "--detect must be a non-zero number" "$MAVG" report compare --a 1,2 --b 1,2 --detect 0
+expect_error "--detect needs --paired" "$MAVG" report compare --a 1,2 --b 1,2 --detect 1
+expect_error "--power must lie in [0.5, 1)" "$MAVG" report compare --a 1,2 --b 1,2 --power 0.3
 
 # A collapsed run: left out of the t part, kept by the rank test (3 against 3, p = 0.1).
 "$MAVG" report compare --a 9.2,9.3,9.4 --b 11.4,31.5,collapsed --format json > x.json

@@ -267,7 +267,7 @@ TEST(Stats, SeedsNeededAndSmallestMargin) {
   o.detect = 1;
   EXPECT_EQ(Compare(a, Values({1, 1, 1}), o).diff.seeds_needed, 0);  // no spread to plan from
   o.paired = false;
-  EXPECT_EQ(Compare(a, b, o).diff.seeds_needed, 0);  // planned for paired designs only
+  EXPECT_THROW(Compare(a, b, o), Error);  // planned for paired designs only
   o.paired = true;
   o.margin = 0.5;
   const Equivalence e = *Compare(a, b, o).equivalence;
@@ -284,6 +284,11 @@ TEST(Stats, SeedsNeededAndSmallestMargin) {
   EXPECT_GT(margin_reach(e.seeds_needed_upper - 1, 0.8), 0.5);
   EXPECT_LT(e.seeds_needed_upper, e.seeds_needed);
   o.detect = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(Compare(a, b, o), Error);
+  o.detect = 0;
+  EXPECT_THROW(Compare(a, b, o), Error);
+  o.detect.reset();
+  o.power = 0.3;  // below 1/2 a "smallest detectable difference" can be negative
   EXPECT_THROW(Compare(a, b, o), Error);
 }
 
@@ -377,6 +382,24 @@ TEST(Stats, RankTestsSmallCasesByHand) {
   EXPECT_EQ(z.n, 2);
   EXPECT_NEAR(z.p, 0.5, 1e-15);
   EXPECT_NEAR(z.min_p, 0.5, 1e-15);
+}
+
+// A collapsed run ranks beyond every finite difference, not tied with the largest: b - a =
+// +1, +2, -3, +inf take ranks 1, 2, 3, 4, so W+ = 7 and, of the 16 sign patterns, 10 lie at
+// least 2 from the mean 5 (W+ <= 3 or >= 7): p = 0.625.
+TEST(Stats, SignedRankPutsACollapseBeyondEveryValue) {
+  Arm b = Values({11, 12, 7});
+  b.push_back(Collapsed());
+  const RankTest r = SignedRankTest(Values({10, 10, 10, 10}), b, false);
+  EXPECT_EQ(r.n, 4);
+  EXPECT_EQ(r.statistic, 7);
+  EXPECT_NEAR(r.p, 0.625, 1e-15);
+  // Two collapses tie with each other (ranks 3.5 and 3.5 of 1, 2, 3.5, 3.5), still beyond 2.
+  Arm c = Values({11, 12});
+  c.push_back(Collapsed());
+  c.push_back(Collapsed());
+  const RankTest t = SignedRankTest(Values({10, 10, 10, 10}), c, false);
+  EXPECT_EQ(t.statistic, 10);
 }
 
 TEST(Stats, RankTestsMatchBruteForceWithTies) {
@@ -541,7 +564,19 @@ TEST(Stats, InteractionRankTestCountsCollapses) {
   d1[0] = Collapsed();
   const Interaction up = CompareInteraction(d1, b1, Values({1, 2, 3}), c2, o);
   EXPECT_EQ(up.rank.n, 3);
-  EXPECT_GE(up.rank.statistic, 3);  // the +inf seed holds rank 3
+  EXPECT_EQ(up.rank.statistic, 6);  // every seed up
+  // The +inf seed up, the others down (-9.8, -9.7): it holds rank 3 alone, not a tie with the
+  // largest finite one, so W+ = 3 exactly.
+  const Interaction mixed = CompareInteraction(d1, b1, Values({20, 20, 20}), c2, o);
+  EXPECT_EQ(mixed.rank.n, 3);
+  EXPECT_EQ(mixed.rank.statistic, 3);
+  // A double difference zero on paper, (6.11 - 6.00) - (7.52 - 7.41), is 8.9e-16 in binary: a
+  // zero (left out), not a seed of rank 1 with an arbitrary sign.
+  const Interaction flat = CompareInteraction(Values({7.41, 7.0, 7.0}), Values({7.52, 7.5, 7.5}),
+                                              Values({6.00, 6.0, 6.0}), Values({6.11, 7.0, 7.5}), o);
+  EXPECT_EQ(flat.rank.zeros, 1);
+  EXPECT_EQ(flat.rank.n, 2);
+  EXPECT_NEAR(flat.rank.min_p, 0.5, 1e-15);
   // Higher is better (accuracy): the mirror image, negated values, gives the same p and the
   // complementary W+.
   CompareOptions h = o;
