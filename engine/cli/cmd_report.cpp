@@ -308,8 +308,9 @@ void AddReportCommand(CLI::App& app) {
     if (detect->count() > 0) {
       MAVG_CHECK(std::isfinite(a->detect) && a->detect != 0,
                  "--detect must be a non-zero number, not {}", a->detect);
-      MAVG_CHECK(o.paired, "--detect needs --paired (the seeds a difference needs are a paired "
-                           "design's figure)");
+      MAVG_CHECK(o.paired,
+                 "--detect needs --paired (the seeds a difference needs are a paired "
+                 "design's figure)");
       o.detect = a->detect;
     }
     const bool two = !a->arm_a.empty() || !a->arm_b.empty();

@@ -355,7 +355,7 @@ TEST(Stats, RankTestsSmallCasesByHand) {
   EXPECT_EQ(mw.method, RankMethod::kMannWhitneyU);
   EXPECT_NEAR(mw.p, 0.1, 1e-15);
   EXPECT_NEAR(mw.min_p, 0.1, 1e-15);  // no split of 3 against 3 goes below it
-  EXPECT_EQ(mw.statistic, 9);  // every (a, b) pair has b > a
+  EXPECT_EQ(mw.statistic, 9);         // every (a, b) pair has b > a
   EXPECT_EQ(RankSumTest(Values({4, 5, 6}), Values({1, 2, 3}), false).statistic, 0);
   // Interleaved 1 4 | 2 3: R_b = 5 = E, p = 1.
   EXPECT_NEAR(RankSumTest(Values({1, 4}), Values({2, 3}), false).p, 1.0, 1e-15);
@@ -421,8 +421,7 @@ TEST(Stats, RankTestsMatchBruteForceWithTies) {
     const std::vector<double> low(pooled.begin(), pooled.begin() + na),
         high(pooled.begin() + na, pooled.end()), low_b(pooled.begin(), pooled.begin() + nb),
         high_a(pooled.begin() + nb, pooled.end());
-    EXPECT_NEAR(mw.min_p, std::min(BruteRankSumP(low, high), BruteRankSumP(high_a, low_b)),
-                1e-12)
+    EXPECT_NEAR(mw.min_p, std::min(BruteRankSumP(low, high), BruteRankSumP(high_a, low_b)), 1e-12)
         << trial;
     EXPECT_LE(mw.min_p, mw.p + 1e-15) << trial;
     const size_t n = std::min(na, nb);
@@ -572,8 +571,9 @@ TEST(Stats, InteractionRankTestCountsCollapses) {
   EXPECT_EQ(mixed.rank.statistic, 3);
   // A double difference zero on paper, (6.11 - 6.00) - (7.52 - 7.41), is 8.9e-16 in binary: a
   // zero (left out), not a seed of rank 1 with an arbitrary sign.
-  const Interaction flat = CompareInteraction(Values({7.41, 7.0, 7.0}), Values({7.52, 7.5, 7.5}),
-                                              Values({6.00, 6.0, 6.0}), Values({6.11, 7.0, 7.5}), o);
+  const Interaction flat =
+      CompareInteraction(Values({7.41, 7.0, 7.0}), Values({7.52, 7.5, 7.5}),
+                         Values({6.00, 6.0, 6.0}), Values({6.11, 7.0, 7.5}), o);
   EXPECT_EQ(flat.rank.zeros, 1);
   EXPECT_EQ(flat.rank.n, 2);
   EXPECT_NEAR(flat.rank.min_p, 0.5, 1e-15);
