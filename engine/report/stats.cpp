@@ -140,6 +140,10 @@ std::optional<Equivalence> Tost(const TDifference& d, const CompareOptions& o) {
   return e;
 }
 
+// Decimals equal on paper differ in binary in their last bits (7.52 - 7.41 against 6.11 -
+// 6.00): a difference below 1e-9 of the values' size is rounding, not a difference.
+bool Negligible(double x, double size) { return std::fabs(x) <= 1e-9 * size; }
+
 // The key a value sorts by: collapsed runs beyond every number, on the worse side.
 double RankKey(const ArmValue& v, bool higher_is_better) {
   if (!v.collapsed) return v.value;
@@ -297,7 +301,7 @@ ArmSummary SummarizeArm(const Arm& arm) {
   // are) differ in the last bits: a spread below 1e-9 of their size is none, as for identical
   // values, not a standard error of 1e-16 that would make any difference "significant".
   s.sd = std::sqrt(ss / (s.n - 1));
-  if (s.sd <= 1e-9 * size) s.sd = 0.0;
+  if (Negligible(s.sd, size)) s.sd = 0.0;
   return s;
 }
 
@@ -324,7 +328,7 @@ RankTest SignedRankTest(const Arm& a, const Arm& b, bool higher_is_better) {
   // infinite one (toward a collapsed run) ties only with another, beyond every finite one.
   const auto same = [](double x, double y) {
     return x == y || (std::isfinite(x) && std::isfinite(y) &&
-                      std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)));
+                      Negligible(x - y, std::max(std::fabs(x), std::fabs(y))));
   };
   const std::vector<int64_t> rank = DoubledMidRanks(mag, same);
   int64_t total = 0, observed = 0;
@@ -447,7 +451,7 @@ RankTest InteractionRankTest(const Arm& a1, const Arm& b1, const Arm& a2, const 
     for (const ArmValue* v : {&a1[i], &b1[i], &a2[i], &b2[i]}) {
       if (!v->collapsed) size = std::max(size, std::fabs(v->value));
     }
-    if (std::isfinite(x) && std::fabs(x) <= 1e-9 * size) x = 0;
+    if (std::isfinite(x) && Negligible(x, size)) x = 0;
     // RankKey puts a collapsed value at +inf (or -inf when higher is better): x = +inf is b's
     // side collapsed unless higher is better, and so on.
     const bool up = x > 0;
