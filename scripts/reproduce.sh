@@ -39,6 +39,12 @@ if [ -n "${RESULTS+x}" ]; then archive="${ARCHIVE-}"; else archive="${ARCHIVE-ar
 deadline=
 if [ -n "${UNTIL:-}" ]; then
   deadline=$(date -d "$UNTIL" +%s 2>/dev/null) || { echo "UNTIL: '$UNTIL' is not a time date reads" >&2; exit 2; }
+  # a bare clock time reads as today's: one given before midnight for after it is already past,
+  # and the part would start nothing yet rewrite the page (UNTIL=now, to start nothing, is fine)
+  [ "$deadline" -ge "$(($(date +%s) - 60))" ] || {
+    echo "UNTIL: '$UNTIL' is $(date -d "@$deadline" '+%F %H:%M'), already past (give a date, e.g. 'tomorrow $UNTIL')" >&2
+    exit 2
+  }
 fi
 [ -x "$mavg" ] || { echo "$mavg: not built (scripts/setup.sh)" >&2; exit 1; }
 case "$jobs" in '' | *[!0-9]* | 0) echo "JOBS must be a positive integer, not '$jobs'" >&2; exit 2 ;; esac

@@ -57,6 +57,9 @@ grep -q "^\[reproduce\] queue 0: stopping before .* it would end after UNTIL" un
 [ ! -e res/mavg.db ] && [ ! -e doc ] || fail "UNTIL=now made runs or a page: $(ls res doc)"
 UNTIL=never scripts/reproduce.sh --plan > /dev/null 2> until.err && fail "a bad UNTIL was taken"
 contains "UNTIL: 'never' is not a time" < until.err || fail "bad UNTIL: $(cat until.err)"
+UNTIL="2 hours ago" scripts/reproduce.sh --plan > /dev/null 2> until.err && fail "a past UNTIL was taken"
+contains "UNTIL: '2 hours ago' is $(date -d '2 hours ago' +%F) " < until.err || fail "past UNTIL: $(cat until.err)"
+contains "already past" < until.err || fail "past UNTIL: $(cat until.err)"
 scripts/reproduce.sh --plan "${parts[@]}" > plan.txt
 grep -q "^\[reproduce\] [1-9][0-9]* runs to do" plan.txt || fail "no plan: $(cat plan.txt)"
 for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t not planned: $(cat plan.txt)"; done
