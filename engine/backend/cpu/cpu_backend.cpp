@@ -14,6 +14,7 @@
 
 #include "engine/backend/counter_rng.h"
 #include "engine/backend/cpu/blas_kernels.h"
+#include "engine/backend/cpu/float_env.h"
 #include "engine/backend/cpu/vector_math.h"
 #include "engine/backend/shape_checks.h"
 #include "engine/core/error.h"
@@ -57,13 +58,19 @@ class CpuBackend final : public Backend {
     threads_ = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
     if (threads_ <= 0) threads_ = 1;
     openblas_set_num_threads(threads_);
+    // Subnormals flushed to zero on this thread and on each of the OpenMP pool's (float_env.h):
+    // a saturated unit's gradients would otherwise run every GEMM through microcode assists.
+    flushed_ = FlushSubnormalsOnThisThread();
+#pragma omp parallel num_threads(threads_)
+    FlushSubnormalsOnThisThread();
   }
 
   DeviceKind Kind() const override { return DeviceKind::kCpu; }
 
   std::string Kernels() const override { return "OpenBLAS " + kernels_.family; }
   std::string Describe() const override {
-    return fmt::format("cpu ({}; {} threads)", openblas_get_config(), threads_);
+    return fmt::format("cpu ({}; {} threads{})", openblas_get_config(), threads_,
+                       flushed_ ? "; subnormals flushed to zero" : "");
   }
 
   void* AllocateBytes(size_t bytes) override {
@@ -421,6 +428,7 @@ class CpuBackend final : public Backend {
   }
 
   const BlasKernels& kernels_;  // the process's, settled before this backend's first GEMM
+  bool flushed_ = false;  // subnormals flushed to zero (float_env.h)
   int threads_ = 1;
 };
 
