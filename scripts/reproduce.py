@@ -202,12 +202,15 @@ def estimate(db_path, plans, jobs, specs_paths):
 
 def next_run(db_path, dry_run_path, spec):
     """The run `sweep run SPEC --max-runs 1` starts, as its --dry-run says (the plan, then the
-    command with the run's --out), and its expected seconds; nothing when it would start none."""
+    command with the run's dir: --out for a new run, --resume for an interrupted one), and its
+    expected seconds; nothing when it would start none."""
     text = open(dry_run_path).read()
-    words = [w for l in text.splitlines() if "--out" in l.split() for w in l.split()]
-    if not words:
+    commands = [l.split() for l in text.splitlines() if {"--out", "--resume"} & set(l.split())]
+    if not commands:
         return
-    run_id = os.path.basename(words[words.index("--out") + 1].rstrip("/"))
+    words = commands[0]
+    flag = "--resume" if "--resume" in words else "--out"
+    run_id = os.path.basename(words[words.index(flag) + 1].rstrip("/"))
     row = dict(plan_rows(text)).get(run_id, {})
     print(run_id, round(run_seconds(Specs(), Rates(db_path), spec, run_id, row)))
 

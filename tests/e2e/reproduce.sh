@@ -188,6 +188,35 @@ cp doc/reproduction.md first.md
 scripts/reproduce.sh "${parts[@]}" > run2.txt 2>&1
 grep -q "launched [1-9]" run2.txt && fail "the rerun launched runs: $(cat run2.txt)"
 cmp -s first.md doc/reproduction.md || fail "the rerun wrote a different page"
+# A run left 'running' by a part that was killed (its process gone) is the next part's to resume
+# (sweep run resumes it with --resume, not --out), and the part goes on past it.
+DEAD_PID=$(sh -c 'echo $$') /usr/bin/python3 - <<'PY'
+import json, os, socket, sqlite3
+db = sqlite3.connect("res/mavg.db")
+(run, run_dir) = db.execute(
+    "SELECT r.run_id, r.run_dir FROM sweep_runs s JOIN runs r USING (run_id) WHERE s.sweep = 'table1' "
+    "AND s.replicate = 0 AND s.axes_json LIKE '%workers\",\"1\"%'").fetchone()
+# As a killed part leaves it: the store says running, claimed by a sweep process that is gone,
+# and the run's own state.json says running in a process that is gone.
+dead = int(os.environ["DEAD_PID"])
+db.execute("UPDATE runs SET status = 'running', reason = ? WHERE run_id = ?",
+           (f"claimed by {socket.gethostname()}:{dead}", run))
+db.execute("UPDATE attempts SET state = 'running', exit_code = NULL, ended = NULL, job_id = ? "
+           "WHERE run_id = ? AND n = (SELECT MAX(n) FROM attempts WHERE run_id = ?)", (dead, run, run))
+db.commit()
+path = os.path.join(run_dir, "state.json")
+state = json.load(open(path))
+state.update(status="running", pid=dead, host=socket.gethostname())
+json.dump(state, open(path, "w"))
+open("killed.txt", "w").write(run_dir)  # (whichever spec's queue made it first)
+PY
+"$MAVG" sweep run sw/table1.yaml --results res --max-runs 1 --dry-run > dry5.txt
+contains -F -- "--resume $(cat killed.txt) " < dry5.txt || fail "no resume planned: $(cat dry5.txt)"
+scripts/reproduce.sh tables > run5.txt 2>&1 || fail "the part after a killed one failed: $(tail -5 run5.txt)"
+grep -q "sweep table1: launched 1" run5.txt || fail "the interrupted run was not resumed: $(cat run5.txt)"
+scripts/reproduce.sh --plan tables > plan5.txt 2>&1
+grep -q "^\[reproduce\] 0 runs to do" plan5.txt || fail "runs to do after the resume: $(cat plan5.txt)"
+cp doc/reproduction.md first.md  # (the resumed run's times are new)
 # The archive (kept in git by the real reproduction) carries the finished runs to another machine:
 # restored into a results dir that has none, nothing is left to run and the page is the same.
 [ -f arch/mavg.sql ] && [ -z "$(find arch -name model.bin -o -name checkpoint)" ] ||
