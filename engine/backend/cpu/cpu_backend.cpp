@@ -428,7 +428,7 @@ class CpuBackend final : public Backend {
   }
 
   const BlasKernels& kernels_;  // the process's, settled before this backend's first GEMM
-  bool flushed_ = false;  // subnormals flushed to zero (float_env.h)
+  bool flushed_ = false;        // subnormals flushed to zero (float_env.h)
   int threads_ = 1;
 };
 

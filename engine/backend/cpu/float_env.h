@@ -13,8 +13,9 @@
 // reads as 0 and a subnormal result is written as 0.
 // A value below 1.2e-38 contributes nothing measurable to a float32 sum of normal numbers, so
 // training is unchanged wherever nothing is subnormal; where a value was, a sum it enters
-// changes by less than its rounding (a diverging run's path may then differ). Threads started later inherit the mode from the thread that starts them (Linux
-// copies the FPU control state at clone).
+// changes by less than its rounding (a diverging run's path may then differ). Threads started
+// later inherit the mode from the thread that starts them (Linux copies the FPU control state
+// at clone).
 
 namespace mavg {
 

@@ -1,8 +1,9 @@
 // Subnormal floats flushed to zero by the CPU backend (engine/backend/cpu/float_env.h): on the
 // thread that creates it and on OpenMP threads, checked by what the arithmetic gives, against
 // IEEE gradual underflow on a thread with the modes cleared.
-#include <gtest/gtest.h>
+#include "engine/backend/cpu/float_env.h"
 
+#include <gtest/gtest.h>
 #include <omp.h>
 
 #include <atomic>
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
-#include "engine/backend/cpu/float_env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -88,8 +88,8 @@ TEST(FloatEnv, GemmOnSubnormalsGivesZeros) {
   const int m = 4, k = 64, n = 8;
   std::vector<float> a(m * k, 1e-39f), b(k * n, 1e30f), c(m * n, -1.0f);
   for (int j = 0; j < k; ++j) a[3 * k + j] = 1e-30f;  // row 3: normal
-  backend->Gemm(false, false, 1.0f, ConstMatrixView(a.data(), m, k), ConstMatrixView(b.data(), k, n),
-                0.0f, MatrixView(c.data(), m, n));
+  backend->Gemm(false, false, 1.0f, ConstMatrixView(a.data(), m, k),
+                ConstMatrixView(b.data(), k, n), 0.0f, MatrixView(c.data(), m, n));
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < n; ++j) EXPECT_EQ(c[i * n + j], 0.0f) << i << "," << j;
   for (int j = 0; j < n; ++j) EXPECT_NEAR(c[3 * n + j], 64.0f, 64.0f * 1e-5f) << j;
