@@ -771,7 +771,7 @@ def write_page(a, pg, t, ref, every, db):
                 "not affected." if len(cpus) > 1 else "."), ""]
     seeds = sorted({r["seed"] for r in every.values() if r.get("seed") is not None})
     if seeds:
-        md += [f"Seeds (`seed` per replicate, shared by every arm): "
+        md += ["Seeds (`seed` per replicate, shared by every arm): "
                + ", ".join(str(s) for s in seeds) + ".", ""]
     ch = cpu_hours(db, finished)
     if ch:
@@ -988,13 +988,19 @@ def write_page(a, pg, t, ref, every, db):
            "means the named winner has the lower WER); an interaction is the difference at many "
            "workers minus the one at 1 worker.", ""]
     against = [e for e in pg.effects if e["verdict"].split()[0] == "no"]
-    done = sum(tab.complete() for tab in t.values())
-    status = (f"**Complete**: every run of the {len(t)} sweeps has ended."
-              if done == len(t) else
-              f"**Not finished**: {done} of {len(t)} sweeps have every run ended "
-              f"({', '.join(k for k, tab in t.items() if tab.complete()) or 'none'}); cells that "
-              "say *not run* or count running runs are still to come (`scripts/reproduce.sh` "
-              "resumes), and an effect judged on an unfinished sweep is marked provisional.")
+    # The x8 point is a part of its own (`reproduce.sh x8`), first to cut: never started, it is
+    # left out of the count and said to be cut, not pending.
+    cut = [k for k in ("scale-x8",) if not t[k].runs]
+    run = {k: tab for k, tab in t.items() if k not in cut}
+    done = sum(tab.complete() for tab in run.values())
+    cut_text = (f" ({', '.join(cut)} not run: cut, see *The scale study*)" if cut else "")
+    status = (f"**Complete**: every run of the {len(run)} sweeps run has ended{cut_text}."
+              if done == len(run) else
+              f"**Not finished**: {done} of {len(run)} sweeps have every run ended "
+              f"({', '.join(k for k, tab in run.items() if tab.complete()) or 'none'}){cut_text}; "
+              "cells that say *not run* or count running runs are still to come "
+              "(`scripts/reproduce.sh` resumes), and an effect judged on an unfinished sweep is "
+              "marked provisional.")
     md.insert(status_at, status)
     md.insert(status_at + 1, "")
     test_size_at += 2
@@ -1070,6 +1076,11 @@ def scale_section(pg, t, ref):
           "`scale-x8.yaml`): the same dev and test sets, each training set holding the smaller "
           "ones'. Each effect is a paired difference (b − a) with its 95 % t interval, at the "
           "averagings per epoch of its many-worker arm.", ""]
+    if not t["scale-x8"].runs:
+        md += ["The x8 point was not run: the whole plan needed more than about 12 hours of "
+               "this machine, and the x8 point is the first part cut when time is short "
+               "(`scripts/reproduce.sh --plan x8` prints its expected hours; "
+               "`scripts/reproduce.sh x8` runs it and this page then draws it).", ""]
     if not corpora:
         return md + ["(not run)", ""]
     ws = sorted({axis_text(r.get(W)) for r in runs}, key=plot.order)
@@ -1108,13 +1119,34 @@ def scale_section(pg, t, ref):
                   "rank test p"], rows)]
     if points:
         fig, ax = plt.subplots(figsize=(7, 4.5))
+        # The y range covers the effects of a few points (and their intervals); an effect of
+        # tens of points (a collapsing arm) would flatten every other to a line at 0, so it is
+        # drawn at the edge as an arrow with its value.
+        ylo, yhi = scale_ylim([p for pts in points.values() for p in pts])
+        clipped = False
         for i, (label, pts) in enumerate(points.items()):
-            pts.sort()
+            # each effect nudged sideways (a few % on the log axis) so that effects at the same
+            # averagings per epoch do not hide each other's intervals; the table has the values
+            dodge = 1 + 0.04 * (i - (len(points) - 1) / 2)
+            pts = sorted((x * dodge, y, l, h) for x, y, l, h in pts)
             color = COLORS[i % len(COLORS)]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=color, label=label)
+            ax.plot([p[0] for p in pts], [min(max(p[1], ylo), yhi) for p in pts], "-",
+                    color=color, label=label)
             for x, y, l, h in pts:
+                if ylo <= y <= yhi:
+                    ax.plot([x], [y], "o", color=color)
+                else:
+                    clipped = True
+                    edge = yhi if y > yhi else ylo
+                    ax.plot([x], [edge], "^" if y > yhi else "v", color=color, ms=9)
+                    ax.annotate(f"{y:+.1f}", (x, edge), textcoords="offset points",
+                                xytext=(6, -12 if y > yhi else 4), fontsize=8, color=color)
                 if l is not None:
-                    ax.plot([x, x], [l, h], color=color, lw=1.5, alpha=0.7)
+                    ax.plot([x, x], [max(l, ylo), min(h, yhi)], color=color, lw=1.5, alpha=0.7)
+        ax.set_ylim(ylo, yhi)
+        if clipped:
+            ax.text(0.01, 0.01, "▲▼ off the scale: the value beside it", transform=ax.transAxes,
+                    fontsize=8, color="0.3")
         paper_avg = PAPER_FRAMES / PAPER_GPUS / (PAPER_MB * PAPER_K)
         ax.axvline(paper_avg, color="0.35", ls="--", label=f"the paper: ~{paper_avg:.0f} averagings / epoch")
         ax.axhline(0, color="black", lw=0.8)
@@ -1126,6 +1158,18 @@ def scale_section(pg, t, ref):
         ax.grid(alpha=0.3)
         md += [pg.save(fig, "scale-effects"), ""]
     return md
+
+
+def scale_ylim(pts, within=5.0):
+    """The scale figure's y range: the estimates and intervals of the effects within `within`
+    points of 0, and 0, with a margin (at least ±1 point)."""
+    ys = [0.0]
+    for _, y, l, h in pts:
+        if abs(y) <= within:
+            ys += [y] + [v for v in (l, h) if v is not None and abs(v) <= 4 * within]
+    lo, hi = min(ys), max(ys)
+    pad = max(0.15 * (hi - lo), 0.2)
+    return min(lo - pad, -1.0), max(hi + pad, 1.0)
 
 
 def scale_trend(pg, e):

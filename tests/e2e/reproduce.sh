@@ -132,7 +132,7 @@ for _, f in figs:
     assert p.endswith(".png") and os.path.getsize(p) > 1000, p
 print("ok:", len(cells), "cells,", len(rows), "effects,", len(figs), "figures")
 PY
-grep -q '^\*\*Complete\*\*: every run of the 10 sweeps has ended' doc/reproduction.md ||
+grep -q '^\*\*Complete\*\*: every run of the 10 sweeps run has ended\.$' doc/reproduction.md ||
   fail "a finished reproduction is not marked complete: $(grep -m1 '^\*\*' doc/reproduction.md)"
 # A page made while a run is still going says so, and judges that table's effects provisionally;
 # a collapsed run is an outcome of its cell, left out of the t interval.
@@ -183,6 +183,31 @@ grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \| [^|]* \| [
 grep -Eq '^\| 6 \| NG-SGD beats sgd( \+ max-change)? \(2 workers\) \|.*\| [01]\.[05]0 \(floor 0\.50\) \|.*\| too few runs: a collapsed pair, and a rank test on 2 pairs cannot go below p = 0\.50' \
   partial/reproduction.md ||
   fail "a collapsed pair is not left to the rank test: $(grep '^| 6 |' partial/reproduction.md)"
+# The x8 point cut (its part never run, as the default parts leave it): the page is complete
+# without it and says it was cut, not that it is still to come.
+cp res/mavg.db cut.db
+/usr/bin/python3 -c "import sqlite3; db = sqlite3.connect('cut.db')
+db.execute(\"DELETE FROM sweep_runs WHERE sweep = 'scale-x8'\"); db.execute(\"DELETE FROM sweeps WHERE name = 'scale-x8'\")
+db.commit()"
+/usr/bin/python3 analysis/reproduction.py cut.db --out cut/reproduction.md \
+  --figures cut/reproduction --mavg "$MAVG" > /dev/null || fail "the page without x8 failed"
+grep -q '^\*\*Complete\*\*: every run of the 9 sweeps run has ended (scale-x8 not run: cut, see \*The scale study\*)\.$' \
+  cut/reproduction.md || fail "a cut x8 point is not reported as cut: $(grep -m1 '^\*\*' cut/reproduction.md)"
+grep -q '^The x8 point was not run: ' cut/reproduction.md || fail "the scale study does not say x8 was cut"
+grep -q '^| x8 |' cut/reproduction.md && fail "the cut x8 point has rows: $(grep '^| x8 |' cut/reproduction.md)"
+grep -q '^The x8 point was not run' doc/reproduction.md && fail "a run x8 point is said to be cut"
+# The scale figure's y range follows the effects of a few points: an arm that collapses (+55)
+# is drawn at the edge, not let flatten the others; with none, all of every interval shows.
+MAVG_SOURCE_DIR="$MAVG_SOURCE_DIR" /usr/bin/python3 - <<'PY' || fail "scale_ylim"
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["MAVG_SOURCE_DIR"], "analysis"))
+from reproduction import scale_ylim
+lo, hi = scale_ylim([(8, 0.5, -1.6, 1.6), (4, 55.2, None, None), (8, 36.6, -39, 112)])
+assert -2.3 < lo < -1.6 and 1.6 < hi < 2.3, (lo, hi)
+assert scale_ylim([(8, 0.1, -0.2, 0.3)]) == (-1.0, 1.0)
+lo, hi = scale_ylim([(8, -3.0, -4.5, -1.5), (17, 2.0, 0.5, 3.5)])
+assert lo < -4.5 and hi > 3.5, (lo, hi)
+PY
 # Resumable: a second run launches nothing and rewrites the same page.
 cp doc/reproduction.md first.md
 scripts/reproduce.sh "${parts[@]}" > run2.txt 2>&1
