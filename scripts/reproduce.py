@@ -25,6 +25,7 @@ not archived beyond their database rows: restored without a directory they count
 """
 import functools
 import hashlib
+import heapq
 import json
 import os
 import shutil
@@ -169,9 +170,10 @@ def estimate(db_path, plans, jobs, specs_paths):
             seconds += todo[run_id]
             n += 1
         parts.append((spec, name, n, seconds))
-    # JOBS queues of whole specs, each run one run at a time: the longest spec first onto the
-    # least loaded queue, so no core waits for the end of another queue's spec. Each queue keeps
-    # the specs' order.
+    # JOBS queues, each running one run at a time. Each starts on its own whole specs (the
+    # longest spec first onto the least loaded queue) and then helps with the others', in the
+    # specs' order (`sweep run` never starts a run another queue is running), so a part of a
+    # single spec, or a queue whose specs end early, still keeps every core busy.
     queues = [[0.0, []] for _ in range(jobs)]
     for spec, _, _, seconds in sorted(parts, key=lambda p: -p[3]):
         q = min(queues, key=lambda q: q[0])
@@ -180,7 +182,13 @@ def estimate(db_path, plans, jobs, specs_paths):
     for i, (_, members) in enumerate(queues):
         with open(os.path.join(plans, f"queue{i}"), "w") as f:
             f.writelines(s + "\n" for s in specs_paths if s in members)
-    total = max(q[0] for q in queues)  # the longest queue
+            f.writelines(s + "\n" for s in specs_paths if s not in members)
+    # The expected time: the runs to do, in the specs' order, each to whichever queue is free
+    # first.
+    free = [0.0] * jobs
+    for seconds in todo.values():
+        heapq.heapreplace(free, free[0] + seconds)
+    total = max(free)
     for _, name, n, s in parts:
         print(f"[reproduce] {name}: {n} runs to do, about {s / 3600:.1f} h of one core")
     print(f"[reproduce] {len(todo)} runs to do, about {total / 3600:.1f} hours with {jobs} at a "

@@ -97,8 +97,10 @@ if [ "$mode" != --report ]; then
   done
   [ -z "$archive" ] || /usr/bin/python3 scripts/reproduce.py corpora "$archive"
   # JOBS queues side by side (the sweeps share the database; a run two specs share is made once),
-  # each run of one thread: the same per-frame compute for every run whatever JOBS is. One run at
-  # a time, so the archive is brought up to date after each and UNTIL is checked before each.
+  # each run of one thread: the same per-frame compute for every run whatever JOBS is. A queue
+  # takes its own specs first, then the others' (a run another queue is running is not started
+  # twice), so one spec keeps JOBS runs going. One run at a time per queue, so the archive is
+  # brought up to date after each and UNTIL is checked before each.
   run_queue() {
     while IFS= read -r s; do
       echo "[reproduce] $s" >&2

@@ -264,6 +264,16 @@ grep -q "^\[reproduce\] 0 runs to do" moved.txt || fail "runs to do after a rest
 [ "$(python3 -c "import sqlite3; print(sqlite3.connect('elsewhere/res/mavg.db').execute(
   \"SELECT COUNT(*) FROM runs WHERE run_dir NOT LIKE 'elsewhere/res/runs/%'\").fetchone()[0])")" = 0 ] ||
   fail "restored run dirs still point at the old results dir"
+# A part of one spec (x8) with JOBS=2 keeps two runs going: the second queue helps with the
+# first's spec rather than ending at once.
+RESULTS=one ARCHIVE= OUT=one/reproduction.md scripts/reproduce.sh x8 > one.txt 2>&1 ||
+  fail "the x8 part alone failed: $(tail -5 one.txt)"
+[ "$(grep -c '^\[reproduce\] sw/scale-x8.yaml$' one.txt)" = 2 ] ||
+  fail "one spec did not get both queues: $(cat one.txt)"
+RESULTS=one ARCHIVE= scripts/reproduce.sh --plan x8 2>&1 | grep -q "^\[reproduce\] 0 runs to do" ||
+  fail "runs left after the x8 part alone"
+grep -q '^CPU-hours: .*; up to 2 runs ran at once' one/reproduction.md ||
+  fail "the two queues did not overlap: $(grep '^CPU-hours' one/reproduction.md)"
 # A corpus rebuilt unlike the one the archived runs were made on is named.
 contains "digits-x8 is not the corpus" < run3.txt && fail "an unchanged corpus was flagged: $(cat run3.txt)"
 echo 1 >> digits-x8/train/text
