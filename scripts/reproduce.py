@@ -3,7 +3,7 @@
 
   reproduce.py estimate DB PLANS JOBS SPEC...        the runs still to do and their expected time
                                                      (PLANS holds `mavg sweep plan`'s output per
-                                                     spec; writes PLANS/queueN and PLANS/estimates)
+                                                     spec)
   reproduce.py next DB DRY_RUN SPEC                  the run `sweep run SPEC --max-runs 1`
                                                      starts (DRY_RUN: its --dry-run's output) and
                                                      its expected seconds, or nothing
@@ -169,27 +169,15 @@ def estimate(db_path, plans, jobs, specs_paths):
             todo[run_id] = run_seconds(specs, rates, spec, run_id, row)
             seconds += todo[run_id]
             n += 1
-        parts.append((spec, name, n, seconds))
-    # JOBS queues, each running one run at a time. Each starts on its own whole specs (the
-    # longest spec first onto the least loaded queue) and then helps with the others', in the
-    # specs' order (`sweep run` never starts a run another queue is running), so a part of a
-    # single spec, or a queue whose specs end early, still keeps every core busy.
-    queues = [[0.0, []] for _ in range(jobs)]
-    for spec, _, _, seconds in sorted(parts, key=lambda p: -p[3]):
-        q = min(queues, key=lambda q: q[0])
-        q[0] += seconds
-        q[1].append(spec)
-    for i, (_, members) in enumerate(queues):
-        with open(os.path.join(plans, f"queue{i}"), "w") as f:
-            f.writelines(s + "\n" for s in specs_paths if s in members)
-            f.writelines(s + "\n" for s in specs_paths if s not in members)
-    # The expected time: the runs to do, in the specs' order, each to whichever queue is free
+        parts.append((name, n, seconds))
+    # The expected time: JOBS queues (reproduce.sh) take the runs to do from one list, in the
+    # specs' order, each queue one run at a time; so each run goes to whichever queue is free
     # first.
     free = [0.0] * jobs
     for seconds in todo.values():
         heapq.heapreplace(free, free[0] + seconds)
     total = max(free)
-    for _, name, n, s in parts:
+    for name, n, s in parts:
         print(f"[reproduce] {name}: {n} runs to do, about {s / 3600:.1f} h of one core")
     print(f"[reproduce] {len(todo)} runs to do, about {total / 3600:.1f} hours with {jobs} at a "
           f"time (from {'the completed runs' if rates.measured() else 'a default measured here'}"

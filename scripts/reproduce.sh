@@ -97,12 +97,12 @@ if [ "$mode" != --report ]; then
   done
   [ -z "$archive" ] || /usr/bin/python3 scripts/reproduce.py corpora "$archive"
   # JOBS queues side by side (the sweeps share the database; a run two specs share is made once),
-  # each run of one thread: the same per-frame compute for every run whatever JOBS is. A queue
-  # takes its own specs first, then the others' (a run another queue is running is not started
-  # twice), so one spec keeps JOBS runs going. One run at a time per queue, so the archive is
-  # brought up to date after each and UNTIL is checked before each.
+  # each run of one thread: the same per-frame compute for every run whatever JOBS is. Every
+  # queue goes through the specs in order, starting the next run no queue has started (`sweep
+  # run` claims it), so one spec keeps JOBS runs going. One run at a time per queue, so the
+  # archive is brought up to date after each and UNTIL is checked before each.
   run_queue() {
-    while IFS= read -r s; do
+    for s in "${specs[@]}"; do
       echo "[reproduce] $s" >&2
       while :; do
         # The run it would start next, as sweep run itself chooses it.
@@ -123,7 +123,7 @@ if [ "$mode" != --report ]; then
         # Nothing launchable (the next run is another queue's, still running): the next spec.
         case "$out" in *": launched 0"*) break ;; esac
       done
-    done < "$plans/queue$1"
+    done
   }
   for ((q = 0; q < jobs; q++)); do run_queue "$q" & done
   wait

@@ -264,8 +264,8 @@ grep -q "^\[reproduce\] 0 runs to do" moved.txt || fail "runs to do after a rest
 [ "$(python3 -c "import sqlite3; print(sqlite3.connect('elsewhere/res/mavg.db').execute(
   \"SELECT COUNT(*) FROM runs WHERE run_dir NOT LIKE 'elsewhere/res/runs/%'\").fetchone()[0])")" = 0 ] ||
   fail "restored run dirs still point at the old results dir"
-# A part of one spec (x8) with JOBS=2 keeps two runs going: the second queue helps with the
-# first's spec rather than ending at once.
+# A part of one spec (x8) with JOBS=2 keeps two runs going: both queues take that spec's runs
+# rather than one of them ending at once.
 RESULTS=one ARCHIVE= OUT=one/reproduction.md scripts/reproduce.sh x8 > one.txt 2>&1 ||
   fail "the x8 part alone failed: $(tail -5 one.txt)"
 [ "$(grep -c '^\[reproduce\] sw/scale-x8.yaml$' one.txt)" = 2 ] ||
