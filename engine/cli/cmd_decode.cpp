@@ -1,5 +1,5 @@
 // mavg decode --model MODEL --data DIR [--lang DIR] [--acoustic-scale 0.1] [--word-penalty 0]
-//             [--beam 13] [--sil-prob 0.5] [--threads N] [--out FILE]
+//             [--beam 13] [--sil-prob 0.5] [--allow-partial true] [--threads N] [--out FILE]
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
@@ -52,6 +52,10 @@ void AddDecodeCommand(CLI::App& app) {
   cmd->add_option("--sil-prob", args->decode.sil_prob,
                   "Probability of a silence at each word boundary")
       ->capture_default_str();
+  cmd->add_option("--allow-partial", args->decode.allow_partial,
+                  "An utterance with no path to a final state: its best partial path (as Kaldi's "
+                  "recipes); false: no words")
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads,
                   "Threads for the network and the decoding (0: all cores)")
       ->capture_default_str();
@@ -88,11 +92,19 @@ void AddDecodeCommand(CLI::App& app) {
     options.decode = args->decode;
     options.threads = threads;
     const DecodeSetResult r = DecodeDataDir(decoder, args->data, data.utt_ids, loglikes, options);
+    if (r.partial > 0) {
+      spdlog::info(
+          "[decode] {} of {} utterances reached no final state: scored by their best partial "
+          "path (--allow-partial)",
+          r.partial, r.utt_ids.size());
+    }
     if (r.no_path > 0) {
-      spdlog::warn(
-          "[decode] {} of {} utterances had no surviving path (empty hypothesis); "
-          "try a larger --beam",
-          r.no_path, r.utt_ids.size());
+      spdlog::warn("[decode] {} of {} utterances had no {} (empty hypothesis); {}", r.no_path,
+                   r.utt_ids.size(),
+                   args->decode.allow_partial ? "surviving path" : "path to a final state",
+                   args->decode.allow_partial ? "try a larger --beam"
+                                              : "--allow-partial true scores their best partial "
+                                                "path");
     }
     if (!args->out.empty()) {
       std::string text;

@@ -109,6 +109,7 @@ struct DecodeConfig {
   double word_penalty = 0.0;    // used when tune is false
   double beam = 13.0;
   double sil_prob = 0.5;
+  bool allow_partial = true;  // no final state reached: the best partial path (Kaldi's recipes)
 };
 
 // Kaldi nnet1 RBM pretraining (steps/nnet/pretrain_dbn.sh, rbm-train-cd1-frmshuff).

@@ -426,6 +426,10 @@ const std::vector<Binding>& Bindings() {
                  "probability of optional silence between words")
           .Min(0)
           .Max(1),
+      KeyBuilder("decode.allow_partial", VT::kBool, MAVG_FIELD(decode.allow_partial),
+                 "an utterance whose paths all end outside a final state is scored by its best "
+                 "partial path, as Kaldi's recipes decode (--allow-partial=true); false: by no "
+                 "words (all deletions), mavg's rule before"),
       KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device").Choices<Device>(),
       KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index),
                  "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
@@ -997,6 +1001,7 @@ bool UsedBy(const RunConfig& config, const std::string& path) {
   if (path == "parallel.group_size") return par.group_size != 0;
   if (path == "parallel.average_every_global") return par.average_every_global != 0;
   if (path == "device_options.tf32") return config.device_options.tf32;
+  if (path == "decode.allow_partial") return !config.decode.allow_partial;
   // Data settings added after the first runs: at their defaults they change nothing.
   if (path == "data.cmvn_norm_vars") return config.data.cmvn == Cmvn::kSpeaker;
   if (path == "data.deltas") return config.data.deltas != 0;

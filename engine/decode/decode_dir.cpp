@@ -208,6 +208,7 @@ DecodeSetResult DecodeDataDir(const Decoder& decoder, const std::string& data_di
     out.hyps.push_back(Join(results[u].words));
     out.alignments.push_back(FormatAlignment(utt_ids[u], alignment));
     if (!results[u].found) ++out.no_path;
+    if (results[u].partial) ++out.partial;
     out.frames += loglikes[u].rows;
     out.decode_cpu_seconds += seconds[u];
   }

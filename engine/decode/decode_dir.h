@@ -24,7 +24,10 @@ struct DecodeSetResult {
   std::vector<std::string> utt_ids;     // [num_utts] in the order given
   std::vector<std::string> hyps;        // [num_utts] words joined by single blanks
   std::vector<std::string> alignments;  // [num_utts] FormatAlignment blocks
-  int64_t no_path = 0;                  // utterances without a surviving path (empty hyp)
+  int64_t no_path = 0;  // utterances without a surviving path, or without a complete one when
+                        // partial paths are not allowed (empty hyp: all deletions)
+  int64_t partial = 0;  // utterances whose best path did not reach a final state (their
+                        // hypothesis is the best partial path: DecodeOptions::allow_partial)
   int64_t frames = 0;
   double decode_seconds = 0.0;      // wall clock of the decoding (all threads), scoring included
   double decode_cpu_seconds = 0.0;  // sum over utterances of Decoder::Decode time

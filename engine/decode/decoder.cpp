@@ -148,16 +148,42 @@ DecodeResult Decoder::Decode(const float* loglikes, int frames, int num_pdfs,
   }
 
   DecodeResult result;
-  result.score = loop;
-  result.found = loop > kNegInf;
-  if (!result.found) return result;
-  for (int l = loop_link; l >= 0; l = links[l].prev) {
-    const int word = lang_.prons[links[l].pron].word;
+  int last_link = loop_link;
+  int open_pron = -1;  // a partial path that ends inside a word: that word's pronunciation
+  if (loop > kNegInf) {
+    result.score = loop;
+  } else if (options.allow_partial) {
+    // Every token of the last frame counts as final with cost 0 (Kaldi's GetRawLattice when
+    // no final state is active); the best one, the first state on ties.
+    int best_state = -1;
+    for (int s = 0; s < num_states; ++s) {
+      if (prev[s] > kNegInf && (best_state < 0 || prev[s] > prev[best_state])) best_state = s;
+    }
+    if (best_state < 0) {
+      result.score = kNegInf;
+      return result;
+    }
+    result.score = prev[best_state];
+    result.partial = true;
+    last_link = prev_link[best_state];
+    const int chain =
+        static_cast<int>(std::upper_bound(chain_begin_.begin(), chain_begin_.end(), best_state) -
+                         chain_begin_.begin() - 1);
+    if (chain >= 1) open_pron = chain - 1;
+  } else {
+    result.score = kNegInf;
+    return result;
+  }
+  result.found = true;
+  auto add_word = [&](int pron, int end_frame) {
+    const int word = lang_.prons[pron].word;
     result.word_ids.push_back(word);
     result.words.push_back(lang_.words[word]);
-    result.prons.push_back(links[l].pron);
-    result.word_end_frames.push_back(links[l].end_frame);
-  }
+    result.prons.push_back(pron);
+    result.word_end_frames.push_back(end_frame);
+  };
+  if (open_pron >= 0) add_word(open_pron, frames);
+  for (int l = last_link; l >= 0; l = links[l].prev) add_word(links[l].pron, links[l].end_frame);
   std::reverse(result.word_ids.begin(), result.word_ids.end());
   std::reverse(result.words.begin(), result.words.end());
   std::reverse(result.prons.begin(), result.prons.end());

@@ -13,8 +13,15 @@
 // in order). Every state has a self-loop (log p_self of its pdf) and a forward transition
 // (log(1 - p_self)); the forward transition of a chain's last state leaves the chain. All of a
 // word's pronunciations have probability 1 (Kaldi's lexicon without pronunciation
-// probabilities). An utterance must end in LOOP, i.e. at the end of a word or of a silence; an
-// utterance of silence only (or of no frames) decodes to no words.
+// probabilities). LOOP is the only final state: a path that ends there (at the end of a word or of
+// a silence) is complete; an utterance of silence only (or of no frames) decodes to no words.
+//
+// When no token is in LOOP after the last frame (the beam pruned every path that could finish),
+// the result is the best partial path, as Kaldi's decoders give it with --allow-partial=true
+// (what every recipe passes): the best token of the last frame, its words so far, and the word
+// whose pronunciation it is in (Kaldi's lexicon FST puts a word's label on its first phone).
+// DecodeOptions::allow_partial false gives no words instead (every reference word a deletion).
+// docs/algorithms.md §7 compares the search with Kaldi's.
 //
 // Score of a path = sum over frames of acoustic_scale * loglike[t][pdf] + the log transition
 // probabilities + the log grammar weights above (natural logarithms), and -word_penalty per
@@ -33,11 +40,15 @@ struct DecodeOptions {
   double word_penalty = 0.0;  // subtracted from the log score at each word entry
   double beam = 13.0;         // > 0; infinity disables pruning
   double sil_prob = 0.5;      // probability of a silence at each word boundary, in [0, 1]
+  bool allow_partial = true;  // no token final at the end: the best partial path (Kaldi's
+                              // --allow-partial=true); false: no words
 };
 
 struct DecodeResult {
-  bool found = false;                // false: no path survived (words empty, score -inf)
-  std::vector<int> word_ids;         // [num_words] ids into Lang::words
+  bool found = false;         // false: no path survived, or none reached LOOP and partial paths are
+                              // not allowed (words empty, score -inf)
+  bool partial = false;       // found, but no token reached LOOP: the best partial path
+  std::vector<int> word_ids;  // [num_words] ids into Lang::words
   std::vector<std::string> words;    // [num_words]
   std::vector<int> prons;            // [num_words] index into Lang::prons
   std::vector<int> word_end_frames;  // [num_words] frame after each word's last frame

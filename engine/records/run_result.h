@@ -62,7 +62,9 @@ struct RunResult {
   std::optional<double> wer, ser, wer_dev;  // percent
   std::optional<int64_t> wer_sub, wer_del, wer_ins, wer_ref_words;
   std::optional<double> decode_acoustic_scale, decode_word_penalty;
-  std::optional<int64_t> decode_no_path;  // test utterances with no surviving path (deletions)
+  std::optional<int64_t> decode_no_path;  // test utterances decoded to no words: no surviving
+                                          // path (or no complete one, decode.allow_partial off)
+  std::optional<int64_t> decode_partial;  // test utterances decoded to their best partial path
   std::optional<double> decode_rtf;       // search CPU time / audio time, per core
 };
 
@@ -118,6 +120,7 @@ inline constexpr records::Field<RunResult> kRunResultFields[] = {
     {"decode_acoustic_scale", &RunResult::decode_acoustic_scale},
     {"decode_word_penalty", &RunResult::decode_word_penalty},
     {"decode_no_path", &RunResult::decode_no_path},
+    {"decode_partial", &RunResult::decode_partial},
     {.name = "decode_rtf", .member = &RunResult::decode_rtf, .timing = records::Timing::kMeasured},
 };
 static_assert(records::UniqueNames(kRunResultFields),

@@ -42,6 +42,7 @@ std::optional<DecodeReport> DecodeTestSet(Network& net, const RunData& data,
   opts.decode.sil_prob = config.decode.sil_prob;
   opts.decode.acoustic_scale = config.decode.acoustic_scale;
   opts.decode.word_penalty = config.decode.word_penalty;
+  opts.decode.allow_partial = config.decode.allow_partial;
 
   RunResult r;
   Timer tune_timer;
@@ -81,12 +82,20 @@ std::optional<DecodeReport> DecodeTestSet(Network& net, const RunData& data,
   r.decode_acoustic_scale = opts.decode.acoustic_scale;
   r.decode_word_penalty = opts.decode.word_penalty;
   r.decode_no_path = d.no_path;
+  r.decode_partial = d.partial;
+  if (d.partial > 0) {
+    spdlog::info(
+        "[decode] test: {} of {} utterances reached no final state; each is scored by its best "
+        "partial path, as Kaldi's --allow-partial=true (decode_partial in result.json)",
+        d.partial, data.test.NumUtts());
+  }
   if (d.no_path > 0) {
     spdlog::warn(
-        "[decode] test: {} of {} utterances had no surviving path; each is scored as the "
-        "deletion of all its words (decode_no_path in result.json; a larger decode.beam keeps "
-        "more paths)",
-        d.no_path, data.test.NumUtts());
+        "[decode] test: {} of {} utterances had no {}path; each is scored as the deletion of all "
+        "its words (decode_no_path in result.json; {})",
+        d.no_path, data.test.NumUtts(), opts.decode.allow_partial ? "surviving " : "complete ",
+        opts.decode.allow_partial ? "a larger decode.beam keeps more paths"
+                                  : "decode.allow_partial: true scores their best partial path");
   }
   // Real-time factor of the search alone, per core: decoding CPU time / audio time.
   r.decode_rtf = d.audio_seconds > 0 ? d.decode_cpu_seconds / d.audio_seconds : 0.0;

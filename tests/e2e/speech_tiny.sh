@@ -77,15 +77,43 @@ assert n == r["wer_ref_words"] and e == errors, (n, e, r["wer_ref_words"], error
 assert r["wer"] < 60, "2 epochs should already recognise most digits"
 PY
 [ -s run/decode_test.txt ] || fail "no per-utterance alignments"
-# Utterances whose paths all fell off a tiny beam score as deletions, with a warning that counts them.
-"$MAVG" -q train tiny.yaml --out nopath --no-progress --set schedule.epochs=1 --set decode.tune=false \
-  --set decode.beam=0.001 > /dev/null 2> nopath.txt
-n=$(json_get nopath/result.json decode_no_path)
-[ "$n" -gt 0 ] || fail "beam 0.001 left a path for every utterance"
-grep -q "warn.*\[decode\] test: $n of 30 utterances had no surviving path" nopath.txt || fail "no warning: $(cat nopath.txt)"
+# Utterances whose paths all fell off a narrow beam before a final state are scored by their best
+# partial path (Kaldi's --allow-partial=true), counted in decode_partial; with
+# decode.allow_partial false each is the deletion of all its words, with a warning that counts them.
+narrow=(--set schedule.epochs=1 --set decode.tune=false --set decode.beam=3 --set decode.acoustic_scale=0.5)
+"$MAVG" -q train tiny.yaml --out partial --no-progress "${narrow[@]}" > /dev/null 2> partial.txt
+n=$(json_get partial/result.json decode_partial)
+[ "$n" -gt 0 ] || fail "beam 3 left a complete path for every utterance"
+[ "$(json_get partial/result.json decode_no_path)" = 0 ] || fail "a partial path was lost: $(cat partial/result.json)"
+"$MAVG" -q train tiny.yaml --out nopath --no-progress "${narrow[@]}" --set decode.allow_partial=false \
+  > /dev/null 2> nopath.txt
+[ "$(json_get nopath/result.json decode_no_path)" = "$n" ] || fail "no_path != partial: $(cat nopath/result.json)"
+grep -q "warn.*\[decode\] test: $n of 30 utterances had no complete path" nopath.txt || fail "no warning: $(cat nopath.txt)"
+cmp -s partial/model.bin nopath/model.bin || fail "decode.allow_partial changed the model"
+# The two rules differ only in the utterances without a complete path: each is an empty hypothesis
+# under the old rule, and every other utterance is decoded the same.
+python3 - "$n" <<'PY'
+import sys
+def blocks(path):
+    out = {}
+    for b in open(path).read().split("id: (")[1:]:
+        utt = b.split(")")[0]
+        hyp = [l[5:].split() for l in b.splitlines() if l.startswith("HYP:")][0]
+        out[utt] = (b, [w for w in hyp if w != "***"])
+    return out
+new, old = blocks("partial/decode_test.txt"), blocks("nopath/decode_test.txt")
+assert new.keys() == old.keys()
+differ = [u for u in new if new[u][0] != old[u][0]]
+assert all(old[u][1] == [] and new[u][1] != [] for u in differ), differ
+n = int(sys.argv[1])
+assert 0 < len(differ) <= n, (differ, n)  # a partial path may also decode to no words
+print(f"{n} partial paths; {len(differ)} utterances decoded differently")
+PY
 grep -q "^REF:" run/decode_test.txt || fail "alignments not in sclite style"
 "$MAVG" decode --model run/model.bin --data d1/test_seen --acoustic-scale 0.1 > dec.txt 2>&1
 grep -q "^%WER" dec.txt || fail "mavg decode: $(cat dec.txt)"
+"$MAVG" decode --model partial/model.bin --data d1/test --beam 3 --acoustic-scale 0.5 --allow-partial false > dec-old.txt 2>&1
+grep -q "warn.*of 30 utterances had no path to a final state" dec-old.txt || fail "mavg decode --allow-partial false: $(cat dec-old.txt)"
 
 # ---- bad input ----
 mkdir -p bad && cp d1/test/text bad/text

@@ -70,6 +70,7 @@ TEST(DecodeDataDir, ScoresAgainstTextWithAnyNumberOfThreads) {
   EXPECT_EQ(r.stats.sentences, 4);
   EXPECT_EQ(r.stats.sentence_errors, 2);
   EXPECT_EQ(r.no_path, 0);
+  EXPECT_EQ(r.partial, 0);
   EXPECT_EQ(r.frames, 42 + 18 + 30 + 6);
   EXPECT_DOUBLE_EQ(r.audio_seconds, 0.96);
   EXPECT_GT(r.decode_seconds, 0.0);
@@ -82,6 +83,36 @@ TEST(DecodeDataDir, ScoresAgainstTextWithAnyNumberOfThreads) {
     EXPECT_EQ(t.alignments, r.alignments) << threads;
     EXPECT_EQ(t.stats.Errors(), r.stats.Errors()) << threads;
   }
+}
+
+// An utterance cut off inside a word is scored by its best partial path; with partial paths off
+// it is an empty hypothesis, and the other utterances decode the same either way.
+TEST(DecodeDataDir, CountsPartialPaths) {
+  testing::TempDir dir;
+  WriteFileAtomic(dir.File("text"), "u1 one two\nu2 two\nu3 one one\nu4\nu5 one two\n");
+  Fixture f;
+  const std::vector<int> cut = [&] {
+    std::vector<int> p = PdfsOf(f.lang, {"w", "ah", "n"});
+    for (int pdf : PdfsOf(f.lang, {"t"})) p.push_back(pdf);
+    return p;
+  }();
+  const int n = f.lang.NumPdfs();
+  f.utt_ids.push_back("u5");
+  f.loglikes.push_back(
+      ToHostMatrix(FavourPdfs(cut, n, -std::numeric_limits<float>::infinity()), n));
+  DecodeSetOptions options;
+  options.decode.acoustic_scale = 1.0;
+  const DecodeSetResult r = DecodeDataDir(f.decoder, dir.Path(), f.utt_ids, f.loglikes, options);
+  EXPECT_EQ(r.hyps.back(), "one two");
+  EXPECT_EQ(r.partial, 1);
+  EXPECT_EQ(r.no_path, 0);
+  options.decode.allow_partial = false;
+  const DecodeSetResult old = DecodeDataDir(f.decoder, dir.Path(), f.utt_ids, f.loglikes, options);
+  EXPECT_EQ(old.hyps.back(), "");
+  EXPECT_EQ(old.partial, 0);
+  EXPECT_EQ(old.no_path, 1);
+  EXPECT_EQ(old.stats.del - r.stats.del, 2);
+  for (size_t u = 0; u + 1 < r.hyps.size(); ++u) EXPECT_EQ(old.hyps[u], r.hyps[u]) << u;
 }
 
 TEST(DecodeDataDir, ErrorsNameTheUtterance) {

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "engine/core/rng.h"
 #include "tests/unit/decode/decode_test_util.h"
@@ -143,21 +144,26 @@ TEST(Decoder, NoPathFlag) {
   const Lang lang = OneTwoLang();
   const Decoder decoder(lang);
   const int n = lang.NumPdfs();
-  // Two frames: shorter than any word (6 states) and than silence (3 states).
-  const DecodeResult r = DecodeAll(decoder, std::vector<float>(2 * n, 0.0f), DecodeOptions{});
+  DecodeOptions complete_only;
+  complete_only.allow_partial = false;
+  // Two frames: shorter than any word (6 states) and than silence (3 states): no complete path.
+  const DecodeResult r = DecodeAll(decoder, std::vector<float>(2 * n, 0.0f), complete_only);
   EXPECT_FALSE(r.found);
+  EXPECT_FALSE(r.partial);
   EXPECT_TRUE(r.words.empty());
   EXPECT_EQ(r.score, -kInf);
   // No frames: the empty path, unless silence is compulsory.
   DecodeOptions o;
   EXPECT_TRUE(decoder.Decode(nullptr, 0, n, o).found);
+  EXPECT_FALSE(decoder.Decode(nullptr, 0, n, o).partial);
   EXPECT_NEAR(decoder.Decode(nullptr, 0, n, o).score, std::log(0.5), 1e-12);
   o.sil_prob = 1.0;
-  EXPECT_FALSE(decoder.Decode(nullptr, 0, n, o).found);
-  // A frame where every pdf is impossible.
+  EXPECT_FALSE(decoder.Decode(nullptr, 0, n, o).found);  // no token at all, partial or not
+  // A frame where every pdf is impossible: no token survives it, partial or not.
   std::vector<float> ll = FavourPdfs(PdfsOf(lang, {"t", "uw"}), n);
   for (int j = 0; j < n; ++j) ll[5 * n + j] = -std::numeric_limits<float>::infinity();
   EXPECT_FALSE(DecodeAll(decoder, ll, DecodeOptions{}).found);
+  EXPECT_FALSE(DecodeAll(decoder, ll, complete_only).found);
   // Words forbidden (their pdfs impossible) and silence disallowed.
   std::vector<float> only_sil(9 * n, -std::numeric_limits<float>::infinity());
   for (int t = 0; t < 9; ++t) only_sil[t * n + lang.pdfs[0][t / 3]] = 0.0f;
@@ -165,10 +171,69 @@ TEST(Decoder, NoPathFlag) {
   EXPECT_FALSE(DecodeAll(decoder, only_sil, o).found);
   o.sil_prob = 0.5;
   EXPECT_TRUE(DecodeAll(decoder, only_sil, o).found);
-  // Silence may not follow silence: 6 frames of sil states 0,1,2,0,1,2 cannot be decoded.
+  // Silence may not follow silence: in 6 frames of sil states 0,1,2,0,1,2 every token dies at
+  // frame 3, so there is no partial path either.
   std::vector<float> sil_sil(6 * n, -std::numeric_limits<float>::infinity());
   for (int t = 0; t < 6; ++t) sil_sil[t * n + lang.pdfs[0][t % 3]] = 0.0f;
+  complete_only.sil_prob = 0.5;
+  EXPECT_FALSE(DecodeAll(decoder, sil_sil, complete_only).found);
   EXPECT_FALSE(DecodeAll(decoder, sil_sil, o).found);
+}
+
+// Kaldi's decoders with --allow-partial=true (every recipe): when no token is final after the
+// last frame, the best token of that frame counts as final with cost 0; its path's words include
+// the word it is inside (the lexicon puts a word's label on its first phone).
+TEST(Decoder, PartialPathWhenTheLastFramesCannotReachAFinalState) {
+  const Lang lang = OneTwoLang();
+  const Decoder decoder(lang);
+  const int n = lang.NumPdfs();
+  const std::vector<int> one = PdfsOf(lang, {"w", "ah", "n"});
+  // "one", then the first phone of "two" only (6 frames of 't'): the utterance is cut off inside
+  // "two". Every frame's pdf other than the favoured one is impossible, so no path can end in a
+  // final state: the last frames can only be in t's states.
+  std::vector<float> ll =
+      FavourPdfs(Concat({one, PdfsOf(lang, {"t"})}), n, -std::numeric_limits<float>::infinity());
+  DecodeOptions o = Scale1();
+  o.allow_partial = false;
+  const DecodeResult none = DecodeAll(decoder, ll, o);
+  EXPECT_FALSE(none.found);
+  EXPECT_TRUE(none.words.empty());
+  o.allow_partial = true;
+  const DecodeResult r = DecodeAll(decoder, ll, o);
+  ASSERT_TRUE(r.found);
+  EXPECT_TRUE(r.partial);
+  EXPECT_EQ(r.words, (std::vector<std::string>{"one", "two"}));
+  EXPECT_EQ(r.prons, (std::vector<int>{0, 1}));
+  EXPECT_EQ(r.word_end_frames, (std::vector<int>{18, 24}));  // the open word ends with the input
+  // No silence at the start (0.5), "one" (1/2 word prob, 9 states x 2), no silence (0.5), "two"
+  // (1/2), t's states: 2 frames each, 5 transitions inside t: 1 + 1 + 18 + 1 + 1 + 5 = 27 x
+  // log 0.5, no final weight.
+  EXPECT_NEAR(r.score, 27 * std::log(0.5), 1e-9);
+
+  // Cut off inside a silence after "one": the words so far, no open word.
+  ll = FavourPdfs(Concat({one, std::vector<int>{lang.pdfs[0][0], lang.pdfs[0][0]}}), n,
+                  -std::numeric_limits<float>::infinity());
+  const DecodeResult s = DecodeAll(decoder, ll, o);
+  ASSERT_TRUE(s.found);
+  EXPECT_TRUE(s.partial);
+  EXPECT_EQ(s.words, (std::vector<std::string>{"one"}));
+  EXPECT_EQ(s.word_end_frames, (std::vector<int>{18}));
+
+  // A complete path, however much worse, wins over a better partial one (Kaldi takes final
+  // tokens whenever one is active): with no beam, the 't' frames can end the utterance inside a
+  // whole "two" (or a silence) at -10 a frame off its pdf; the default beam prunes those paths,
+  // and the partial one is output.
+  ll = FavourPdfs(Concat({one, PdfsOf(lang, {"t"})}), n, -10.0f);
+  o.beam = kInf;
+  const DecodeResult c = DecodeAll(decoder, ll, o);
+  ASSERT_TRUE(c.found);
+  EXPECT_FALSE(c.partial);
+  EXPECT_EQ(c.words[0], "one");
+  EXPECT_LT(c.score, 27 * std::log(0.5) - 20.0);
+  o.beam = 13.0;
+  const DecodeResult p = DecodeAll(decoder, ll, o);
+  EXPECT_TRUE(p.partial);
+  EXPECT_EQ(p.words, (std::vector<std::string>{"one", "two"}));
 }
 
 TEST(Decoder, RejectsBadInput) {
@@ -247,23 +312,29 @@ ExplicitGraph BuildGraph(const Lang& lang, const DecodeOptions& o) {
   return g;
 }
 
-// Best total score of every word sequence over all state paths of `frames` frames.
+// Best total score of every word sequence over all state paths of `frames` frames: `best` over
+// paths that end in a final state, `partial` over every path, each state final with weight 0
+// (Kaldi's rule when no final state is active).
 void Enumerate(const ExplicitGraph& g, const float* ll, int frames, int num_pdfs, double scale,
                int t, int state, double score, std::vector<int>& words,
-               std::map<std::vector<int>, double>& best) {
+               std::map<std::vector<int>, double>& best,
+               std::map<std::vector<int>, double>& partial) {
   score += scale * ll[t * num_pdfs + g.pdf[state]];
   if (t + 1 == frames) {
-    const double total = score + g.final[state];
-    if (total == -kInf) return;
-    auto [it, fresh] = best.emplace(words, total);
-    if (!fresh) it->second = std::max(it->second, total);
+    auto keep = [&](std::map<std::vector<int>, double>& into, double total) {
+      if (total == -kInf) return;
+      auto [it, fresh] = into.emplace(words, total);
+      if (!fresh) it->second = std::max(it->second, total);
+    };
+    keep(best, score + g.final[state]);
+    keep(partial, score);
     return;
   }
   for (const auto& [to, w] : g.arcs[state]) {
     if (w == -kInf) continue;
     const bool enters = to != state && g.entry_word[to] >= 0;
     if (enters) words.push_back(g.entry_word[to]);
-    Enumerate(g, ll, frames, num_pdfs, scale, t + 1, to, score + w, words, best);
+    Enumerate(g, ll, frames, num_pdfs, scale, t + 1, to, score + w, words, best, partial);
     if (enters) words.pop_back();
   }
 }
@@ -275,7 +346,7 @@ TEST(Decoder, ViterbiEqualsBruteForce) {
                              [&](int) { return 0.1 + 0.8 * rng.Uniform(); });
   const Decoder decoder(lang);
   const int n = lang.NumPdfs();
-  int compared_words = 0, with_path = 0;
+  int compared_words = 0, with_path = 0, compared_partial = 0;
   for (int trial = 0; trial < 200; ++trial) {
     DecodeOptions o;
     o.beam = kInf;
@@ -286,43 +357,63 @@ TEST(Decoder, ViterbiEqualsBruteForce) {
     std::vector<float> ll(frames * n);
     for (float& v : ll) v = static_cast<float>(2.0 * rng.Gaussian());
     const ExplicitGraph g = BuildGraph(lang, o);
-    std::map<std::vector<int>, double> best;
+    std::map<std::vector<int>, double> best, partial;
     std::vector<int> words;
     for (int s = 0; s < static_cast<int>(g.pdf.size()); ++s) {
       if (g.start[s] == -kInf) continue;
       if (g.entry_word[s] >= 0) words.push_back(g.entry_word[s]);
-      Enumerate(g, ll.data(), frames, n, o.acoustic_scale, 0, s, g.start[s], words, best);
+      Enumerate(g, ll.data(), frames, n, o.acoustic_scale, 0, s, g.start[s], words, best, partial);
       words.clear();
     }
     const DecodeResult r = decoder.Decode(ll.data(), frames, n, o);
+    o.allow_partial = false;
+    const DecodeResult complete_only = decoder.Decode(ll.data(), frames, n, o);
     SCOPED_TRACE(::testing::Message() << "trial " << trial << ", " << frames << " frames");
+    // The best word sequence of `scores` and whether it is unique (by a margin).
+    auto top_of = [](const std::map<std::vector<int>, double>& scores) {
+      double top = -kInf, second = -kInf;
+      std::vector<int> top_words;
+      for (const auto& [seq, score] : scores) {
+        if (score > top) {
+          second = top;
+          top = score;
+          top_words = seq;
+        } else {
+          second = std::max(second, score);
+        }
+      }
+      return std::make_tuple(top, top_words, second < top - 1e-6);
+    };
     if (best.empty()) {
-      EXPECT_FALSE(r.found);
+      EXPECT_FALSE(complete_only.found);
+      ASSERT_FALSE(partial.empty());  // some path always lasts 2..11 frames here
+      const auto [top, top_words, unique] = top_of(partial);
+      ASSERT_TRUE(r.found);
+      EXPECT_TRUE(r.partial);
+      EXPECT_NEAR(r.score, top, 1e-9 * std::max(1.0, std::fabs(top)));
+      if (unique) {
+        EXPECT_EQ(r.word_ids, top_words);
+        ++compared_partial;
+      }
       continue;
     }
     ++with_path;
-    double top = -kInf, second = -kInf;
-    std::vector<int> top_words;
-    for (const auto& [seq, score] : best) {
-      if (score > top) {
-        second = top;
-        top = score;
-        top_words = seq;
-      } else {
-        second = std::max(second, score);
-      }
-    }
+    const auto [top, top_words, unique] = top_of(best);
     ASSERT_TRUE(r.found);
+    EXPECT_FALSE(r.partial);
     EXPECT_NEAR(r.score, top, 1e-9 * std::max(1.0, std::fabs(top)));
-    if (second < top - 1e-6) {
+    EXPECT_EQ(complete_only.word_ids, r.word_ids);  // the option changes only partial paths
+    if (unique) {
       EXPECT_EQ(r.word_ids, top_words);
       ++compared_words;
     }
   }
+  std::cout << "[ brute    ] " << compared_partial << " partial paths compared\n";
   std::cout << "[ brute    ] " << with_path << " of 200 trials with a path, " << compared_words
             << " with a unique best word sequence\n";
   EXPECT_GT(with_path, 150);
   EXPECT_GT(compared_words, 130);
+  EXPECT_GT(compared_partial, 5);
 }
 
 // 1000 frames of random log-likelihoods through the whole digit graph: a path is always found

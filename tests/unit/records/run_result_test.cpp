@@ -37,7 +37,7 @@ RunResult EveryResultField() {
   r.signal = 15, r.epoch = 3, r.pretrain_s = 1.25, r.pretrain_cached = true, r.pretrain_key = "k";
   r.wer = 12.5, r.ser = 30.0, r.wer_dev = 11.0, r.wer_sub = 3, r.wer_del = 2, r.wer_ins = 1;
   r.wer_ref_words = 48, r.decode_acoustic_scale = 0.1, r.decode_word_penalty = -1.0;
-  r.decode_no_path = 1, r.decode_rtf = 0.0625;
+  r.decode_no_path = 1, r.decode_partial = 2, r.decode_rtf = 0.0625;
   return r;
 }
 
