@@ -1,7 +1,5 @@
 #include "engine/train/step_lanes.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -108,6 +106,7 @@ void StepClock::Collect(size_t keep, const std::function<void(const Times&)>& fn
 StepLanes::StepLanes(Backend& backend, Network& model, int lanes, int64_t minibatch,
                      InputBuffering buffering)
     : model_(model), lanes_(static_cast<size_t>(std::max(lanes, 1))) {
+  if (lanes_.size() > 1) pool_ = std::make_unique<ThreadPool>(static_cast<int>(lanes_.size()));
   const int input = model.Spec().input_dim;
   const bool double_buffered = buffering == InputBuffering::kDouble ||
                                (buffering == InputBuffering::kAuto && backend.RunsAsynchronously());
@@ -144,27 +143,21 @@ void StepLanes::ForEach(int n, const std::function<void(int, StepLane&)>& fn) {
     for (int i = 0; i < n; ++i) fn(i, lanes_[0]);
     return;
   }
-  // One OpenMP thread per lane. Inside this region the backend's own parallel loops run on one
-  // thread (no nested parallelism) and OpenBLAS, asked from inside a parallel region, runs its
-  // GEMMs on the calling thread alone.
+  // One task per lane, each stepping items until none is left: a lane whose thread is slow to
+  // start (or descheduled) takes fewer items. Inside a task the backend's own parallel work runs
+  // on the task's thread alone (ThreadPool::InTask), so each GEMM is its single-threaded tiles.
   std::atomic<int> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  const int threads = static_cast<int>(lanes_.size());
-#pragma omp parallel num_threads(threads)
-  {
-    StepLane& lane = lanes_[static_cast<size_t>(omp_get_thread_num())];
+  pool_->Run(static_cast<int64_t>(lanes_.size()), [&](int64_t l) {
+    StepLane& lane = lanes_[static_cast<size_t>(l)];
     for (int i = next++; i < n; i = next++) {
       try {
         fn(i, lane);
       } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
         next = n;  // the others stop after their current item
+        throw;
       }
     }
-  }
-  if (error) std::rethrow_exception(error);
+  });
 }
 
 }  // namespace mavg

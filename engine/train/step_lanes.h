@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/backend/device_buffer.h"
+#include "engine/core/thread_pool.h"
 #include "engine/nn/network.h"
 
 namespace mavg {
@@ -137,13 +138,14 @@ class StepLanes {
   // initialised or loaded); their parameters are always a worker's, bound per step.
   void SyncFromModel();
   // fn(i, lane) for i in [0, n): one lane per thread, each i on exactly one lane, in any order
-  // across lanes. With one lane, in order on this thread. The first exception thrown is
-  // rethrown here after every thread has stopped.
+  // across lanes (a lane's items in increasing order). With one lane, in order on this thread.
+  // The first exception thrown is rethrown here after every thread has stopped.
   void ForEach(int n, const std::function<void(int, StepLane&)>& fn);
 
  private:
   Network& model_;  // not owned
   std::vector<StepLane> lanes_;
+  std::unique_ptr<ThreadPool> pool_;  // [one thread per lane] with more than one lane
 };
 
 }  // namespace mavg

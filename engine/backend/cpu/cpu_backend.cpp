@@ -3,8 +3,12 @@
 #include <cblas.h>
 #include <omp.h>
 
+// NG-SGD's eigenproblems are small and run on a single thread here, in the same order at any
+// thread count (an OpenMP-enabled Eigen would split its products by the thread count).
+#define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -15,10 +19,12 @@
 #include "engine/backend/counter_rng.h"
 #include "engine/backend/cpu/blas_kernels.h"
 #include "engine/backend/cpu/float_env.h"
+#include "engine/backend/cpu/gemm_tiles.h"
 #include "engine/backend/cpu/vector_math.h"
 #include "engine/backend/shape_checks.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
+#include "engine/core/thread_pool.h"
 
 extern "C" {
 // Declared by OpenBLAS's cblas.h in most versions; repeated here for the ones that do not.
@@ -29,8 +35,26 @@ char* openblas_get_config(void);
 namespace mavg {
 namespace {
 
-// Element-wise work below this many elements stays on one thread.
+// Element-wise work below this many elements stays on one thread; above, it is cut into tasks
+// of about kTaskElements (rows are never split: each row is computed the same way anywhere).
 constexpr int64_t kParallelThreshold = 1 << 15;
+constexpr int64_t kTaskElements = 1 << 14;
+
+// OpenBLAS (its OpenMP build) runs a call on as many threads as omp_get_max_threads() says
+// for the calling thread (one inside a parallel region). Every call here must run on the
+// calling thread alone (gemm_tiles.h): each thread that calls BLAS sets its own count to one.
+void SerialBlasOnThisThread() {
+  thread_local const bool done = [] {
+    omp_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+void StartComputeThread() {
+  FlushSubnormalsOnThisThread();
+  SerialBlasOnThisThread();
+}
 
 // NG-SGD's small steps on the host, with Eigen's symmetric eigensolver (tridiagonal QR: much
 // faster on one core than the Jacobi rotations a GPU block runs in parallel; both converge to
@@ -57,12 +81,13 @@ class CpuBackend final : public Backend {
     LogKernelsOnce(kernels_);
     threads_ = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
     if (threads_ <= 0) threads_ = 1;
-    openblas_set_num_threads(threads_);
-    // Subnormals flushed to zero on this thread and on each of the OpenMP pool's (float_env.h):
-    // a saturated unit's gradients would otherwise run every GEMM through microcode assists.
+    // OpenBLAS never starts threads of its own: the backend's tiles are its parallelism.
+    openblas_set_num_threads(1);
+    // Subnormals flushed to zero on this thread and on each of the pool's (float_env.h): a
+    // saturated unit's gradients would otherwise run every GEMM through microcode assists.
     flushed_ = FlushSubnormalsOnThisThread();
-#pragma omp parallel num_threads(threads_)
-    FlushSubnormalsOnThisThread();
+    SerialBlasOnThisThread();
+    pool_ = std::make_unique<ThreadPool>(threads_, StartComputeThread);
   }
 
   DeviceKind Kind() const override { return DeviceKind::kCpu; }
@@ -115,24 +140,37 @@ class CpuBackend final : public Backend {
     const int lda = static_cast<int>(std::max<int64_t>(a.stride, 1));
     const int ldb = static_cast<int>(std::max<int64_t>(b.stride, 1));
     const int ldc = static_cast<int>(std::max<int64_t>(c.stride, 1));
-    // A product with one row or one column is a matrix-vector product: OpenBLAS (before 0.3.27)
-    // would run it through the GEMM path and copy the whole matrix operand into its packed
-    // layout first (NG-SGD's bias update, [1 x N] x [N x D], costs 5 times the GEMV that way).
-    if (n == 1) {  // C[:, 0] = alpha op(A) op(B)[:, 0] + beta C[:, 0]
-      cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(trans_a ? k : m), static_cast<int>(trans_a ? m : k), alpha,
-                  a.data, lda, b.data, trans_b ? 1 : ldb, beta, c.data, ldc);
-      return;
-    }
-    if (m == 1) {  // C[0, :]^T = alpha op(B)^T op(A)[0, :]^T + beta C[0, :]^T
-      cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans,
-                  static_cast<int>(trans_b ? n : k), static_cast<int>(trans_b ? k : n), alpha,
-                  b.data, ldb, a.data, trans_a ? lda : 1, beta, c.data, 1);
-      return;
-    }
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), alpha, a.data, lda, b.data, ldb, beta, c.data, ldc);
+    // Tile (i, j) is C[i0:i0+mm, j0:j0+nn] = alpha op(A)[i0:i0+mm, :] op(B)[:, j0:j0+nn] + beta C:
+    // rows of op(A) are rows of A, or columns when A is transposed; likewise columns of op(B).
+    const GemmTiling tiling = GemmTilesOf(m, n, k);
+    const int64_t tiles_across = (n + tiling.tile_cols - 1) / tiling.tile_cols;
+    pool_->Run(tiling.Tiles(m, n), [&](int64_t t) {
+      SerialBlasOnThisThread();
+      const int64_t i0 = (t / tiles_across) * tiling.tile_rows;
+      const int64_t j0 = (t % tiles_across) * tiling.tile_cols;
+      const int mm = static_cast<int>(std::min(tiling.tile_rows, m - i0));
+      const int nn = static_cast<int>(std::min(tiling.tile_cols, n - j0));
+      const float* at = trans_a ? a.data + i0 : a.data + i0 * a.stride;
+      const float* bt = trans_b ? b.data + j0 * b.stride : b.data + j0;
+      float* ct = c.data + i0 * c.stride + j0;
+      // A product with one row or one column is a matrix-vector product: OpenBLAS (before
+      // 0.3.27) would run it through the GEMM path and copy the whole matrix operand into its
+      // packed layout first (NG-SGD's bias update, [1 x N] x [N x D], costs 5 times the GEMV
+      // that way).
+      if (nn == 1 && n == 1) {  // C[:, 0] = alpha op(A) op(B)[:, 0] + beta C[:, 0]
+        cblas_sgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    static_cast<int>(trans_a ? k : mm), static_cast<int>(trans_a ? mm : k), alpha,
+                    at, lda, bt, trans_b ? 1 : ldb, beta, ct, ldc);
+      } else if (mm == 1 && m == 1) {  // C[0, :]^T = alpha op(B)^T op(A)[0, :]^T + beta C[0, :]^T
+        cblas_sgemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans,
+                    static_cast<int>(trans_b ? nn : k), static_cast<int>(trans_b ? k : nn), alpha,
+                    bt, ldb, at, trans_a ? lda : 1, beta, ct, 1);
+      } else {
+        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, mm, nn, static_cast<int>(k), alpha, at,
+                    lda, bt, ldb, beta, ct, ldc);
+      }
+    });
   }
 
   void Copy(ConstMatrixView src, MatrixView dst) override {
@@ -182,9 +220,7 @@ class CpuBackend final : public Backend {
     const int64_t cols = m.cols;
     constexpr int64_t kBlock = 256;
     const int64_t blocks = (cols + kBlock - 1) / kBlock;
-    const bool parallel = threads_ > 1 && m.Size() > kParallelThreshold && !omp_in_parallel();
-#pragma omp parallel for num_threads(threads_) schedule(static) if (parallel)
-    for (int64_t b = 0; b < blocks; ++b) {
+    auto block = [&](int64_t b) {
       const int64_t c0 = b * kBlock;
       const int64_t c1 = std::min(cols, c0 + kBlock);
       double acc[kBlock] = {};
@@ -196,6 +232,11 @@ class CpuBackend final : public Backend {
         const float s = static_cast<float>(alpha * acc[c - c0]);
         out.data[c] = beta == 0.0f ? s : s + beta * out.data[c];
       }
+    };
+    if (m.Size() > kParallelThreshold) {
+      pool_->Run(blocks, block);
+    } else {
+      for (int64_t b = 0; b < blocks; ++b) block(b);
     }
   }
 
@@ -310,7 +351,7 @@ class CpuBackend final : public Backend {
       MAVG_CHECK(labels[r] >= 0 && labels[r] < cols, "label {} outside the {} network outputs",
                  labels[r], cols);
     }
-    int64_t correct = 0;  // an integer: exact in any order
+    std::atomic<int64_t> correct{0};  // an integer: exact in any order
     const double loss = SumInRowOrder(logits.Size(), logits.rows, [&](int64_t r) {
       const float* xr = logits.Row(r);
       const int32_t label = labels[r];
@@ -319,10 +360,7 @@ class CpuBackend final : public Backend {
         if (xr[c] > xr[arg]) arg = c;
       }
       const float mx = xr[arg];
-      if (arg == label) {
-#pragma omp atomic
-        ++correct;
-      }
+      if (arg == label) correct.fetch_add(1, std::memory_order_relaxed);
       // Read before the gradient is written: grad may be the logits themselves.
       const double shifted_label = static_cast<double>(xr[label] - mx);
       // exp(x - max) for the row (vectorised, in float; every value in (0, 1]), into the
@@ -347,7 +385,7 @@ class CpuBackend final : public Backend {
       return std::log(sum) - shifted_label;
     });
     stats[0] += loss;
-    stats[1] += static_cast<double>(correct);
+    stats[1] += static_cast<double>(correct.load());
     stats[2] += static_cast<double>(logits.rows);
   }
 
@@ -369,17 +407,22 @@ class CpuBackend final : public Backend {
     return total;
   }
 
-  // Rows in parallel where there are threads and work enough for them. One thread, small work
-  // or a caller already inside a parallel region (simulated workers at once) runs the plain
-  // loop: an OpenMP region of one thread still costs its set-up on every call.
+  // Rows in parallel where there are threads and work enough for them, in tasks of whole rows.
+  // One thread, small work or a caller already inside a task (simulated workers stepping at
+  // once) runs the plain loop.
   template <typename F>
   void ForRows(int64_t size, int64_t rows, F&& f) {
-    if (threads_ == 1 || size <= kParallelThreshold || omp_in_parallel()) {
+    if (threads_ == 1 || size <= kParallelThreshold || ThreadPool::InTask()) {
       for (int64_t r = 0; r < rows; ++r) f(r);
       return;
     }
-#pragma omp parallel for num_threads(threads_) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) f(r);
+    const int64_t cols = std::max<int64_t>(size / std::max<int64_t>(rows, 1), 1);
+    const int64_t rows_per_task = std::max<int64_t>(kTaskElements / cols, 1);
+    const int64_t tasks = (rows + rows_per_task - 1) / rows_per_task;
+    pool_->Run(tasks, [&](int64_t t) {
+      const int64_t end = std::min(rows, (t + 1) * rows_per_task);
+      for (int64_t r = t * rows_per_task; r < end; ++r) f(r);
+    });
   }
 
   // x[r][c] = f(r * cols + c): the row-major element index, whatever the stride.
@@ -430,6 +473,7 @@ class CpuBackend final : public Backend {
   const BlasKernels& kernels_;  // the process's, settled before this backend's first GEMM
   bool flushed_ = false;        // subnormals flushed to zero (float_env.h)
   int threads_ = 1;
+  std::unique_ptr<ThreadPool> pool_;  // [threads_ threads, the caller one of them]
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
-// CPU backend: OpenBLAS for GEMM, OpenMP for element-wise kernels and reductions.
+// CPU backend: OpenBLAS for GEMM (single-threaded calls on fixed tiles, gemm_tiles.h), a
+// ThreadPool (core/thread_pool.h) for the tiles, element-wise kernels and reductions.
 
 #include <memory>
 
@@ -7,7 +8,7 @@
 
 namespace mavg {
 
-// threads <= 0: all hardware threads. Sets OpenBLAS's and this backend's OpenMP thread count.
+// threads <= 0: all hardware threads. The results do not depend on the thread count.
 std::unique_ptr<Backend> CreateCpuBackend(int threads);
 
 }  // namespace mavg

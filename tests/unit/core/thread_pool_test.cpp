@@ -1,0 +1,133 @@
+// ThreadPool: every task exactly once, jobs back to back, nested runs in order, exceptions, and
+// the property it exists for: a helper that does not run (descheduled, here blocked) never
+// holds the caller up, where a barrier at the end of a job (OpenMP's) would wait for it.
+#include "engine/core/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace mavg {
+namespace {
+
+TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.Threads(), threads);
+    for (int64_t n : {0, 1, 2, 3, 7, 64, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.Run(n, [&](int64_t i) { hits[static_cast<size_t>(i)].fetch_add(1); });
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << threads << " threads, task " << i;
+      }
+    }
+  }
+}
+
+// Many short jobs one after another: a helper that wakes late must never run a task of a job
+// it did not claim from, nor lose one (the generation in each ticket).
+TEST(ThreadPool, BackToBackJobsNeitherLoseNorRepeatTasks) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int64_t>> sums(8);
+  for (int job = 0; job < 20000; ++job) {
+    pool.Run(1 + job % 8, [&](int64_t i) { sums[static_cast<size_t>(i)].fetch_add(job + 1); });
+  }
+  for (int64_t i = 0; i < 8; ++i) {
+    int64_t want = 0;
+    for (int job = 0; job < 20000; ++job) {
+      if (i < 1 + job % 8) want += job + 1;
+    }
+    EXPECT_EQ(sums[static_cast<size_t>(i)].load(), want) << "task " << i;
+  }
+}
+
+// More tasks than one ticket holds (2^20 - 1) are run in chunks.
+TEST(ThreadPool, MoreTasksThanOneTicketHolds) {
+  ThreadPool pool(2);
+  const int64_t n = (int64_t{1} << 20) + 5;
+  std::vector<std::atomic<uint8_t>> hits(static_cast<size_t>(n));
+  pool.Run(n, [&](int64_t i) { hits[static_cast<size_t>(i)].fetch_add(1); });
+  int64_t once = 0;
+  for (const auto& h : hits) once += h.load() == 1;
+  EXPECT_EQ(once, n);
+}
+
+TEST(ThreadPool, NestedRunsGoInOrderOnTheCallingThread) {
+  ThreadPool outer(2), inner(3);
+  EXPECT_FALSE(ThreadPool::InTask());
+  std::atomic<int> bad{0};
+  outer.Run(4, [&](int64_t) {
+    if (!ThreadPool::InTask()) ++bad;
+    const std::thread::id me = std::this_thread::get_id();
+    std::vector<int64_t> order;
+    inner.Run(5, [&](int64_t i) {
+      if (std::this_thread::get_id() != me) ++bad;
+      order.push_back(i);
+    });
+    if (order != std::vector<int64_t>{0, 1, 2, 3, 4}) ++bad;
+  });
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_FALSE(ThreadPool::InTask());
+}
+
+TEST(ThreadPool, TheFirstExceptionIsRethrownAndThePoolStaysUsable) {
+  ThreadPool pool(2);
+  for (int round = 0; round < 50; ++round) {
+    std::atomic<int> ran{0};
+    try {
+      pool.Run(16, [&](int64_t i) {
+        ++ran;
+        if (i == 3) throw std::runtime_error("task 3");
+      });
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "task 3");
+    }
+    EXPECT_LE(ran.load(), 16);
+    std::atomic<int> after{0};
+    pool.Run(10, [&](int64_t) { ++after; });
+    EXPECT_EQ(after.load(), 10);
+  }
+}
+
+// The caller finishes a job alone while the pool's helper cannot run at all (its start is
+// blocked, as a thread the OS does not schedule): no task waits for it.
+TEST(ThreadPool, AHelperThatDoesNotRunNeverHoldsTheCallerUp) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool release = false;
+  ThreadPool pool(2, [&] {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return release; });
+  });
+  std::vector<int> hits(100, 0);
+  for (int job = 0; job < 100; ++job) {
+    pool.Run(100, [&](int64_t i) { ++hits[static_cast<size_t>(i)]; });
+  }
+  for (int h : hits) EXPECT_EQ(h, 100);
+  EXPECT_EQ(pool.HelperTasks(), 0);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    release = true;
+  }
+  cv.notify_all();
+}
+
+// With tasks long enough, the helpers do take some (the pool is not the caller alone).
+TEST(ThreadPool, HelpersTakeTasks) {
+  ThreadPool pool(3);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (pool.HelperTasks() == 0 && std::chrono::steady_clock::now() < deadline) {
+    pool.Run(8, [](int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); });
+  }
+  EXPECT_GT(pool.HelperTasks(), 0);
+}
+
+}  // namespace
+}  // namespace mavg
