@@ -2,9 +2,12 @@
 // An enum's text, stated once: one table of {value, text} rows in enum order, declared with
 // MAVG_ENUM_TEXTS beside the enum. From the table come ToString, parsing (exact, case-sensitive),
 // the list of valid texts for help and errors, and fmt formatting (MAVG_ENUM_FORMATTER).
-// The static_assert in MAVG_ENUM_TEXTS keeps every table complete, in enum order and free of
-// duplicates, so an enum value without a text does not compile. The texts are contracts (config
-// files, run files and the database hold them): never change one; a new value is a new row.
+// The static_asserts in MAVG_ENUM_TEXTS keep every table complete, in enum order and free of
+// duplicates: a table of N rows must give values 0 .. N-1 in order, and the enum must have no
+// named value beyond them (counted at compile time from the compiler's spelling of each value,
+// below), so an enum value without a text does not compile (tests/unit/core/enum_text_test.cpp
+// and the compile test enum_text.incomplete_table). The texts are contracts (config files, run
+// files and the database hold them): never change one; a new value is a new row.
 
 #include <fmt/format.h>
 
@@ -16,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/core/error.h"
@@ -38,6 +42,35 @@ constexpr bool WellFormed(const EnumText<E> (&table)[N]) {
     }
   }
   return true;
+}
+
+// Whether V is one of its enum's named values. GCC and Clang spell a template argument that
+// names an enumerator by its name in __PRETTY_FUNCTION__ ("... [with auto V = mavg::Foo::kBar]",
+// "[V = mavg::Foo::kBar]") and any other value as a cast ("(mavg::Foo)3").
+template <auto V>
+constexpr bool IsNamedValue() {
+  const std::string_view f = __PRETTY_FUNCTION__;
+  const size_t eq = f.rfind("= ");
+  return eq != std::string_view::npos && eq + 2 < f.size() && f[eq + 2] != '(';
+}
+
+// Values 0 .. kScanned - 1 are looked at: no table here comes near.
+inline constexpr size_t kScanned = 128;
+
+template <class E, size_t... I>
+constexpr size_t NamedValues(std::index_sequence<I...>) {
+  return (size_t{IsNamedValue<static_cast<E>(I)>()} + ...);
+}
+
+// Whether the enum's named values in [0, kScanned) are exactly the table's N rows.
+template <class E, size_t N>
+constexpr bool CoversEveryValue(const EnumText<E> (&)[N]) {
+#if defined(__CUDACC__)
+  return true;  // nvcc's front end spells values its own way; every .cpp checks the table
+#else
+  static_assert(N < kScanned, "a text table longer than the values enum_text.h scans");
+  return NamedValues<E>(std::make_index_sequence<kScanned>{}) == N;
+#endif
 }
 }  // namespace enum_text_detail
 
@@ -107,9 +140,11 @@ std::ostream& operator<<(std::ostream& out, E value) {
 }  // namespace mavg
 
 // Declares the text table of enum E (in E's namespace, after E): MAVG_ENUM_TEXTS(E, kTable).
-#define MAVG_ENUM_TEXTS(E, table)                                            \
-  static_assert(::mavg::enum_text_detail::WellFormed(table),                 \
-                #table ": one unique text per " #E " value, in enum order"); \
+#define MAVG_ENUM_TEXTS(E, table)                                                       \
+  static_assert(::mavg::enum_text_detail::WellFormed(table),                            \
+                #table ": one unique text per " #E " value, in enum order");            \
+  static_assert(::mavg::enum_text_detail::CoversEveryValue(table),                      \
+                #table ": every " #E " value needs a text (the table has fewer rows)"); \
   constexpr std::span<const ::mavg::EnumText<E>> TextsOf(E) { return std::span(table); }
 
 // fmt::format("{}", value) writes its text; at global scope, with the enum's full name.

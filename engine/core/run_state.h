@@ -3,8 +3,9 @@
 // text is a contract: it is what runs.status and attempts.state hold in the results database,
 // what "status" holds in a run's state.json and result.json, and what `sweep plan`, `sweep
 // status` and `sweep retry --state` print and read. Never change a text (existing databases and
-// run directories hold it); a new state is a new row, and the static_asserts keep every table
-// complete, in enum order and free of duplicates.
+// run directories hold it); a new state is a new row (ToString, ParseEnum and EnumNames come from
+// core/enum_text.h, whose checks keep every table complete, in enum order and free of
+// duplicates).
 //
 //   RunState     a run: new -> running -> completed | failed | diverged | collapsed | preempted |
 //                interrupted
@@ -13,12 +14,11 @@
 //   PlanState    a run as a sweep plan sees it (completed splits into done / stale by code version;
 //                preempted and interrupted are both "interrupted": resumable)
 
-#include <fmt/format.h>
-
-#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "engine/core/enum_text.h"
 
 namespace mavg {
 
@@ -51,14 +51,9 @@ enum class PlanState {
   kCollapsed,
 };
 
-template <class State>
-struct StateText {
-  State state;
-  std::string_view text;
-};
-
-// The tables, in enum order (also the order in which counts are printed).
-inline constexpr StateText<RunState> kRunStates[] = {
+// The tables, in enum order (also the order in which counts are printed); MAVG_ENUM_TEXTS
+// (core/enum_text.h) checks each is complete, in order and free of duplicates.
+inline constexpr EnumText<RunState> kRunStates[] = {
     {RunState::kNew, "new"},
     {RunState::kRunning, "running"},
     {RunState::kCompleted, "completed"},
@@ -68,13 +63,15 @@ inline constexpr StateText<RunState> kRunStates[] = {
     {RunState::kPreempted, "preempted"},
     {RunState::kInterrupted, "interrupted"},
 };
-inline constexpr StateText<LaunchState> kLaunchStates[] = {
+MAVG_ENUM_TEXTS(RunState, kRunStates)
+inline constexpr EnumText<LaunchState> kLaunchStates[] = {
     {LaunchState::kFinished, "finished"},
     {LaunchState::kTimeout, "timeout"},
     {LaunchState::kInterrupted, "interrupted"},
     {LaunchState::kFailedToStart, "failed-to-start"},
 };
-inline constexpr StateText<PlanState> kPlanStates[] = {
+MAVG_ENUM_TEXTS(LaunchState, kLaunchStates)
+inline constexpr EnumText<PlanState> kPlanStates[] = {
     {PlanState::kNew, "new"},
     {PlanState::kDone, "done"},
     {PlanState::kStale, "stale"},
@@ -84,31 +81,7 @@ inline constexpr StateText<PlanState> kPlanStates[] = {
     {PlanState::kDiverged, "diverged"},
     {PlanState::kCollapsed, "collapsed"},
 };
-
-namespace state_detail {
-template <class State, size_t N>
-constexpr bool WellFormed(const StateText<State> (&table)[N]) {
-  for (size_t i = 0; i < N; ++i) {
-    if (static_cast<size_t>(table[i].state) != i || table[i].text.empty()) return false;
-    for (size_t j = 0; j < i; ++j) {
-      if (table[j].text == table[i].text) return false;
-    }
-  }
-  return true;
-}
-}  // namespace state_detail
-
-static_assert(state_detail::WellFormed(kRunStates), "kRunStates: one unique text per RunState");
-static_assert(state_detail::WellFormed(kLaunchStates), "kLaunchStates: one per LaunchState");
-static_assert(state_detail::WellFormed(kPlanStates), "kPlanStates: one unique text per PlanState");
-
-constexpr std::string_view ToString(RunState s) { return kRunStates[static_cast<size_t>(s)].text; }
-constexpr std::string_view ToString(LaunchState s) {
-  return kLaunchStates[static_cast<size_t>(s)].text;
-}
-constexpr std::string_view ToString(PlanState s) {
-  return kPlanStates[static_cast<size_t>(s)].text;
-}
+MAVG_ENUM_TEXTS(PlanState, kPlanStates)
 
 // The state with this text; nullopt for any other text (exact match, case-sensitive).
 std::optional<RunState> ParseRunState(std::string_view text);
@@ -169,21 +142,6 @@ constexpr PlanState PlanStateOf(RunState s, bool current_code) {
 }  // namespace mavg
 
 // fmt::format("{}", state) writes the state's text.
-template <>
-struct fmt::formatter<mavg::RunState> : fmt::formatter<std::string_view> {
-  auto format(mavg::RunState s, fmt::format_context& ctx) const {
-    return fmt::formatter<std::string_view>::format(mavg::ToString(s), ctx);
-  }
-};
-template <>
-struct fmt::formatter<mavg::LaunchState> : fmt::formatter<std::string_view> {
-  auto format(mavg::LaunchState s, fmt::format_context& ctx) const {
-    return fmt::formatter<std::string_view>::format(mavg::ToString(s), ctx);
-  }
-};
-template <>
-struct fmt::formatter<mavg::PlanState> : fmt::formatter<std::string_view> {
-  auto format(mavg::PlanState s, fmt::format_context& ctx) const {
-    return fmt::formatter<std::string_view>::format(mavg::ToString(s), ctx);
-  }
-};
+MAVG_ENUM_FORMATTER(mavg::RunState);
+MAVG_ENUM_FORMATTER(mavg::LaunchState);
+MAVG_ENUM_FORMATTER(mavg::PlanState);

@@ -24,6 +24,17 @@ static_assert(!enum_text_detail::WellFormed(kOutOfOrder));
 static_assert(!enum_text_detail::WellFormed(kDuplicate));
 static_assert(!enum_text_detail::WellFormed(kEmpty));
 static_assert(ToString(Color::kBlue) == "blue");
+// ... and one that leaves a value out (kBlue): the enum has more named values than rows. An enum
+// with a value past the table's, however far, is refused the same way.
+inline constexpr EnumText<Color> kMissingLast[] = {{Color::kRed, "red"}, {Color::kGreen, "green"}};
+static_assert(enum_text_detail::WellFormed(kMissingLast));
+static_assert(!enum_text_detail::CoversEveryValue(kMissingLast));
+static_assert(enum_text_detail::CoversEveryValue(kColorTexts));
+enum class Sparse { kA, kB, kFar = 40 };
+inline constexpr EnumText<Sparse> kSparse[] = {{Sparse::kA, "a"}, {Sparse::kB, "b"}};
+static_assert(!enum_text_detail::CoversEveryValue(kSparse));
+static_assert(enum_text_detail::IsNamedValue<Color::kBlue>());
+static_assert(!enum_text_detail::IsNamedValue<static_cast<Color>(3)>());
 static_assert(ParseEnum<Color>("green") == Color::kGreen);
 
 TEST(EnumText, TextParseNamesAndFormatting) {

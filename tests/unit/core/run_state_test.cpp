@@ -15,10 +15,10 @@ namespace mavg {
 namespace {
 
 template <class State, size_t N, class Parse, class ParseOrThrow>
-void ExpectRoundTrip(const StateText<State> (&table)[N], Parse parse, ParseOrThrow parse_or_throw) {
+void ExpectRoundTrip(const EnumText<State> (&table)[N], Parse parse, ParseOrThrow parse_or_throw) {
   std::set<std::string_view> texts;
   for (size_t i = 0; i < N; ++i) {
-    const State s = table[i].state;
+    const State s = table[i].value;
     EXPECT_EQ(static_cast<size_t>(s), i) << "table out of enum order at " << table[i].text;
     EXPECT_EQ(ToString(s), table[i].text);
     EXPECT_EQ(parse(ToString(s)), s) << table[i].text;
