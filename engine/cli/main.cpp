@@ -1,4 +1,5 @@
 // mavg: data-parallel DNN training by periodic model averaging, and the sweeps around it.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
+#include "engine/core/nearest.h"
 
 namespace mavg::cli {
 int& ExitCode() {
@@ -79,6 +81,34 @@ int CheckStandardOutput(StdoutBuffer& out) {
   return 1;
 }
 
+// After a parse error: the first word that should name a command and names none, as a message
+// "unknown command 'mavg sweep rnu' (did you mean 'mavg sweep run'?)"; "" when the words name
+// commands (the error is about something else). Words starting with '-' are options: the
+// commands that group others take only flags.
+std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  std::string path = "mavg";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    const std::vector<CLI::App*> subs = current->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) return "";  // a command of its own: the rest are its arguments
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : subs) {
+      if (sub->check_name(word)) next = sub;
+    }
+    if (next == nullptr) {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : subs) names.push_back(sub->get_name());
+      return fmt::format("unknown command '{} {}' (did you mean '{} {}'? see {} --help)", path,
+                         word, path, mavg::Nearest(word, names), path);
+    }
+    current = next;
+    path += " " + word;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,7 +144,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "mavg: error: %s (see --help)\n", e.what());
+    const std::string unknown = UnknownCommand(app, argc, argv);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "mavg: error: %s\n", unknown.c_str());
+    } else {
+      std::fprintf(stderr, "mavg: error: %s (see --help)\n", e.what());
+    }
     return 2;
   } catch (const mavg::Error& e) {
     if (verbose > 0 && !e.Location().empty()) {

@@ -15,6 +15,16 @@ $1
 YAML
 }
 
+# ---- command line ----
+# A misspelt command is named, with the nearest one, at any depth; exit 2 (a bad command line).
+expect_error "unknown command 'mavg trian' (did you mean 'mavg train'?" "$MAVG" trian ok.yaml
+expect_error "unknown command 'mavg sweep rnu' (did you mean 'mavg sweep run'?" "$MAVG" sweep rnu x.yaml
+expect_error "unknown command 'mavg report tabel' (did you mean 'mavg report table'?" "$MAVG" -q report tabel s
+rc=0; "$MAVG" trian > /dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "mavg trian exits $rc, not 2"
+# No command at all is still "a subcommand is required".
+expect_error "A subcommand is required" "$MAVG" sweep
+
 # ---- config ----
 expect_error "missing.yaml: config file not found" "$MAVG" train missing.yaml
 printf 'data:\n  train: [a, b\n' > garbled.yaml
