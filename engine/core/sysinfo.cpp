@@ -1,6 +1,7 @@
 #include "engine/core/sysinfo.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,5 +64,12 @@ int64_t StatusKilobytes(const char* name) {
 
 int64_t ResidentBytes() { return StatusKilobytes("VmRSS"); }
 int64_t PeakResidentBytes() { return StatusKilobytes("VmHWM"); }
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  const auto seconds = [](const timeval& t) { return t.tv_sec + 1e-6 * t.tv_usec; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 }  // namespace mavg

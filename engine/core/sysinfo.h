@@ -16,5 +16,7 @@ bool ProcessAlive(int pid);
 // in bytes; -1 where the kernel does not say.
 int64_t ResidentBytes();
 int64_t PeakResidentBytes();
+// CPU seconds this process has used so far, user and system, over all its threads.
+double ProcessCpuSeconds();
 
 }  // namespace mavg

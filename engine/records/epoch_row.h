@@ -35,8 +35,13 @@ struct EpochRow {
   // combine of two-level averaging: one group's share, the groups combining at once).
   std::optional<double> compute_s, compute_s_mean, io_s, io_s_mean, comm_s, comm_s_mean, wait_s,
       wait_s_mean;
-  std::optional<double> cv_s;                // of wall_s, evaluating the dev set
-  std::optional<double> projected_wall_s;    // simulated workers: the epoch on N devices
+  std::optional<double> cv_s;              // of wall_s, evaluating the dev set
+  std::optional<double> projected_wall_s;  // simulated workers: the epoch on N devices
+  // CPU runs: this process's CPU seconds over the epoch's wall seconds x its compute threads (the
+  // lowest over the processes), and whether that is far below 1: other work shared the cores,
+  // so the epoch's times measure the sharing, not this run (train/contention.h).
+  std::optional<double> cpu_util;
+  std::optional<bool> contended;
   std::optional<double> max_change_limited;  // fraction of updates the max-change limited
   // Quantiles of the factor max-change scaled the layer updates by (1: not limited), over all
   // workers' updates of the epoch, from a histogram (backend/scale_histogram.h: within 2.9 %).
@@ -112,6 +117,8 @@ inline constexpr records::Field<EpochRow> kEpochFields[] = {
      .column = records::Column::kReal,
      .report_mean = "projected_epoch_s",
      .timing = records::Timing::kProjected},
+    {"cpu_util", &EpochRow::cpu_util, records::Column::kReal, "cpu_util"},
+    {"contended", &EpochRow::contended, records::Column::kInteger, "contended_fraction"},
     {"max_change_limited", &EpochRow::max_change_limited, records::Column::kNone,
      "max_change_limited"},
     {"max_change_scale_p50", &EpochRow::max_change_scale_p50, records::Column::kNone,

@@ -52,6 +52,8 @@ EpochRow MetricsRow(const EpochMetrics& m) {
   r.wait_s = max.wait_s, r.wait_s_mean = sum.wait_s / workers;
   r.cv_s = m.cv_s;
   r.projected_wall_s = m.projected_wall_s;
+  r.cpu_util = m.cpu_util;
+  r.contended = m.contended;
   if (sum.updates > 0) {
     r.max_change_limited = sum.limited / sum.updates;
     r.max_change_scale_p50 = ScaleQuantile(m.max_change_scales, 0.5);

@@ -34,6 +34,8 @@ struct EpochMetrics {
   double cv_s = 0.0;                       // of which evaluating the dev set
   std::optional<double> projected_wall_s;  // simulated workers: projected onto N devices
   std::vector<double> max_change_scales;   // [kScaleBins] every worker's scale factors, or empty
+  std::optional<double> cpu_util;          // CPU runs: the lowest CPU use of the processes
+  std::optional<bool> contended;           // train/contention.h
 };
 
 // The epoch's record: every field that applies (projected_wall_s for simulated workers,

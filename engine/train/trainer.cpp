@@ -20,6 +20,7 @@
 #include "engine/core/progress.h"
 #include "engine/core/rng.h"
 #include "engine/core/signals.h"
+#include "engine/core/sysinfo.h"
 #include "engine/core/timer.h"
 #include "engine/data/minibatch.h"
 #include "engine/nn/init.h"
@@ -33,6 +34,7 @@
 #include "engine/train/averager.h"
 #include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
+#include "engine/train/contention.h"
 #include "engine/train/decode_eval.h"
 #include "engine/train/device_choice.h"
 #include "engine/train/health.h"
@@ -171,15 +173,17 @@ class Trainer {
   // Earlier attempts (from the checkpoint resumed): how many, their wall time and data reading.
   int64_t attempts_before_ = 0;
   double wall_before_s_ = 0.0, io_before_s_ = 0.0;
-  double epoch_before_s_ = 0.0;    // the current epoch's time in earlier attempts (resumed inside)
-  bool totals_known_ = true;       // false: resumed from a checkpoint without the sums (older)
-  Timer wall_;                     // this attempt, from Run()
-  Timer epoch_timer_;              // the current epoch, this attempt
-  EvalSums cv_best_;               // CV statistics of the last accepted epoch
-  std::vector<double> cv_losses_;  // [epochs done] every epoch's CV loss (health check)
-  int start_epoch_ = 1;            // first epoch to run (after a checkpoint's)
-  bool restored_ = false;          // continuing from a checkpoint
-  int test_stop_epoch_ = -1;       // MAVG_TEST_STOP_AT
+  double epoch_before_s_ = 0.0;     // the current epoch's time in earlier attempts (resumed inside)
+  bool totals_known_ = true;        // false: resumed from a checkpoint without the sums (older)
+  Timer wall_;                      // this attempt, from Run()
+  Timer epoch_timer_;               // the current epoch, this attempt
+  double epoch_cpu_start_s_ = 0.0;  // the process's CPU seconds when the epoch (attempt) began
+  int compute_threads_ = 0;         // CPU: the threads this process computes on (0: a GPU run)
+  EvalSums cv_best_;                // CV statistics of the last accepted epoch
+  std::vector<double> cv_losses_;   // [epochs done] every epoch's CV loss (health check)
+  int start_epoch_ = 1;             // first epoch to run (after a checkpoint's)
+  bool restored_ = false;           // continuing from a checkpoint
+  int test_stop_epoch_ = -1;        // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
   std::optional<EpochProgress> resume_progress_;  // the checkpoint's position inside an epoch
   RunResult result_;  // filled as the run goes: pretraining, how it stopped, then Finish
@@ -283,6 +287,8 @@ void Trainer::Setup() {
       StepLaneCount(backend_->Kind() == DeviceKind::kCpu, static_cast<int>(Workers().size()),
                     threads, static_cast<int>(config_.device_options.concurrent_workers));
   lanes_ = std::make_unique<StepLanes>(*backend_, *network_, lanes, mb);
+  // Lanes step on one thread each; one lane uses the backend's threads.
+  if (backend_->Kind() == DeviceKind::kCpu) compute_threads_ = lanes > 1 ? lanes : threads;
   if (lanes > 1) {
     spdlog::info("[train] {} workers step at once, each on one thread", lanes);
   }
@@ -776,6 +782,17 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   m.averagings = n_ > 1 ? averagings_ : 0;
   m.world_size = n_;
   if (group_->ProjectsWallTime()) m.projected_wall_s = averager_->ProjectedSeconds();
+  // CPU use of this attempt's part of the epoch; the lowest over the processes (a collective).
+  if (compute_threads_ > 0) {
+    const std::optional<double> use = EpochCpuUse(ProcessCpuSeconds() - epoch_cpu_start_s_,
+                                                  epoch_timer_.Seconds(), compute_threads_);
+    double lowest[1] = {use ? -*use : 0.0};
+    group_->MaxOverProcesses(lowest);
+    if (use) {
+      m.cpu_util = -lowest[0];
+      m.contended = Contended(*m.cpu_util);
+    }
+  }
   return m;
 }
 
@@ -853,13 +870,23 @@ EpochDecision Trainer::EndEpoch(int epoch) {
   const auto rate = [&](double seconds) { return seconds > 0 ? m.stats.sum.frames / seconds : 0; };
   spdlog::info(
       "[train] epoch {:2} lr {:.6g} train loss {:.4f} acc {:.2f}% | CV loss {:.4f} "
-      "acc {:.2f}% {} | measured {:.0f} frames/s, {:.1f}s + CV {:.1f}s{}",
+      "acc {:.2f}% {} | measured {:.0f} frames/s, {:.1f}s + CV {:.1f}s{}{}",
       epoch, lr_, train_loss, 100 * train_acc, cv.Loss(), 100 * cv.Accuracy(),
       decision.accept ? "accepted" : "REJECTED", rate(row.TrainSeconds()), row.TrainSeconds(),
       m.cv_s,
       m.projected_wall_s ? fmt::format("; projected {:.0f} frames/s, {:.1f}s on {} devices",
                                        rate(*m.projected_wall_s), *m.projected_wall_s, n_)
-                         : "");
+                         : "",
+      m.cpu_util ? fmt::format("; CPU use {:.2f} of {} thread{}", *m.cpu_util, compute_threads_,
+                               compute_threads_ == 1 ? "" : "s")
+                 : "");
+  if (m.contended.value_or(false)) {
+    spdlog::warn(
+        "[train] epoch {}: contended: the process used {:.0f}% of the CPU time of its {} "
+        "thread{} (other work shares these cores), so this epoch's times measure the sharing, "
+        "not the run",
+        epoch, 100 * *m.cpu_util, compute_threads_, compute_threads_ == 1 ? "" : "s");
+  }
   WriteCheckpoint(epoch, std::nullopt, decision.stop);
   return decision;
 }
@@ -951,6 +978,7 @@ RunResult Trainer::Run() {
   const int max_epochs = static_cast<int>(config_.schedule.epochs);
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
     epoch_timer_.Reset();
+    epoch_cpu_start_s_ = ProcessCpuSeconds();
     const bool resumed_inside = epoch == start_epoch_ && resume_progress_.has_value();
     const EpochEnd end = RunEpoch(epoch, resumed_inside ? &*resume_progress_ : nullptr);
     if (end == EpochEnd::kDiverged) {

@@ -31,6 +31,7 @@ EpochRow FullRow() {
   r.projected_wall_s = 3.5, r.max_change_limited = 0.125;
   r.max_change_scale_p50 = 0.75, r.max_change_scale_p10 = 0.0625;
   r.projected_compute_s = 1.5, r.global_averagings = 2;
+  r.cpu_util = 0.625, r.contended = true;
   return r;
 }
 
@@ -164,7 +165,10 @@ TEST(EpochRow, ReportMeansComeFromTheTable) {
             "json_extract(e.metrics_json, '$.max_change_scale_p50')");
   EXPECT_EQ(means.at("max_change_scale_p10"),
             "json_extract(e.metrics_json, '$.max_change_scale_p10')");
-  EXPECT_EQ(means.size(), 16u);
+  // Each epoch's CPU use, and the fraction of a run's epochs that were contended.
+  EXPECT_EQ(means.at("cpu_util"), "e.cpu_util");
+  EXPECT_EQ(means.at("contended_fraction"), "e.contended");
+  EXPECT_EQ(means.size(), 18u);
 }
 
 TEST(EpochRow, TrainSeconds) {
