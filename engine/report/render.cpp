@@ -59,6 +59,17 @@ bool IsCount(const std::string& name) {
   return false;
 }
 
+bool IsMeasuredTiming(const std::string& name) {
+  if (name == kEpochSecondsMean) return true;
+  if (const auto* f = records::FindField(kRunResultFields, name)) {
+    return f->timing == records::Timing::kMeasured;
+  }
+  for (const records::Field<EpochRow>& f : kEpochFields) {
+    if (f.report_mean == name) return f.timing == records::Timing::kMeasured;
+  }
+  return false;
+}
+
 std::string NumOf(const std::string& name, double x) { return IsCount(name) ? Count(x) : Num(x); }
 
 std::string Percent(double fraction, bool latex) {

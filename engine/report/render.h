@@ -39,6 +39,10 @@ std::string Count(double x);
 // Whether the report value `name` counts something: a result or an epoch field of whole numbers
 // (epochs, frames, world_size, wer_sub, ...) or the per-run mean of one (frames_per_epoch).
 bool IsCount(const std::string& name);
+// Whether a metric is a measured time or throughput of the run (epoch_s, wall_s, compute_s,
+// measured_frames_per_s, ...): its replicates are checked for contention and disagreement
+// (timing_checks.h) wherever a table averages them.
+bool IsMeasuredTiming(const std::string& name);
 // A value of `name` as the reports print it: Count for a count, Num for anything else.
 std::string NumOf(const std::string& name, double x);
 // A fraction as a percentage: "21 %", "3.2 %", "3 %" (LaTeX: "21 \%").

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,6 +19,7 @@
 #include "engine/report/render.h"
 #include "engine/report/tables.h"
 #include "engine/report/time_to_target.h"
+#include "engine/report/timing_checks.h"
 
 namespace mavg {
 namespace {
@@ -115,24 +117,6 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
   return ModelEpoch(s, {&*links.intra, &*links.inter, links.staging}).Total();
 }
 
-// Epoch times of a set of completed runs (one row's, or a row's baseline), and the same times
-// per training frame (*_per_frame; of the runs that recorded frames), which the speedups
-// compare: equal work, so a run that drops frames (averaging's last partial interval, a
-// shorter shard) does not look faster for doing less.
-// The projected and modelled speedups also come from within each run (*_within): the seconds
-// its workers' own compute and data took, summed over the workers (the same frames on one
-// device at this run's own per-frame speed), over its projected or modelled epoch: both from
-// the same epochs of the same run, so a baseline run that happened to be slow or fast does not
-// make a row super- or sublinear. A 1-worker run's is 1. Empty when a run lacks the workers'
-// compute times (runs from before they were recorded), which then fall back to the baseline's.
-struct Times {
-  std::vector<double> measured, projected, modelled, frames, dropped;
-  std::vector<double> measured_per_frame, projected_per_frame, modelled_per_frame;
-  std::vector<double> projected_within, modelled_within;
-  int workers = 1;
-  bool Empty() const { return projected.empty(); }
-};
-
 // The seconds one device would take for the run's epoch of work, from the run's own workers:
 // N x the mean worker's compute + data seconds; nullopt without them.
 std::optional<double> SerialWork(const ReportRun& r, int workers) {
@@ -141,87 +125,185 @@ std::optional<double> SerialWork(const ReportRun& r, int workers) {
   return workers * (compute->second + ValueOr(r, MeanName(&EpochRow::io_s_mean), 0.0));
 }
 
-Times TimesOf(const std::vector<const ReportRun*>& runs, const Links& links) {
-  Times t;
-  for (const ReportRun* r : runs) {
-    if (r->status != RunState::kCompleted || !r->values.count(kEpochSecondsMean)) continue;
-    t.workers = static_cast<int>(ValueOr(*r, ResultKey(&RunResult::world_size), 1));
-    const double epoch = r->values.at(kEpochSecondsMean);
-    // A run without frames (none recorded) counts in the epoch times, not in the speedups.
-    const double frames = ValueOr(*r, MeanName(&EpochRow::frames), 0.0);
-    const bool per_frame = frames > 0;
-    if (!Simulated(*r)) {
-      t.measured.push_back(epoch);
-      if (per_frame) t.measured_per_frame.push_back(epoch / frames);
-    }
-    // Projected: simulated workers' projection, or the measured time when nothing is simulated.
-    const std::string projected_epoch = MeanName(&EpochRow::projected_wall_s);
-    const double projected =
-        Simulated(*r) && r->values.count(projected_epoch) ? r->values.at(projected_epoch) : epoch;
-    t.projected.push_back(projected);
-    if (per_frame) t.projected_per_frame.push_back(projected / frames);
-    if (frames > 0) t.frames.push_back(frames);
-    const std::optional<double> serial = SerialWork(*r, t.workers);
-    if (t.workers == 1) {
-      t.projected_within.push_back(1.0);
-    } else if (serial && projected > 0) {
-      t.projected_within.push_back(*serial / projected);
-    }
-    const std::string dropped = MeanName(&EpochRow::frames_dropped);
-    if (r->values.count(dropped)) t.dropped.push_back(r->values.at(dropped));
-    if (links.inter) {
-      const double modelled = ModelledEpoch(*r, projected, links);
-      t.modelled.push_back(modelled);
-      if (per_frame) t.modelled_per_frame.push_back(modelled / frames);
-      if (t.workers == 1) {
-        t.modelled_within.push_back(1.0);
-      } else if (serial && modelled > 0) {
-        t.modelled_within.push_back(*serial / modelled);
-      }
-    }
-  }
-  return t;
+int Workers(const ReportRun& r) {
+  return static_cast<int>(ValueOr(r, ResultKey(&RunResult::world_size), 1));
 }
 
-// How much a set of runs disagree: (max - min) / mean of their seconds per training frame; NaN
-// for fewer than two.
-double Spread(const std::vector<double>& per_frame) {
+// A run's projected epoch: simulated workers' projection, or the measured time of real
+// processes (nullopt without an epoch time).
+std::optional<double> ProjectedEpoch(const ReportRun& r) {
+  const auto epoch = r.values.find(kEpochSecondsMean);
+  if (epoch == r.values.end()) return std::nullopt;
+  const std::string projected = MeanName(&EpochRow::projected_wall_s);
+  return Simulated(r) && r.values.count(projected) ? r.values.at(projected) : epoch->second;
+}
+
+// (max - min) / mean of the runs' measured seconds per training frame; NaN for fewer than two.
+double Spread(const std::vector<const ReportRun*>& runs) {
+  std::vector<double> per_frame;
+  for (const ReportRun* r : runs) {
+    if (const auto s = MeasuredSecondsPerFrame(*r)) per_frame.push_back(*s);
+  }
   if (per_frame.size() < 2) return std::nan("");
   const auto [lo, hi] = std::minmax_element(per_frame.begin(), per_frame.end());
   return (*hi - *lo) / Mean(per_frame);
 }
 
-// An efficiency whose distance from 1 the baseline's own replicates exceed: kind is measured,
-// projected or model.
-struct Noisy {
-  std::string kind;
-  double efficiency, spread;
-  size_t runs;  // baseline runs with a time per frame
-};
+std::string Fixed2(double x) { return std::isfinite(x) ? fmt::format("{:.2f}", x) : "–"; }
 
-// The row's note on the efficiencies within the baseline's noise, columns with the same numbers
-// named together ("measured and projected efficiency 1.14 is within ...").
-std::string NoiseNote(const std::vector<Noisy>& noisy, bool latex) {
-  std::string note;
-  for (size_t i = 0; i < noisy.size();) {
-    const Noisy& n = noisy[i];
-    const std::string e = fmt::format("{:.2f}", n.efficiency);
-    std::vector<std::string> kinds = {n.kind};
-    size_t j = i + 1;
-    for (; j < noisy.size() && fmt::format("{:.2f}", noisy[j].efficiency) == e &&
-           Percent(noisy[j].spread, latex) == Percent(n.spread, latex);
-         ++j) {
-      kinds.push_back(noisy[j].kind);
-    }
-    note += fmt::format(
-        "{}{} efficiency {} is within the baseline's noise (its {} runs' seconds per training "
-        "frame differ by {}, more than this efficiency's {} from 1)",
-        note.empty() ? "" : "; ", Join(kinds, " and "), e, n.runs, Percent(n.spread, latex),
-        Percent(std::fabs(n.efficiency - 1.0), latex));
-    i = j;
+// A speedup beyond the worker ratio, or an efficiency above 1 beyond the baseline's noise, is
+// said, never printed bare.
+constexpr double kRatioTolerance = 0.02;
+
+}  // namespace
+
+RowSpeedups SpeedupsOf(const std::vector<const ReportRun*>& row,
+                       const std::vector<const ReportRun*>& baseline, bool baseline_row,
+                       const std::function<std::optional<double>(const ReportRun&)>& modelled) {
+  RowSpeedups out;
+  std::vector<const ReportRun*> done, base_done;
+  for (const ReportRun* r : row) {
+    if (r->status == RunState::kCompleted && r->values.count(kEpochSecondsMean)) done.push_back(r);
   }
-  return note;
+  for (const ReportRun* r : baseline) {
+    if (r->status == RunState::kCompleted && r->values.count(kEpochSecondsMean)) {
+      base_done.push_back(r);
+    }
+  }
+  if (done.empty()) return out;
+  out.workers = Workers(*done[0]);
+  if (!base_done.empty()) out.base_workers = Workers(*base_done[0]);
+  const double ratio = static_cast<double>(out.workers) / out.base_workers;
+  std::vector<double> frames, dropped;
+  for (const ReportRun* r : done) {
+    const double f = ValueOr(*r, MeanName(&EpochRow::frames), 0.0);
+    if (f > 0) frames.push_back(f);
+    const std::string d = MeanName(&EpochRow::frames_dropped);
+    if (r->values.count(d)) dropped.push_back(r->values.at(d));
+  }
+  out.frames = Mean(frames);
+  out.dropped = Mean(dropped);
+
+  // Measured: real processes of the row against real processes of the baseline, each set's
+  // contended runs left out where others are not, per training frame.
+  std::vector<const ReportRun*> real, base_real;
+  for (const ReportRun* r : done) {
+    if (!Simulated(*r)) real.push_back(r);
+  }
+  for (const ReportRun* r : base_done) {
+    if (!Simulated(*r)) base_real.push_back(r);
+  }
+  out.simulated = real.empty();
+  const TimedRuns base_timed = CheckTimedRuns(base_real, "the baseline");
+  if (!real.empty()) {
+    const TimedRuns timed = baseline_row ? base_timed : CheckTimedRuns(real, "this row");
+    for (const std::string& f : base_timed.flags) out.flags.push_back(f);
+    if (!baseline_row) {
+      for (const std::string& f : timed.flags) out.flags.push_back(f);
+    }
+    std::vector<double> epochs, per_frame, base_per_frame;
+    for (const ReportRun* r : timed.kept) {
+      epochs.push_back(r->values.at(kEpochSecondsMean));
+      if (const auto s = MeasuredSecondsPerFrame(*r)) per_frame.push_back(*s);
+    }
+    for (const ReportRun* r : base_timed.kept) {
+      if (const auto s = MeasuredSecondsPerFrame(*r)) base_per_frame.push_back(*s);
+    }
+    out.measured.epoch_s = Mean(epochs);
+    if (!per_frame.empty() && !base_per_frame.empty()) {
+      out.measured.speedup = Mean(base_per_frame) / Mean(per_frame);
+      out.measured.efficiency = out.measured.speedup / ratio;
+    }
+    const double e = out.measured.efficiency;
+    const double spread = Spread(base_timed.kept);
+    if (!baseline_row && std::isfinite(e)) {
+      if (out.measured.speedup > ratio * (1.0 + kRatioTolerance)) {
+        out.flags.push_back(fmt::format(
+            "measured speedup {} is above the {} workers per baseline worker: faster than "
+            "possible per training frame, so the baseline's or this row's times are not "
+            "comparable",
+            Fixed2(out.measured.speedup), fmt::format("{:g}", ratio)));
+      }
+      if (std::isfinite(spread) && spread > std::fabs(e - 1.0)) {
+        out.noisy.push_back("measured");
+        out.flags.push_back(fmt::format(
+            "measured efficiency {} is within the baseline's noise (its {} runs' seconds per "
+            "training frame differ by {}, more than this efficiency's {} from 1)",
+            Fixed2(e), base_timed.kept.size(), Percent(spread, false),
+            Percent(std::fabs(e - 1.0), false)));
+      } else if (e > 1.0 + kRatioTolerance) {
+        out.flags.push_back(fmt::format(
+            "measured efficiency {} is above 1 beyond the baseline's noise{}: a superlinear "
+            "speedup, or a slow baseline",
+            Fixed2(e),
+            std::isfinite(spread) ? fmt::format(" (its runs differ by {})", Percent(spread, false))
+                                  : std::string(" (one baseline run: its noise is unknown)")));
+      }
+    }
+  }
+
+  // Projected and modelled: within each run (N x its workers' own compute and data seconds
+  // over its projected or modelled epoch; one worker: 1), never against another run's time.
+  auto within = [&](KindSpeedup& kind, const char* name,
+                    const std::function<std::optional<double>(const ReportRun&)>& epoch_of) {
+    std::vector<double> epochs, speedups;
+    int missing = 0;
+    for (const ReportRun* r : done) {
+      const std::optional<double> epoch = epoch_of(*r);
+      if (!epoch) continue;
+      epochs.push_back(*epoch);
+      const int n = Workers(*r);
+      const std::optional<double> serial = SerialWork(*r, n);
+      if (n == 1) {
+        speedups.push_back(1.0);
+      } else if (serial && *epoch > 0) {
+        speedups.push_back(*serial / *epoch);
+      } else {
+        ++missing;
+      }
+    }
+    kind.epoch_s = Mean(epochs);
+    if (missing > 0) {
+      out.flags.push_back(fmt::format(
+          "{} speedup: {} of the row's runs recorded no workers' compute times (made before they "
+          "were), so it is not given{}",
+          name, missing, speedups.empty() ? "" : " for them"));
+    }
+    if (speedups.empty()) return;
+    kind.speedup = Mean(speedups);
+    kind.efficiency = kind.speedup / out.workers;
+    if (kind.speedup > out.workers * (1.0 + kRatioTolerance)) {
+      out.flags.push_back(fmt::format(
+          "{} speedup {} is above the row's {} workers: its workers' compute times exceed the "
+          "projected epoch",
+          name, Fixed2(kind.speedup), out.workers));
+    }
+  };
+  within(out.projected, "projected", ProjectedEpoch);
+  if (modelled) {
+    within(out.modelled, "modelled", [&](const ReportRun& r) -> std::optional<double> {
+      const std::optional<double> p = ProjectedEpoch(r);
+      if (!p) return std::nullopt;
+      return modelled(r);
+    });
+  }
+  // The row's measured times: contended runs (simulated ones' wall times are shown too).
+  if (out.simulated) {
+    std::vector<std::string> contended;
+    for (const ReportRun* r : done) {
+      if (ContendedRun(*r)) contended.push_back(r->run_id);
+    }
+    if (!contended.empty()) {
+      out.flags.push_back(fmt::format(
+          "{} of the row's {} runs had contended epochs (other work shared their cores): their "
+          "workers' compute times, and so the projection, include the sharing ({})",
+          contended.size(), done.size(), report::Join(contended, ", ")));
+    }
+  }
+  return out;
 }
+
+namespace {
 
 // The devices the timings came from, named by the runs' GEMM kernels: "GPU" (cuBLAS), "CPU".
 std::vector<std::string> Devices(const std::vector<const ReportRun*>& runs) {
@@ -293,63 +375,31 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
       const std::vector<const ReportRun*>& rs = it->second;
       std::vector<std::string> row = c;
       row.push_back(v);
-      const Times t = TimesOf(rs, links);
-      const Times base = TimesOf(baselines.For(*rs[0]), links);
-      // Speedup = the baseline's seconds per training frame / this row's (equal work);
-      // efficiency = speedup x baseline workers / workers (the baseline need not be 1 worker).
-      auto triple = [&](const std::vector<double>& times, const std::vector<double>& per_frame,
-                        const std::vector<double>& base_per_frame) -> std::vector<std::string> {
-        const double m = Mean(times), f = Mean(per_frame), b = Mean(base_per_frame);
-        if (!std::isfinite(m)) return {"–", "–", "–"};
-        if (!std::isfinite(b) || !std::isfinite(f)) return {Num(m), "–", "–"};
-        return {Num(m), fmt::format("{:.2f}", b / f),
-                fmt::format("{:.2f}", b / f * base.workers / t.workers)};
-      };
+      const std::function<std::optional<double>(const ReportRun&)> model =
+          links.inter ? std::function<std::optional<double>(const ReportRun&)>(
+                            [&](const ReportRun& r) -> std::optional<double> {
+                              const std::optional<double> p = ProjectedEpoch(r);
+                              if (!p) return std::nullopt;
+                              return ModelledEpoch(r, *p, links);
+                            })
+                      : nullptr;
+      const RowSpeedups sp = SpeedupsOf(rs, baselines.For(*rs[0]), v == o.baseline, model);
       // Counts as whole numbers, in every format.
-      row.push_back(t.frames.empty() ? "–" : report::Count(Mean(t.frames)));
-      row.push_back(t.dropped.empty() ? "–" : report::Count(Mean(t.dropped)));
-      std::vector<std::string> m =
-          triple(t.measured, t.measured_per_frame, base.measured_per_frame);
-      if (t.measured.empty() && !t.Empty()) m = {"simulated", "–", "–"};
-      row.insert(row.end(), m.begin(), m.end());
-      // Within each run when every run of the row has it; else against the baseline.
-      auto within = [&](const std::vector<double>& times,
-                        const std::vector<double>& speedups) -> std::optional<Strings> {
-        if (times.empty() || speedups.size() != times.size()) return std::nullopt;
-        const double s = Mean(speedups);
-        return Strings{Num(Mean(times)), fmt::format("{:.2f}", s),
-                       fmt::format("{:.2f}", s / t.workers)};
+      row.push_back(std::isfinite(sp.frames) ? report::Count(sp.frames) : "–");
+      row.push_back(std::isfinite(sp.dropped) ? report::Count(sp.dropped) : "–");
+      auto cells = [&](const KindSpeedup& k) {
+        row.push_back(std::isfinite(k.epoch_s) ? Num(k.epoch_s) : "–");
+        row.push_back(Fixed2(k.speedup));
+        row.push_back(Fixed2(k.efficiency));
       };
-      const std::optional<Strings> p_within = within(t.projected, t.projected_within);
-      const Strings p =
-          p_within.value_or(triple(t.projected, t.projected_per_frame, base.projected_per_frame));
-      row.insert(row.end(), p.begin(), p.end());
-      std::optional<Strings> q_within;
-      if (links.inter) {
-        q_within = within(t.modelled, t.modelled_within);
-        const Strings q =
-            q_within.value_or(triple(t.modelled, t.modelled_per_frame, base.modelled_per_frame));
-        row.insert(row.end(), q.begin(), q.end());
+      if (sp.simulated && std::isfinite(sp.projected.epoch_s)) {
+        row.insert(row.end(), {"simulated", "–", "–"});
+      } else {
+        cells(sp.measured);
       }
-      // An efficiency whose distance from 1 is smaller than the disagreement between the
-      // baseline's own replicates (e.g. 1.14 against 1-worker runs 21 % apart) is noise, not a
-      // superlinear speedup: the row says so. The baseline's own rows compare it with itself.
-      std::vector<Noisy> noisy;
-      auto check = [&](const char* kind, const std::vector<double>& per_frame,
-                       const std::vector<double>& base_per_frame) {
-        const double e = Mean(base_per_frame) / Mean(per_frame) * base.workers / t.workers;
-        const double spread = Spread(base_per_frame);
-        if (v != o.baseline && std::isfinite(e) && std::isfinite(spread) &&
-            spread > std::fabs(e - 1.0)) {
-          noisy.push_back({kind, e, spread, base_per_frame.size()});
-        }
-      };
-      check("measured", t.measured_per_frame, base.measured_per_frame);
-      if (!p_within) check("projected", t.projected_per_frame, base.projected_per_frame);
-      if (links.inter && !q_within) check("model", t.modelled_per_frame, base.modelled_per_frame);
-      nlohmann::json kinds = nlohmann::json::array();
-      for (const Noisy& n : noisy) kinds.push_back(n.kind);
-      noise.push_back(kinds);
+      cells(sp.projected);
+      if (links.inter) cells(sp.modelled);
+      noise.push_back(sp.noisy);
       // Time to the baseline's final CV loss, over the replicates that reached it.
       const auto [target, reached, counted] = TimesToTarget(rs, baselines);
       const Stat s = Summarize(reached);
@@ -364,7 +414,7 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
         row.push_back(report::MeanStd(s, latex));
         row.push_back(fmt::format("{} of {}", s.n, counted));
       }
-      row.push_back(NoiseNote(noisy, latex));
+      row.push_back(Join(sp.flags, "; "));
       rows.push_back(std::move(row));
     }
   }
@@ -400,27 +450,30 @@ std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>&
             ? ""
             : fmt::format(" (the baseline runs with the same {})", Join(baselines.Varying()));
     out += fmt::format(
-        "Speedup of sweep {} against {}={}{} (epoch = training time without CV){}. Speedups "
-        "compare equal work: measured, the baseline's epoch seconds per training frame over this "
-        "row's (frames/epoch: frames trained, all workers; frames dropped/epoch: frames not "
-        "trained, e.g. after a shard's last full averaging interval). measured: "
-        "real processes (MPI ranks or one worker); projected: simulated workers' slowest worker "
-        "per averaging interval plus this machine's measured averaging time (projected from "
-        "simulated workers, no network: not a measurement){}. Projected and model speedups are "
-        "projected within each run: N x the mean worker's measured compute and data seconds (the "
-        "same frames on one device, at that run's own speed) over the run's projected or "
-        "modelled epoch, so the baseline runs' noise does not enter them (1 worker: 1; runs "
-        "without the workers' times: against the baseline). Time to target: time to the baseline's "
-        "CV loss, the mean over the "
-        "baseline replicates of their last accepted epoch's CV loss, until the end of the first "
-        "accepted epoch at or below it, mean ± std over the replicates that reached it (blank: "
-        "none did; reached: k of the completed or diverged runs). {} Notes: an efficiency whose "
-        "distance from 1 is smaller than the spread of the baseline's replicates ((max - min) / "
-        "mean of their seconds per training frame) is within their noise, and its row says so: "
-        "such an efficiency above 1 is no evidence of a superlinear speedup.\n\n",
+        "Speedup of sweep {} against {}={}{} (epoch = training time without CV){}. One "
+        "definition per kind, in every report, figure and page. measured: real processes only "
+        "(MPI ranks, or one worker), the baseline's measured epoch seconds per training frame "
+        "over this row's (equal work; frames/epoch: frames trained, all workers; frames "
+        "dropped/epoch: frames not trained, e.g. after a shard's last full averaging interval); "
+        "simulated workers have none. projected: within each run, N x the mean worker's "
+        "measured compute and data seconds (the same frames on one device, at that run's own "
+        "speed) over the run's projected epoch (simulated workers: the slowest worker per "
+        "averaging interval plus this machine's measured averaging, no network: not a "
+        "measurement; 1 worker: 1), so no row divides by another run's time{}. Efficiency: "
+        "speedup x the baseline's workers / the row's. Time to target: time to the baseline's "
+        "CV loss, the mean over the baseline replicates of their last accepted epoch's CV loss, "
+        "until the end of the first accepted epoch at or below it, mean ± std over the "
+        "replicates that reached it (blank: none did; reached: k of the completed or diverged "
+        "runs). {} Notes: what makes a number doubtful is said beside it, never left out: a "
+        "speedup above the worker ratio; a measured efficiency above 1 beyond the baseline's "
+        "noise, or within it ((max - min) / mean of its replicates' seconds per training frame: "
+        "no evidence of a superlinear speedup); baseline or row runs with contended epochs "
+        "(left out of the measured time where others are not), replicates whose speeds differ "
+        "by more than {} or that ran on different CPUs.\n\n",
         sweep, o.axis, o.baseline, same,
         group_axes.empty() ? "" : fmt::format("; one row per {} and {}", Join(group_axes), o.axis),
-        model, kTimeToTargetClock);
+        model.empty() ? "" : "; model: within each run likewise, over the modelled epoch" + model,
+        kTimeToTargetClock, report::Percent(kReplicateSpeedTolerance));
     if (!mixed.empty()) out += mixed + "\n\n";
   }
   if (o.format == report::Format::kJson) {

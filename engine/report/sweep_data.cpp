@@ -76,6 +76,22 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     }
   }
   {
+    // The CPU each run's build recorded (timings from different CPUs do not compare).
+    auto s = db.Prepare(
+        "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
+        "WHERE sr.sweep = ? AND e.key = ?");
+    s.Bind(1, sweep).Bind(2, BuildKey(&BuildInfo::cpu));
+    while (s.Step()) runs[index.at(s.Text(0))].texts[BuildKey(&BuildInfo::cpu)] = s.Text(1);
+  }
+  {
+    // Runs this sweep shares with others (a run reused from an earlier sweep).
+    auto s = db.Prepare(
+        "SELECT o.run_id, o.sweep FROM sweep_runs o JOIN sweep_runs sr ON sr.run_id = o.run_id "
+        "WHERE sr.sweep = ? AND o.sweep != ? ORDER BY o.sweep");
+    s.Bind(1, sweep).Bind(2, sweep);
+    while (s.Step()) runs[index.at(s.Text(0))].other_sweeps.push_back(s.Text(1));
+  }
+  {
     // The per-run means of the epoch records (records/epoch_row.h).
     const std::vector<EpochMean>& means = EpochMeans();
     std::string select;

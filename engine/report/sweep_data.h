@@ -30,7 +30,8 @@ struct ReportRun {
   int replicate = 0;
   std::vector<std::pair<std::string, std::string>> axes;  // in the sweep's order
   std::map<std::string, double> values;      // results + derived metrics (see MetricNames)
-  std::map<std::string, std::string> texts;  // text results, e.g. mode, blas_kernels
+  std::map<std::string, std::string> texts;  // text results, e.g. mode, blas_kernels, build.cpu
+  std::vector<std::string> other_sweeps;     // the other sweeps it belongs to (reused runs)
   std::vector<EpochRecord> epochs;           // in epoch order
   nlohmann::json parallel = nlohmann::json::object();  // the run config's `parallel` section
 

@@ -14,6 +14,7 @@
 #include "engine/records/run_result.h"
 #include "engine/report/render.h"
 #include "engine/report/time_to_target.h"
+#include "engine/report/timing_checks.h"
 
 namespace mavg {
 
@@ -231,6 +232,8 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
   const CellFrames frames =
       show_frames ? FramesOfCells(members, cell_order, row_axes, o.cols, o.value) : CellFrames{};
   const bool count = report::IsCount(o.value);
+  const bool timing = report::IsMeasuredTiming(o.value);
+  std::vector<std::string> timing_notes;  // lines under the table (timing_checks.h)
   std::map<Key, std::vector<double>> cells;
   std::map<Key, std::set<std::string>> bad;
   std::map<Key, int> tried;  // time_to_target: runs counted
@@ -244,15 +247,24 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
       }
       continue;
     }
+    std::vector<const ReportRun*> with_value;
     for (const ReportRun* r : rs) {
       const auto it = r->values.find(o.value);
       if (r->status == RunState::kCompleted && it != r->values.end() && std::isfinite(it->second)) {
-        cells[key].push_back(it->second);
+        with_value.push_back(r);
       } else {
         bad[key].insert(r->status == RunState::kCompleted ? "no value"
                                                           : std::string(ToString(r->status)));
       }
     }
+    // A measured time: contended replicates are left out where others are not, and what makes
+    // the cell's replicates disagree is said under the table.
+    if (timing && !with_value.empty()) {
+      const TimedRuns timed = CheckTimedRuns(with_value, CellName(row_axes, o.cols, key));
+      with_value = timed.kept;
+      for (const std::string& f : timed.flags) timing_notes.push_back("Warning: " + f + ".");
+    }
+    for (const ReportRun* r : with_value) cells[key].push_back(r->values.at(o.value));
   }
   if (o.format == report::Format::kCsv) {
     std::vector<std::vector<std::string>> rows;
@@ -284,6 +296,7 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
     if (ttt) header.push_back("runs");
     if (frames.differ) header.push_back(MeanName(&EpochRow::frames));
     if (!frames.warning.empty()) spdlog::warn("[report] {}", frames.warning);
+    for (const std::string& n : timing_notes) spdlog::warn("[report] {}", n);
     return Render(header, rows, report::Format::kCsv);
   }
   std::vector<std::string> header = row_axes;
@@ -364,15 +377,19 @@ std::string MetricTable(const std::string& sweep, const std::vector<ReportRun>& 
         t["cells"].push_back(std::move(c));
       }
     }
-    t["notes"] = frames.notes;
+    std::vector<std::string> notes = frames.notes;
+    notes.insert(notes.end(), timing_notes.begin(), timing_notes.end());
+    t["notes"] = notes;
     return DumpJson(t, 1) + "\n";
   }
   if (latex) {
     if (!frames.warning.empty()) spdlog::warn("[report] {}", frames.warning);
+    for (const std::string& n : timing_notes) spdlog::warn("[report] {}", n);
     return out + Render(header, rows, o.format, row_axes.size());
   }
   out += Render(header, rows, o.format, row_axes.size());
   for (const std::string& note : frames.notes) out += "\n" + note + "\n";
+  for (const std::string& note : timing_notes) out += "\n" + note + "\n";
   return out;
 }
 

@@ -3,6 +3,9 @@
 // cell), and speedup/efficiency per worker count with measured, projected and modelled times
 // in separate columns, and the time to the baseline's CV loss.
 
+#include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +52,33 @@ struct SpeedupOptions {
 
 std::string SpeedupTable(const std::string& sweep, const std::vector<ReportRun>& runs,
                          const SpeedupOptions& options);
+
+// The speedups of one row of runs against its baseline runs, as every report, figure and page
+// computes them (one definition per kind; the caption of SpeedupTable states them):
+//   measured   real processes only: the baseline's measured seconds per training frame over
+//              the row's, each set without its contended runs where it has others
+//   projected  within each run: N x the mean worker's compute + data seconds over the run's
+//              projected epoch (1 worker: 1), averaged over the row's runs
+//   modelled   the same over the modelled epoch (`modelled`, nullable, gives it per run)
+// with the flags that must be printed beside them (timing_checks.h and the ratio checks).
+struct KindSpeedup {
+  double epoch_s = std::numeric_limits<double>::quiet_NaN();
+  double speedup = std::numeric_limits<double>::quiet_NaN();
+  double efficiency = std::numeric_limits<double>::quiet_NaN();  // speedup x base workers / workers
+};
+struct RowSpeedups {
+  int workers = 1, base_workers = 1;
+  double frames = std::numeric_limits<double>::quiet_NaN();   // per epoch, mean over the runs
+  double dropped = std::numeric_limits<double>::quiet_NaN();  // frames dropped per epoch
+  bool simulated = false;  // no real process in the row: no measured speedup
+  KindSpeedup measured, projected, modelled;
+  std::vector<std::string> flags;  // sentences to print beside the numbers
+  std::vector<std::string> noisy;  // kinds whose efficiency is within the baseline's noise
+};
+RowSpeedups SpeedupsOf(
+    const std::vector<const ReportRun*>& row, const std::vector<const ReportRun*>& baseline,
+    bool baseline_row,
+    const std::function<std::optional<double>(const ReportRun&)>& modelled = nullptr);
 
 // Keeps the runs matching `where` and checks that no other axis than `free_axes` varies;
 // throws naming the varying axis and how to fix it.

@@ -29,6 +29,7 @@ struct Epoch {
   double projected_s;  // < 0: none (one worker, MPI)
   bool accepted = true;
   double compute_mean_s = -1.0;  // the mean worker's compute seconds (< 0: not recorded)
+  double cpu_util = -1.0;        // CPU use (< 0: not recorded); below 0.75 contended
 };
 
 struct FakeRun {
@@ -108,6 +109,10 @@ class FakeSweep {
                   {"frames", f.frames},
                   {"frames_dropped", f.frames_dropped}};
       if (x.projected_s >= 0) row["projected_wall_s"] = x.projected_s;
+      if (x.cpu_util >= 0) {
+        row["cpu_util"] = x.cpu_util;
+        row["contended"] = x.cpu_util < 0.75;
+      }
       if (x.compute_mean_s >= 0) {
         row["compute_s_mean"] = x.compute_mean_s;
         row["io_s_mean"] = 0.0;
@@ -161,14 +166,17 @@ inline std::vector<std::map<std::string, std::string>> ParseCsv(const std::strin
   return out;
 }
 
-// One worker: 10 s for 1000 frames; 8 workers: 1 s (projected) for the 690 of them they
-// trained, 310 dropped.
-inline void AddRunsThatDropFrames(FakeSweep& s) {
+// One worker: 10 s for 1000 frames; 8 workers: 1 s for the 690 of them they trained, 310
+// dropped: simulated (1 s projected; each worker computed 1 s) or 8 MPI ranks (1 s measured).
+inline void AddRunsThatDropFrames(FakeSweep& s, bool mpi = false) {
   FakeRun b = Make({{"parallel.workers", "1"}});
   b.epochs = {{1.0, 10.0, -1}};
   s.Add(b);
   FakeRun r = Make({{"parallel.workers", "8"}}, 0, 8);
-  r.epochs = {{1.1, 0, 1.0}};
+  Epoch e{1.1, mpi ? 1.0 : 0.0, mpi ? -1.0 : 1.0};
+  e.compute_mean_s = 1.0;
+  r.epochs = {e};
+  if (mpi) r.mode = "mpi";
   r.frames = 690;
   r.frames_dropped = 310;
   s.Add(r);

@@ -38,7 +38,7 @@ TEST(HtmlReport, TablesFiguresAndStatus) {
   // Speedup: one row per averaging interval and worker count, labelled columns.
   ASSERT_TRUE(d["speedup"].contains("rows")) << d["speedup"].dump();
   EXPECT_EQ(d["speedup"]["rows"].size(), 4u);
-  EXPECT_NE(d["speedup"]["caption"].get<std::string>().find("projected: simulated workers"),
+  EXPECT_NE(d["speedup"]["caption"].get<std::string>().find("projected: within each run"),
             std::string::npos);
   EXPECT_EQ(d["figures"]["x"], "parallel.workers");
   EXPECT_EQ(d["figures"]["series"], "parallel.average_every");

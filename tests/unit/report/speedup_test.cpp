@@ -99,8 +99,12 @@ TEST(TimeToTarget, SpeedupColumns) {
   EXPECT_EQ(rows[2].at(t), "");
   EXPECT_EQ(rows[2].at("reached target"), "0");
   EXPECT_EQ(rows[2].at("runs"), "2");
-  // Projected speedup against the baseline's measured 9 s epochs: 9 / 3.5 (r0 3 s, r1 4 s).
-  EXPECT_EQ(rows[1].at("projected speedup"), fmt::format("{:.2f}", 9.0 / 3.5));
+  // Projected within each run, which needs the workers' compute times: these runs recorded
+  // none, so there is no projected speedup (never one against the baseline's time instead),
+  // and the row says why.
+  EXPECT_EQ(rows[1].at("projected speedup"), "–");
+  EXPECT_NE(rows[1].at("notes").find("recorded no workers' compute times"), std::string::npos)
+      << rows[1].at("notes");
 
   o.format = report::Format::kMd;
   const std::string md = SpeedupTable("ttt", runs, o);
@@ -140,6 +144,7 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
                                                             {"parallel.algorithm", alg},
                                                             {"optimizer.type", opt}};
   };
+  // The 4-worker runs are MPI ranks: measured times, compared per frame with the baseline's.
   for (const std::string opt : {"sgd", "ngsgd"}) {
     const double base = opt == "sgd" ? 8.0 : 16.0;
     FakeRun b = Make(axes(1, "average", opt));
@@ -147,7 +152,10 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
     s.Add(b);
     for (const std::string alg : {"average", "bmuf"}) {
       FakeRun r = Make(axes(4, alg, opt), 0, 4, "completed");
-      r.epochs = {{alg == "bmuf" ? 0.9 : 1.1, 0, alg == "bmuf" ? 2.0 : 4.0}};
+      r.mode = "mpi";
+      Epoch e{alg == "bmuf" ? 0.9 : 1.1, alg == "bmuf" ? 2.0 : 4.0, -1};
+      e.compute_mean_s = 1.5;
+      r.epochs = {e};
       s.Add(r);
     }
   }
@@ -163,12 +171,16 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
   EXPECT_EQ(rows[1].at("parallel.workers"), "4");
   EXPECT_EQ(rows[2].at("parallel.algorithm"), "bmuf");
   EXPECT_EQ(rows[2].at("parallel.workers"), "4");
-  EXPECT_EQ(rows[1].at("projected speedup"), "2.00");  // 8 / 4
-  EXPECT_EQ(rows[2].at("projected speedup"), "4.00");  // 8 / 2: bmuf against average's 1 worker
-  EXPECT_EQ(rows[2].at("projected efficiency"), "1.00");
+  EXPECT_EQ(rows[1].at("measured speedup"), "2.00");  // 8 / 4
+  EXPECT_EQ(rows[2].at("measured speedup"), "4.00");  // 8 / 2: bmuf against average's 1 worker
+  EXPECT_EQ(rows[2].at("measured efficiency"), "1.00");
+  EXPECT_EQ(rows[2].at("notes"), "");
   EXPECT_EQ(rows[3].at("optimizer.type"), "ngsgd");
-  EXPECT_EQ(rows[4].at("projected speedup"), "4.00");  // 16 / 4
-  EXPECT_EQ(rows[5].at("projected speedup"), "8.00");  // 16 / 2
+  EXPECT_EQ(rows[4].at("measured speedup"), "4.00");  // 16 / 4
+  EXPECT_EQ(rows[5].at("measured speedup"), "8.00");  // 16 / 2: twice the 4 workers, flagged
+  EXPECT_NE(rows[5].at("notes").find("measured speedup 8.00 is above the 4 workers"),
+            std::string::npos)
+      << rows[5].at("notes");
   // Time to target per row: average at 4 workers (1.1) never reaches 1.0; bmuf (0.9) does.
   EXPECT_EQ(rows[1].at("time to baseline CV loss s"), "");
   EXPECT_DOUBLE_EQ(std::stod(rows[2].at("time to baseline CV loss s")), 2.0);
@@ -176,7 +188,7 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
   o.where = {{"parallel.algorithm", "bmuf"}};
   const auto bmuf = ParseCsv(SpeedupTable("algos", runs, o));
   ASSERT_EQ(bmuf.size(), 2u);
-  EXPECT_EQ(bmuf[0].at("projected speedup"), "4.00");
+  EXPECT_EQ(bmuf[0].at("measured speedup"), "4.00");
   EXPECT_EQ(bmuf[0].count("parallel.algorithm"), 0u);  // it no longer varies
 }
 
@@ -186,7 +198,7 @@ TEST(Speedup, RowsPerCombinationOfOtherAxes) {
 
 TEST(Speedup, ComparesTimePerTrainingFrame) {
   FakeSweep s("frames");
-  AddRunsThatDropFrames(s);
+  AddRunsThatDropFrames(s, /*mpi=*/true);
   SpeedupOptions o;
   o.format = report::Format::kCsv;
   const auto rows = ParseCsv(SpeedupTable("frames", s.Load(), o));
@@ -194,9 +206,26 @@ TEST(Speedup, ComparesTimePerTrainingFrame) {
   EXPECT_EQ(rows[1].at("frames/epoch"), "690");  // a count prints as a whole number
   EXPECT_EQ(rows[1].at("frames dropped/epoch"), "310");
   EXPECT_EQ(rows[0].at("frames dropped/epoch"), "0");
-  EXPECT_EQ(rows[1].at("projected epoch s"), "1.000");
-  EXPECT_EQ(rows[1].at("projected speedup"), fmt::format("{:.2f}", 10.0 / 1000 / (1.0 / 690)));
-  EXPECT_EQ(rows[1].at("projected efficiency"), fmt::format("{:.2f}", 6.9 / 8));
+  EXPECT_EQ(rows[1].at("measured epoch s"), "1.000");
+  EXPECT_EQ(rows[1].at("measured speedup"), fmt::format("{:.2f}", 10.0 / 1000 / (1.0 / 690)));
+  EXPECT_EQ(rows[1].at("measured efficiency"), fmt::format("{:.2f}", 6.9 / 8));
+  // Within the run: 8 workers x 1 s of compute each over its 1 s epoch.
+  EXPECT_EQ(rows[1].at("projected speedup"), "8.00");
+}
+
+// One definition per kind: simulated workers have no measured speedup, and their projected
+// one comes from within each run, never from the baseline's time (the same runs gave 5.95x
+// against the baseline and 1.68x within the run in `report paper` and `report speedup`).
+TEST(Speedup, SimulatedWorkersAreProjectedWithinTheRunOnly) {
+  FakeSweep s("sim");
+  AddRunsThatDropFrames(s);
+  SpeedupOptions o;
+  o.format = report::Format::kCsv;
+  const auto rows = ParseCsv(SpeedupTable("sim", s.Load(), o));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].at("measured epoch s"), "simulated");
+  EXPECT_EQ(rows[1].at("measured speedup"), "–");
+  EXPECT_EQ(rows[1].at("projected speedup"), "8.00");  // 8 x 1 s / 1 s, not 10 / 1 x 690/1000
 }
 
 // The kernels a run's timings came from: result.json's blas_kernels, or for older runs the
@@ -256,11 +285,12 @@ TEST(Kernels, MixedKernelsAreNamedInTimingTables) {
   EXPECT_EQ(SpeedupTable("same", same.Load(), o).find("kernel family"), std::string::npos);
 }
 
-// report paper shows the same per-frame speedup as report speedup (it showed 10 s / 1 s = 10.00
-// for 8 workers that trained 690 of the 1000 frames).
+// report paper shows the same per-frame speedups as report speedup (it showed 10 s / 1 s =
+// 10.00 for 8 workers that trained 690 of the 1000 frames): measured across real processes,
+// projected within each run; simulated workers have no measured one.
 TEST(PaperComparison, SpeedupPerTrainingFrame) {
   FakeSweep s("paperframes");
-  AddRunsThatDropFrames(s);
+  AddRunsThatDropFrames(s, /*mpi=*/true);
   testing::TempDir dir;
   WriteFileAtomic(dir.File("ref.yaml"),
                   "table1_wer_vs_gpus: {gpus: [1, 8], h500_swb: [14.7, 15.1]}\n"
@@ -269,8 +299,13 @@ TEST(PaperComparison, SpeedupPerTrainingFrame) {
   o.reference = dir.File("ref.yaml");
   o.metric = "final_cv_loss";
   const std::string md = PaperComparison("paperframes", s.Load(), o);
-  EXPECT_NE(md.find("| 8 | 1.10 | 6.90 | 15.1 | 4.99 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 8 | 1.10 | 6.90 | 8.00 | 15.1 | 4.99 |"), std::string::npos) << md;
   EXPECT_NE(md.find("per training frame"), std::string::npos) << md;
+  FakeSweep sim("papersim");
+  AddRunsThatDropFrames(sim);
+  const std::string simulated = PaperComparison("papersim", sim.Load(), o);
+  EXPECT_NE(simulated.find("| 8 | 1.10 | simulated | 8.00 | 15.1 | 4.99 |"), std::string::npos)
+      << simulated;
 }
 
 // report table with several row axes; an axis zipped with a row axis (lr_scaling follows the
@@ -391,7 +426,7 @@ TEST(SpeedupTable, ProjectsFromEachRunsOwnComputeTime) {
   four.epochs = {e, e};
   four.frames = 1000;
   s.Add(four);
-  // A run without the workers' compute times: against the baseline, as before.
+  // A run without the workers' compute times: no projected speedup (said in its notes).
   FakeRun old = Make({{"parallel.workers", "2"}}, 0, 2);
   old.epochs = {{1.0, 3.0, 1.975}};
   s.Add(old);
@@ -406,7 +441,8 @@ TEST(SpeedupTable, ProjectsFromEachRunsOwnComputeTime) {
   });
   EXPECT_EQ(rows[0].at("projected speedup"), "1.00");
   EXPECT_EQ(rows[1].at("parallel.workers"), "2");
-  EXPECT_EQ(rows[1].at("projected speedup"), "2.00");  // 3.95 / 1.975: the baseline's mean
+  EXPECT_EQ(rows[1].at("projected speedup"), "–");  // not 3.95 / 1.975 against the baseline
+  EXPECT_NE(rows[1].at("notes").find("recorded no workers' compute times"), std::string::npos);
   EXPECT_EQ(rows[2].at("projected speedup"), fmt::format("{:.2f}", 4 * 0.6 / 0.7));
   EXPECT_EQ(rows[2].at("projected efficiency"), fmt::format("{:.2f}", 0.6 / 0.7));
   const double model = std::stod(rows[2].at("model epoch s (ib-fdr)"));
@@ -414,7 +450,7 @@ TEST(SpeedupTable, ProjectsFromEachRunsOwnComputeTime) {
   // Not superlinear, so no note of the baseline's noise for the projection.
   EXPECT_EQ(rows[2].at("notes").find("projected"), std::string::npos) << rows[2].at("notes");
   o.format = report::Format::kMd;
-  EXPECT_NE(SpeedupTable("own", runs, o).find("projected within each run"), std::string::npos);
+  EXPECT_NE(SpeedupTable("own", runs, o).find("projected: within each run"), std::string::npos);
 }
 
 }  // namespace
