@@ -6,10 +6,13 @@
 
 mavg computes, this script lays out: every number drawn is one that `mavg report ... --format
 json` prints, run here on the database (read-only): the speedup figure is `report speedup`'s
-projected speedups per training frame, the metric figure and the time breakdown are `report
-table`'s cells (mean ± std over replicates), the CV loss curves are `report epochs`' rows. The
-binary is --mavg, else $MAVG, else build/bin/mavg of this source tree. `mavg report html` draws
-its page's figures with the same code, from the same reports in its report.json.
+speedups (measured, the baseline's seconds per training frame over the row's, for lines of real
+processes; projected within each run, N x the mean worker's measured compute and data seconds
+over the run's projected epoch, for lines of simulated workers), the metric figure and the time
+breakdown are `report table`'s cells (mean ± std over replicates), the CV loss curves are
+`report epochs`' rows. The binary is --mavg, else $MAVG, else build/bin/mavg of this source
+tree. `mavg report html` draws its page's figures with the same code, from the same reports in
+its report.json.
 
 Every figure is written as PNG and PDF. Needs Debian's python3-matplotlib and python3-yaml.
 """
@@ -201,35 +204,43 @@ def integer_ticks(ax, xs):
 
 
 def plot_speedup(data, a):
-    """`report speedup`'s projected speedups per training frame (the measured ones where no run
-    is simulated, which the table copies into that column), one line per value of the series
-    axis (per combination of the axes the table splits its rows by, when more vary). The legend
-    says how ours were timed (measured, or projected from simulated workers) and on what (the
-    table's devices), apart from the paper's measured GPU curve, which is drawn only as far as
-    our runs go. Open markers: rows whose efficiency the table notes as within the baseline's
-    noise."""
+    """`report speedup`'s speedups, one line per value of the series axis (per combination of
+    the axes the table splits its rows by, when more vary). A line of real processes only (MPI
+    ranks, one worker) draws the measured speedups (the baseline's measured seconds per training
+    frame over the row's); a line with simulated workers the projected ones (within each run: N
+    x the mean worker's measured compute and data seconds over the run's projected epoch; 1
+    worker: 1). The legend says which, and on what (the table's devices), apart from the paper's
+    measured GPU curve, which is drawn only as far as our runs go. Open markers: rows whose
+    drawn efficiency the table notes as within the baseline's noise."""
     header, rows, text = data["header"], data["rows"], data["text_cols"]
     group, xi = header[:text - 1], text - 1
     col = {h: i for i, h in enumerate(header)}
-    speedup, measured, projected = (col["projected speedup"], col["measured epoch s"],
-                                    col["projected epoch s"])
+    measured_speedup, projected_speedup, measured, projected = (
+        col["measured speedup"], col["projected speedup"], col["measured epoch s"],
+        col["projected epoch s"])
     noise = data.get("noise") or [[] for _ in rows]
     devices = " and ".join(data.get("devices") or [])
     key_axes = [a.series] if a.series in group else []
     keys = [tuple(r[group.index(k)] for k in key_axes) + (r[xi],) for r in rows]
     if len(set(keys)) < len(keys):  # another axis varies too: a line per combination
         key_axes = group
-    lines = {}
+    rows_of = {}
     for r, noisy in zip(rows, noise):
-        y = number(r[speedup])
-        if y is None:
-            continue
-        # Simulated runs' times are projected (their measured column says "simulated").
-        lines.setdefault(tuple(r[group.index(k)] for k in key_axes), []).append(
-            (r[xi], y, r[measured] != r[projected], "projected" in noisy))
+        rows_of.setdefault(tuple(r[group.index(k)] for k in key_axes), []).append((r, noisy))
+    lines = {}
+    for key, members in rows_of.items():
+        # Simulated runs' times are projected (their measured column says "simulated"); a line
+        # with any draws the projected speedups, a line of real processes the measured ones.
+        simulated = any(r[measured] == "simulated" or r[measured] != r[projected]
+                        for r, _ in members)
+        kind, c = ("projected", projected_speedup) if simulated else ("measured", measured_speedup)
+        pts = [(r[xi], number(r[c]), simulated, kind in noisy) for r, noisy in members]
+        pts = [p for p in pts if p[1] is not None]
+        if pts:
+            lines[key] = pts
     if not lines:
-        fail(f"no speedup per training frame in sweep {a.sweep}: its runs recorded no "
-             "training frames")
+        fail(f"no speedup in sweep {a.sweep}: its runs recorded no training frames (or no "
+             "workers' compute times)")
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ours = []
     held = {**getattr(a, "held", {}), **a.where}
@@ -276,7 +287,10 @@ def plot_speedup(data, a):
     if ours:
         integer_ticks(ax, ours + [1])
     ax.set_xlabel(LABELS.get(a.x, a.x))
-    ax.set_ylabel("speedup per training frame" + (" (projected)" if any_projected else ""))
+    any_measured = any(not any(p[2] for p in pts) for pts in lines.values())
+    ax.set_ylabel("speedup" + (" (projected within each run)" if not any_measured else
+                               " per training frame (measured)" if not any_projected else
+                               " (measured or projected: legend)"))
     ax.set_title(f"Speedup, sweep {a.sweep}")
     # Under the axes: the labels say how each curve was timed, too long to sit over the lines.
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14))
@@ -350,24 +364,60 @@ def plot_breakdown(data, a):
     save(fig, a.out, f"{a.sweep}-breakdown")
 
 
+# The CV loss curves: a colour per configuration (tab10, tab20 past 10; a marker of its own for
+# each further 20), a line style per replicate.
+CURVE_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+REPLICATE_STYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
+
+
 def plot_curves(data, a):
-    """`report epochs`' CV loss per epoch, one line per run that matches --where."""
+    """`report epochs`' CV loss per epoch, one line per run that matches --where: a colour (and
+    marker) per configuration, the values of the axes that vary among the runs, and a line
+    style per replicate, so that runs are told apart up to 160 configurations of 6 replicates.
+    The legend sits under the axes, in as many columns as fit, over no curve."""
     axes, rows = epochs_table(data)
     runs = {}
     for r in rows:
         values = {k: r[k] for k in axes}
         if any(str(values.get(k)) != v for k, v in a.where.items()):
             continue
-        runs.setdefault(r["run_id"], (values, []))[1].append((r["epoch"], r.get("cv_loss")))
+        runs.setdefault(r["run_id"], (values, r.get("replicate"), []))[2].append(
+            (r["epoch"], r.get("cv_loss")))
+    # Axes that take one value among these runs (--where's, or a sweep's constants) are the
+    # same for every line: the labels name only those that vary, or, with none, them all.
+    varying = [k for k in axes if len({str(v[k]) for v, _, _ in runs.values()}) > 1]
+    named = varying or axes
+    configs = list(dict.fromkeys(tuple(str(v[k]) for k in named) for v, _, _ in runs.values()))
+    replicates = sorted({rep for _, rep, _ in runs.values()}, key=order)
+    palette = plt.get_cmap("tab10" if len(configs) <= 10 else "tab20").colors
+    style = {}
+    for i, c in enumerate(configs):
+        style[c] = {"color": palette[i % len(palette)],
+                    "marker": CURVE_MARKERS[(i // len(palette)) % len(CURVE_MARKERS)]}
+    dashes = {rep: REPLICATE_STYLES[j % len(REPLICATE_STYLES)] for j, rep in enumerate(replicates)}
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for values, curve in runs.values():
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in values.items())
-        ax.plot([e for e, _ in curve], [l for _, l in curve], "o-", ms=3, label=label)
+    for values, rep, curve in runs.values():
+        c = tuple(str(values[k]) for k in named)
+        ax.plot([e for e, _ in curve], [l for _, l in curve], ls=dashes[rep], ms=3, lw=1.2,
+                **style[c])
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], ms=4, lw=1.2, **style[c],
+                      label=", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(named, c))
+                      or "every run") for c in configs]
+    if len(replicates) > 1:
+        handles += [Line2D([], [], color="0.3", ls=dashes[rep], lw=1.2, label=f"replicate {rep}")
+                    for rep in replicates]
     ax.set_xlabel("epoch")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole
     ax.set_ylabel("CV cross-entropy (per frame)")
     ax.set_title(f"CV loss per epoch, sweep {a.sweep}")
-    ax.legend(fontsize=6, ncol=2)
+    if handles:
+        # Under the axes, as many columns as the labels' length lets fit in the figure's width.
+        longest = max(len(h.get_label()) for h in handles)
+        ncol = max(1, min(len(handles), int(6.5 * 72 // (7 * 0.55 * longest + 40))))
+        ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+                  ncol=ncol, title=("colour: configuration; line style: replicate"
+                                    if len(replicates) > 1 else None), title_fontsize=7)
     ax.grid(alpha=0.3)
     save(fig, a.out, f"{a.sweep}-curves")
 

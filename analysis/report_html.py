@@ -48,8 +48,9 @@ METRIC_HELP = {
     "test_error": "100 x (1 - test frame accuracy)",
     "cv_error": "100 x (1 - CV frame accuracy)",
     "final_cv_loss": "CV cross-entropy of the last accepted epoch",
-    "epoch_s": "measured training seconds per epoch, CV excluded; simulated workers: all N "
-               "trained one after another in this one process",
+    "epoch_s": "measured training seconds per epoch, CV excluded; simulated workers: the time "
+               "of simulating all N in one process (on the CPU at once, one per thread; on a "
+               "GPU one after another), not a time on N devices (projected_epoch_s is)",
     "projected_epoch_s": "simulated workers: the epoch projected onto N devices (slowest worker "
                          "per averaging interval + measured averaging); a projection",
     "wall_s": "measured wall time of the whole run, summed over its attempts",
@@ -156,14 +157,19 @@ def figures(doc, out, reference):
                        "Mean over replicates; error bars: standard deviation."
                        + (f" One line per {series}." if series else "")))
     if spec["speedup"]:
-        wanted.append(("speedup", "Speedup per training frame", f"{doc['sweep']}-speedup",
+        wanted.append(("speedup", "Speedup", f"{doc['sweep']}-speedup",
                        {"where": held},
-                       "Against one worker, equal work (seconds per training frame); simulated "
-                       "workers' speedups are projected, as in the speedup table, on the devices "
-                       "the legend names. Dotted: ideal (linear); gray squares, dashed: Su & Chen "
-                       "2015's speedups measured on K20 GPUs, drawn only up to these runs' largest "
-                       "worker count (the legend names the points left out). Open markers: "
-                       "efficiencies within the baseline replicates' noise (the table's notes)."))
+                       "The speedup table's numbers, on the devices the legend names. Lines of "
+                       "real processes only (MPI ranks, one worker): the measured speedup, the "
+                       "baseline's measured seconds per training frame over the row's. Lines "
+                       "with simulated workers: the projected speedup, within each run, N × the "
+                       "mean worker's measured compute and data seconds over the run's projected "
+                       "epoch (1 worker: 1), no baseline time entering it. Dotted: ideal "
+                       "(linear); gray squares, dashed: Su & Chen 2015's speedups measured on K20 "
+                       "GPUs, drawn only up to these runs' largest worker count (the legend names "
+                       "the points left out). Open markers: efficiencies within the baseline "
+                       "replicates' noise; a flagged number's note is in the table's notes "
+                       "column."))
     wanted.append(("curves", "CV loss per epoch", f"{doc['sweep']}-curves",
                    {"where": spec["curves_where"]}, "Every run's CV cross-entropy per epoch."))
     if x:
@@ -190,6 +196,52 @@ def figures(doc, out, reference):
             print(f"report_html.py: figure '{title}' not drawn: {fig['error']}")
         made.append(fig)
     return made
+
+
+# A verb after the names of several metrics (a shared note's "Their test_error and cv_error
+# come from ...") takes the plural.
+PLURAL = {"comes": "come", "is": "are", "was": "were", "has": "have", "differs": "differ",
+          "depends": "depend"}
+
+
+def metric_pattern(metric):
+    """The metric's name as a word of a note (not part of a longer name)."""
+    return re.compile(r"(?<![\w.])" + re.escape(metric) + r"(?![\w.])")
+
+
+def split_notes(tables):
+    """The metric tables' notes, each shown once: (the notes every table has, shown once above
+    the tables; per table, the notes only it has). `report table` writes the same frames
+    notes under every table of a page (the same runs in the same cells), naming its own metric
+    in them ("Their test_error comes from unequal amounts of training"): a note is the same
+    in two tables when it is with each table's metric in the other's place, and the shared
+    note names them all. A metric without a table (an error) has no notes and does not count; a
+    page of one table keeps its notes under it."""
+    shown = [i for i, t in enumerate(tables) if "error" not in t]
+    own = [list(t.get("notes") or []) for t in tables]
+    if len(shown) < 2:
+        return [], own
+    marker = "\0metric\0"
+
+    def key(note, metric):
+        return metric_pattern(metric).sub(lambda _: marker, note)
+
+    keys = {i: [key(n, tables[i]["metric"]) for n in own[i]] for i in shown}
+    first = shown[0]
+    common = [k for k in dict.fromkeys(keys[first]) if all(k in keys[i] for i in shown)]
+    if not common:
+        return [], own
+    names = [tables[i]["metric"] for i in shown]
+    listed = ", ".join(names[:-1]) + " and " + names[-1]
+    shared = []
+    for k in common:
+        text = re.sub(re.escape(marker) + r"( (\w+))?",
+                      lambda m: listed + (" " + PLURAL.get(m.group(2), m.group(2))
+                                          if m.group(2) else ""), k)
+        shared.append(text)
+    for i in shown:
+        own[i] = [n for n, k in zip(own[i], keys[i]) if k not in common]
+    return shared, own
 
 
 def speedup_groups(header):
@@ -244,6 +296,7 @@ def main():
         r[m] is None or (isinstance(r[m], (int, float)) and not isinstance(r[m], bool)
                          and math.isfinite(r[m]) and float(r[m]).is_integer()) for r in records)}
     replicates = len({r["replicate"] for r in records}) > 1
+    shared_notes, table_notes = split_notes(doc["tables"])
     speedup = doc["speedup"]
     if "header" in speedup:
         speedup["groups"], speedup["names"] = speedup_groups(speedup["header"])
@@ -261,7 +314,8 @@ def main():
                str(markupsafe.escape(text))))
     page = env.get_template("report.html.j2").render(
         doc=doc, records=records, axes=runs["axes"], config_keys=runs["config_keys"],
-        metrics=shown, integral=integral, metric_help=METRIC_HELP, replicates=replicates, speedup=speedup,
+        metrics=shown, integral=integral, metric_help=METRIC_HELP, replicates=replicates,
+        shared_notes=shared_notes, table_notes=table_notes, speedup=speedup,
         figures=figures(doc, a.out, a.reference), total_columns=len(columns))
     tmp = os.path.join(a.out, "index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:

@@ -43,9 +43,46 @@ s, ref = doc["speedup"], json.load(open("speedup.json"))
 assert (s["header"], s["rows"]) == (ref["header"], ref["rows"]), (s, ref)
 assert [m for m in doc["tables"] if "error" in m] == [], doc["tables"]
 assert s["header"][-1] == "notes", s["header"]  # efficiencies within the baseline's noise
-assert all(t["notes"] for t in doc["tables"]), doc["tables"]  # frames per epoch across workers
 PY
 grep -qi "frames trained per epoch" page/index.html || fail "the page does not show the frames per epoch"
+
+# A note every table has is on the page once, above the tables: each table's notes (report
+# table's) warn that the cells trained unequal frames (workers=2, every 5 drops some), naming
+# the table's metric; the page warns once, naming them all.
+python3 - <<'PY' || fail "the tables' shared warning is not on the page exactly once"
+import json, re
+doc = json.load(open("page/report.json"))
+tables = [t for t in doc["tables"] if "error" not in t]
+WARN = "Warning: frames trained per epoch differ"
+assert len(tables) > 1, doc["tables"]
+assert all(sum(n.startswith(WARN) for n in t["notes"]) == 1 for t in tables), tables
+page = open("page/index.html").read()
+assert page.count(WARN) == 1, f"the warning is on the page {page.count(WARN)} times"
+shared = page[page.index(WARN):]
+shared = shared[:shared.index("</p>")]
+assert page.index(WARN) < page.index('<table class="report metric"'), "not above the tables"
+for t in tables:
+    assert re.search(rf"\b{re.escape(t['metric'])}\b", shared), (t["metric"], shared)
+PY
+# A note only one table has stays under that table, the shared ones above all of them.
+python3 - <<'PY' || fail "report.json with a note of one table"
+import json
+doc = json.load(open("page/report.json"))
+doc["tables"][1]["notes"].append("A note of this table alone.")
+json.dump(doc, open("own.json", "w"))
+PY
+/usr/bin/python3 "$MAVG_SOURCE_DIR/analysis/report_html.py" --data own.json --out own > own.txt 2>&1 ||
+  fail "report_html.py on own.json: $(cat own.txt)"
+python3 - <<'PY' || fail "a note of one table is not under it alone"
+import json
+doc = json.load(open("own.json"))
+page = open("own/index.html").read()
+WARN = "Warning: frames trained per epoch differ"
+assert page.count(WARN) == 1, page.count(WARN)
+assert page.count("A note of this table alone.") == 1, page.count("A note of this table alone.")
+at = [page.index(f'<table class="report metric" data-metric="{t["metric"]}"') for t in doc["tables"][:3]]
+assert at[0] < at[1] < page.index("A note of this table alone.") < at[2], at
+PY
 grep -q "± " page/index.html || fail "no mean ± std on the page"
 
 /usr/bin/python3 "$MAVG_SOURCE_DIR/tests/e2e/report_browser.py" page/index.html \
