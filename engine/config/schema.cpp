@@ -21,19 +21,8 @@
 namespace mavg {
 namespace {
 
-// How a choice's field (an enum with a text table, config/choices.h) is read from and written as
-// its text.
-struct EnumCodec {
-  std::function<bool(void*, std::string_view)> parse;  // false: not one of the texts
-  std::function<std::string(void*)> text;
-};
-
-// A key of the schema bound to its field in RunConfig.
-struct Binding {
-  KeySpec spec;
-  std::function<void*(RunConfig&)> field;  // points into the given config
-  std::optional<EnumCodec> codec;          // set for a choice: the field is that enum
-};
+const char* TypeName(ValueType t);
+std::string Trim(const std::string& s);
 
 // A range bound as the reference and errors print it: integers in full (1000000, not 1e+06).
 std::string Bound(const KeySpec& s, double v) {
@@ -41,27 +30,98 @@ std::string Bound(const KeySpec& s, double v) {
   return fmt::format("{}", v);
 }
 
+// A key of the schema bound to its field in RunConfig, typed: the field is reached through a
+// typed accessor (MAVG_FIELD below), from which come its value type, its parsing and its JSON
+// (as records/ binds its fields by member pointers); nothing is reached through void*.
+struct Binding {
+  KeySpec spec;
+  // Stores `raw` into the field, or returns why not ("" when stored).
+  std::function<std::string(RunConfig&, const std::string& raw)> assign;
+  std::function<nlohmann::json(const RunConfig&)> json;  // the field's value
+  // Run identity (schema.h: KeySpec::identity): in it only where `used` says so (null: always),
+  // and left out at `omitted_at` (a key added after runs were made without it: the value they
+  // had). TrainingKey also leaves out `one_worker_free` keys when there is one worker.
+  std::function<bool(const RunConfig&)> used;
+  std::optional<nlohmann::json> omitted_at;
+  bool one_worker_free = false;
+};
+
+template <class T>
+constexpr ValueType TypeOf() {
+  if constexpr (std::is_same_v<T, int64_t>) return ValueType::kInt;
+  if constexpr (std::is_same_v<T, double>) return ValueType::kFloat;
+  if constexpr (std::is_same_v<T, bool>) return ValueType::kBool;
+  return ValueType::kString;  // std::string, or a choice (an enum with texts)
+}
+
+// Parses `raw` into a T; returns an error message or "".
+template <class T>
+std::string Parse(const KeySpec& spec, const std::string& raw, T& out) {
+  const std::string value = spec.type == ValueType::kString ? raw : Trim(raw);
+  auto bad = [&]() {
+    return fmt::format("key '{}' expects {} {}, got '{}'", spec.path,
+                       spec.type == ValueType::kInt ? "an" : "a", TypeName(spec.type), value);
+  };
+  if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) {
+    T v{};
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) return bad();
+    if constexpr (std::is_same_v<T, double>) {
+      if (!std::isfinite(v)) return bad();
+    }
+    out = v;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (value == "true" || value == "yes" || value == "on") {
+      out = true;
+    } else if (value == "false" || value == "no" || value == "off") {
+      out = false;
+    } else {
+      return bad();
+    }
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    // Run files, run ids and the database hold configs as JSON, which is UTF-8.
+    if (const size_t at = InvalidUtf8At(value); at != std::string::npos) {
+      return fmt::format("key '{}': the value is not valid UTF-8 (byte 0x{:02X} at offset {})",
+                         spec.path, static_cast<unsigned char>(value[at]), at);
+    }
+    out = value;
+  } else {
+    static_assert(HasTexts<T>, "a config field is an integer, number, bool, string or choice");
+    const std::optional<T> e = ParseEnum<T>(value);
+    if (!e) {
+      return fmt::format("{}: '{}' is not one of: {}", spec.path, value,
+                         fmt::join(spec.choices, ", "));
+    }
+    out = *e;
+  }
+  return "";
+}
+
+template <class T>
+nlohmann::json JsonOf(const T& v) {
+  if constexpr (HasTexts<T>) {
+    return std::string(ToString(v));
+  } else {
+    return v;
+  }
+}
+
 struct KeyBuilder {
   Binding b;
-  KeyBuilder(std::string path, ValueType type, std::function<void*(RunConfig&)> field,
-             std::string doc) {
+  // `get` is a typed accessor: (const) RunConfig& -> (const) T& (MAVG_FIELD).
+  template <class Get>
+  KeyBuilder(std::string path, Get get, std::string doc) {
+    using T = std::remove_cvref_t<decltype(get(std::declval<RunConfig&>()))>;
     b.spec.path = std::move(path);
-    b.spec.type = type;
+    b.spec.type = TypeOf<T>();
     b.spec.doc = std::move(doc);
-    b.field = std::move(field);
-  }
-  // A choice: the field is the enum E, read and written as the texts of its table.
-  template <HasTexts E>
-  KeyBuilder& Choices() {
-    b.spec.choices.clear();
-    for (const EnumText<E>& row : TextsOf(E{})) b.spec.choices.emplace_back(row.text);
-    b.codec = EnumCodec{[](void* field, std::string_view text) {
-                          const std::optional<E> e = ParseEnum<E>(text);
-                          if (e) *static_cast<E*>(field) = *e;
-                          return e.has_value();
-                        },
-                        [](void* field) { return std::string(ToString(*static_cast<E*>(field))); }};
-    return *this;
+    if constexpr (HasTexts<T>) {
+      for (const EnumText<T>& row : TextsOf(T{})) b.spec.choices.emplace_back(row.text);
+    }
+    b.assign = [get, spec = b.spec](RunConfig& c, const std::string& raw) {
+      return Parse<T>(spec, raw, get(c));
+    };
+    b.json = [get](const RunConfig& c) { return JsonOf<T>(get(c)); };
   }
   KeyBuilder& Min(double v, bool exclusive = false) {
     b.spec.min = v, b.spec.has_min = true, b.spec.min_exclusive = exclusive;
@@ -71,380 +131,449 @@ struct KeyBuilder {
     b.spec.max = v, b.spec.has_max = true;
     return *this;
   }
+  // Execution only (threads, paths, a device ordinal): never part of the run identity.
   KeyBuilder& NotIdentity() {
     b.spec.identity = false;
+    b.spec.identity_rule = "never";
+    return *this;
+  }
+  // In the identity only where the config uses the key (an optimizer's or an algorithm's own
+  // settings): `when` says in words where that is.
+  KeyBuilder& UsedWhen(std::function<bool(const RunConfig&)> used, std::string when) {
+    b.used = std::move(used);
+    AddRule("when " + when);
+    return *this;
+  }
+  // Added after runs were made without it, which had `value`: left out of the identity at that
+  // value, so their ids stay (tests/unit/config/run_id_pins_test.cpp).
+  KeyBuilder& OmittedAt(nlohmann::json value) {
+    AddRule("unless " + (value.is_string() ? value.get<std::string>() : value.dump()));
+    b.omitted_at = std::move(value);
+    return *this;
+  }
+  // Changes nothing with one worker (an averaging setting): runs that differ only here train
+  // the same model (TrainingKey; still different run ids).
+  KeyBuilder& OneWorkerFree() {
+    b.one_worker_free = true;
     return *this;
   }
   operator Binding() const { return b; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  void AddRule(const std::string& rule) {
+    b.spec.identity_rule =
+        b.spec.identity_rule == "always" ? rule : b.spec.identity_rule + ", " + rule;
+  }
 };
 
-#define MAVG_FIELD(member) [](RunConfig& c) -> void* { return &c.member; }
+// Where a key's setting is used (KeyBuilder::UsedWhen).
+bool RbmInit(const RunConfig& c) { return c.model.init == ModelInit::kRbm; }
+bool Bmuf(const RunConfig& c) { return c.parallel.algorithm == AveragingAlgorithm::kBmuf; }
+bool SpeakerCmvn(const RunConfig& c) { return c.data.cmvn == Cmvn::kSpeaker; }
+bool Ngsgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kNgsgd; }
+bool Sgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kSgd; }
+bool MaxChangeUsed(const RunConfig& c) {
+  return Ngsgd(c) || (Sgd(c) && c.optimizer.sgd_max_change);
+}
+
+#define MAVG_FIELD(member) \
+  [](auto& c) -> auto& { return c.member; }
 
 const std::vector<Binding>& Bindings() {
-  using VT = ValueType;
   static const std::vector<Binding> kBindings = {
-      KeyBuilder("data.train", VT::kString, MAVG_FIELD(data.train),
+      KeyBuilder("data.train", MAVG_FIELD(data.train),
                  "training data dir (Kaldi style: feats.scp or feats.ark, ali.ark); required"),
-      KeyBuilder("data.dev", VT::kString, MAVG_FIELD(data.dev),
+      KeyBuilder("data.dev", MAVG_FIELD(data.dev),
                  "held-out data dir: CV loss and frame accuracy after every epoch; required"),
-      KeyBuilder("data.test", VT::kString, MAVG_FIELD(data.test),
+      KeyBuilder("data.test", MAVG_FIELD(data.test),
                  "data dir for the final test metric (empty: none)"),
-      KeyBuilder("data.context", VT::kInt, MAVG_FIELD(data.context),
+      KeyBuilder("data.context", MAVG_FIELD(data.context),
                  "splice +-context frames around each frame (edge frames repeated); "
                  "5 gives the paper's 11 x 40 = 440 inputs")
           .Min(0)
           .Max(100),
-      KeyBuilder("data.cmvn", VT::kString, MAVG_FIELD(data.cmvn),
+      KeyBuilder("data.cmvn", MAVG_FIELD(data.cmvn),
                  "input normalisation: global = mean/variance estimated on the training data "
                  "(nnet1's feature transform); speaker = Kaldi's apply-cmvn with each data "
-                 "dir's cmvn.scp and utt2spk first, then global; none")
-          .Choices<Cmvn>(),
-      KeyBuilder("data.cmvn_norm_vars", VT::kBool, MAVG_FIELD(data.cmvn_norm_vars),
+                 "dir's cmvn.scp and utt2spk first, then global; none"),
+      KeyBuilder("data.cmvn_norm_vars", MAVG_FIELD(data.cmvn_norm_vars),
                  "data.cmvn speaker: normalise the variances too (apply-cmvn --norm-vars; "
-                 "Kaldi's default is false)"),
-      KeyBuilder("data.deltas", VT::kInt, MAVG_FIELD(data.deltas),
+                 "Kaldi's default is false)")
+          .UsedWhen(SpeakerCmvn, "data.cmvn is speaker"),
+      KeyBuilder("data.deltas", MAVG_FIELD(data.deltas),
                  "add-deltas order after speaker CMVN (window 2): 2 gives deltas and "
                  "delta-deltas, 3 x the feature dimension; 0: none")
           .Min(0)
-          .Max(4),
-      KeyBuilder("data.ali", VT::kString, MAVG_FIELD(data.ali),
+          .Max(4)
+          .OmittedAt(0),
+      KeyBuilder("data.ali", MAVG_FIELD(data.ali),
                  "alignments of data.train and data.dev as a Kaldi rspecifier holding pdf ids: "
                  "ark:FILE, FILE.gz, a glob (pdf.*.gz), scp:FILE, several separated by blanks, "
                  "or a pipe 'ark:ali-to-pdf MDL \"ark:gunzip -c ali.*.gz|\" ark:- |' (Kaldi's "
-                 "ali.*.gz hold transition ids: convert them); empty: each dir's ali.ark"),
-      KeyBuilder("data.dev_ali", VT::kString, MAVG_FIELD(data.dev_ali),
+                 "ali.*.gz hold transition ids: convert them); empty: each dir's ali.ark")
+          .OmittedAt(""),
+      KeyBuilder("data.dev_ali", MAVG_FIELD(data.dev_ali),
                  "alignments of data.dev alone (an rspecifier as data.ali); empty: data.ali, "
-                 "else the dir's ali.ark"),
-      KeyBuilder("data.randomizer_size", VT::kInt, MAVG_FIELD(data.randomizer_size),
+                 "else the dir's ali.ark")
+          .OmittedAt(""),
+      KeyBuilder("data.randomizer_size", MAVG_FIELD(data.randomizer_size),
                  "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
                  "minibatch")
           .Min(1)
           .Max(100000000),
-      KeyBuilder("data.lang", VT::kString, MAVG_FIELD(data.lang),
+      KeyBuilder("data.lang", MAVG_FIELD(data.lang),
                  "lang dir (lexicon, phones, pdfs, transitions) to decode the test set with; "
                  "empty: the train dir's sibling `lang` if it exists, else no decoding"),
-      KeyBuilder("model.hidden_layers", VT::kInt, MAVG_FIELD(model.hidden_layers),
-                 "number of hidden layers")
+      KeyBuilder("model.hidden_layers", MAVG_FIELD(model.hidden_layers), "number of hidden layers")
           .Min(0)
           .Max(64),
-      KeyBuilder("model.hidden_dim", VT::kInt, MAVG_FIELD(model.hidden_dim),
-                 "units per hidden layer")
+      KeyBuilder("model.hidden_dim", MAVG_FIELD(model.hidden_dim), "units per hidden layer")
           .Min(1)
           .Max(65536),
-      KeyBuilder("model.activation", VT::kString, MAVG_FIELD(model.activation),
-                 "hidden non-linearity")
-          .Choices<Activation>(),
-      KeyBuilder("model.init", VT::kString, MAVG_FIELD(model.init),
+      KeyBuilder("model.activation", MAVG_FIELD(model.activation), "hidden non-linearity"),
+      KeyBuilder("model.init", MAVG_FIELD(model.init),
                  "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
                  "Gaussian weights; sigmoid hidden biases U[-4,0], others 0); rbm = Kaldi nnet1 "
                  "RBM pretraining of the hidden layers (pretrain.rbm.*), then a random output "
-                 "layer")
-          .Choices<ModelInit>(),
-      KeyBuilder("model.init_scheme", VT::kString, MAVG_FIELD(model.init_scheme),
+                 "layer"),
+      KeyBuilder("model.init_scheme", MAVG_FIELD(model.init_scheme),
                  "scale of the random weights (of every layer for init random, of the output "
                  "layer for rbm): nnet1 = Kaldi's, made for sigmoid; he = N(0, 2/in) for relu "
                  "(output layer N(0, 1/in)); glorot = N(0, 2/(in+out)) for tanh; auto = the "
                  "one that fits model.activation (sigmoid nnet1, relu he, tanh glorot)")
-          .Choices<InitScheme>(),
-      KeyBuilder("model.num_outputs", VT::kInt, MAVG_FIELD(model.num_outputs),
+          .OmittedAt("nnet1"),
+      KeyBuilder("model.num_outputs", MAVG_FIELD(model.num_outputs),
                  "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
                  "a label outside the output layer is an error")
           .Min(0)
           .Max(1000000),
-      KeyBuilder("optimizer.type", VT::kString, MAVG_FIELD(optimizer.type),
+      KeyBuilder("optimizer.type", MAVG_FIELD(optimizer.type),
                  "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
-                 "Kaldi's online natural-gradient SGD with max-change")
-          .Choices<OptimizerType>(),
-      KeyBuilder("optimizer.minibatch", VT::kInt, MAVG_FIELD(optimizer.minibatch),
+                 "Kaldi's online natural-gradient SGD with max-change"),
+      KeyBuilder("optimizer.minibatch", MAVG_FIELD(optimizer.minibatch),
                  "frames per minibatch (the last partial minibatch of an epoch is dropped)")
           .Min(1)
           .Max(1048576),
-      KeyBuilder("optimizer.momentum", VT::kFloat, MAVG_FIELD(optimizer.momentum),
+      KeyBuilder("optimizer.momentum", MAVG_FIELD(optimizer.momentum),
                  "momentum (Kaldi nnet1 semantics; not averaged across workers)")
           .Min(0)
           .Max(0.999999),
-      KeyBuilder("optimizer.l2", VT::kFloat, MAVG_FIELD(optimizer.l2),
+      KeyBuilder("optimizer.l2", MAVG_FIELD(optimizer.l2),
                  "L2 penalty per frame on weights: W *= 1 - lr*l2*minibatch each step")
           .Min(0)
           .Max(1),
-      KeyBuilder("optimizer.max_change_per_sample", VT::kFloat,
-                 MAVG_FIELD(optimizer.max_change_per_sample),
+      KeyBuilder("optimizer.max_change_per_sample", MAVG_FIELD(optimizer.max_change_per_sample),
                  "ngsgd: bound on lr x sum_i |x_i| |g_i| per frame; larger steps are scaled "
                  "down (nnet2 max-change-per-sample; 0: no limit)")
           .Min(0)
-          .Max(1000),
-      KeyBuilder("optimizer.sgd_max_change", VT::kBool, MAVG_FIELD(optimizer.sgd_max_change),
+          .Max(1000)
+          .UsedWhen(MaxChangeUsed, "max-change applies (ngsgd, or sgd with sgd_max_change)"),
+      KeyBuilder("optimizer.sgd_max_change", MAVG_FIELD(optimizer.sgd_max_change),
                  "sgd: scale each layer update down by NG-SGD's max-change rule "
                  "(optimizer.max_change_per_sample, measured as optimizer.ngsgd.max_change_mode "
-                 "says); needs optimizer.momentum 0"),
-      KeyBuilder("optimizer.ngsgd.rank_in", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_in),
+                 "says); needs optimizer.momentum 0")
+          .UsedWhen(Sgd, "optimizer.type is sgd")
+          .OmittedAt(false),
+      KeyBuilder("optimizer.ngsgd.rank_in", MAVG_FIELD(optimizer.ngsgd.rank_in),
                  "ngsgd: rank of the input-side Fisher model (at most input dim)")
           .Min(1)
-          .Max(4096),
-      KeyBuilder("optimizer.ngsgd.rank_out", VT::kInt, MAVG_FIELD(optimizer.ngsgd.rank_out),
+          .Max(4096)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.rank_out", MAVG_FIELD(optimizer.ngsgd.rank_out),
                  "ngsgd: rank of the output-side Fisher model (at most output dim - 1)")
           .Min(1)
-          .Max(4096),
-      KeyBuilder("optimizer.ngsgd.update_period", VT::kInt,
-                 MAVG_FIELD(optimizer.ngsgd.update_period),
+          .Max(4096)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.update_period", MAVG_FIELD(optimizer.ngsgd.update_period),
                  "ngsgd: update the Fisher models every this many minibatches (after 10)")
           .Min(1)
-          .Max(1000000),
-      KeyBuilder("optimizer.ngsgd.alpha", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.alpha),
+          .Max(1000000)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.alpha", MAVG_FIELD(optimizer.ngsgd.alpha),
                  "ngsgd: smoothing of the Fisher model towards the identity")
           .Min(0)
-          .Max(1000),
-      KeyBuilder("optimizer.ngsgd.num_samples_history", VT::kInt,
+          .Max(1000)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.num_samples_history",
                  MAVG_FIELD(optimizer.ngsgd.num_samples_history),
                  "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most eta_max")
           .Min(1)
-          .Max(1000000000),
-      KeyBuilder("optimizer.ngsgd.epsilon", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.epsilon),
+          .Max(1000000000)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.epsilon", MAVG_FIELD(optimizer.ngsgd.epsilon),
                  "ngsgd: absolute floor of the Fisher model's eigenvalues")
           .Min(0, true)
-          .Max(1),
-      KeyBuilder("optimizer.ngsgd.delta", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.delta),
+          .Max(1)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.delta", MAVG_FIELD(optimizer.ngsgd.delta),
                  "ngsgd: floor of the eigenvalues relative to the largest")
           .Min(0, true)
-          .Max(1),
-      KeyBuilder("optimizer.ngsgd.eta_max", VT::kFloat, MAVG_FIELD(optimizer.ngsgd.eta_max),
+          .Max(1)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("optimizer.ngsgd.eta_max", MAVG_FIELD(optimizer.ngsgd.eta_max),
                  "ngsgd: cap of the forgetting factor eta (nnet2/3: 0.9; 1: none, as the "
                  "authors' fork)")
           .Min(0, true)
-          .Max(1),
-      KeyBuilder("optimizer.ngsgd.max_change_mode", VT::kString,
-                 MAVG_FIELD(optimizer.ngsgd.max_change_mode),
+          .Max(1)
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
+          .OmittedAt(0.9),
+      KeyBuilder("optimizer.ngsgd.max_change_mode", MAVG_FIELD(optimizer.ngsgd.max_change_mode),
                  "ngsgd: nnet2: the max-change bound includes lr (a binding limit cancels a "
                  "larger lr); fork: as Su & Chen's Kaldi fork, without lr, so the step still "
                  "scales with lr")
-          .Choices<MaxChangeMode>(),
-      KeyBuilder("optimizer.ngsgd.rank_cap", VT::kString, MAVG_FIELD(optimizer.ngsgd.rank_cap),
+          .UsedWhen(MaxChangeUsed, "max-change applies (ngsgd, or sgd with sgd_max_change)")
+          .OmittedAt("nnet2"),
+      KeyBuilder("optimizer.ngsgd.rank_cap", MAVG_FIELD(optimizer.ngsgd.rank_cap),
                  "ngsgd: the largest rank for a dimension D: nnet3 = (D+1)/2; nnet2 = D-1, as "
                  "nnet2 and the authors' fork")
-          .Choices<RankCap>(),
-      KeyBuilder("optimizer.ngsgd.reset_each_epoch", VT::kBool,
-                 MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
-                 "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)"),
-      KeyBuilder("schedule.type", VT::kString, MAVG_FIELD(schedule.type),
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
+          .OmittedAt("nnet3"),
+      KeyBuilder("optimizer.ngsgd.reset_each_epoch", MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
+                 "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)")
+          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+      KeyBuilder("schedule.type", MAVG_FIELD(schedule.type),
                  "learning-rate schedule: exponential (lr * final_ratio^((k-1)/(E-1))), "
-                 "newbob (Kaldi nnet1 halving with epoch rejection), constant")
-          .Choices<ScheduleType>(),
-      KeyBuilder("schedule.lr", VT::kFloat, MAVG_FIELD(schedule.lr),
+                 "newbob (Kaldi nnet1 halving with epoch rejection), constant"),
+      KeyBuilder("schedule.lr", MAVG_FIELD(schedule.lr),
                  "initial learning rate, for the gradient summed over the minibatch (0: the "
                  "model never moves, a check of the averaging)")
           .Min(0)
           .Max(1000),
-      KeyBuilder("schedule.final_ratio", VT::kFloat, MAVG_FIELD(schedule.final_ratio),
+      KeyBuilder("schedule.final_ratio", MAVG_FIELD(schedule.final_ratio),
                  "exponential: lr of the last epoch divided by lr")
           .Min(0, true)
           .Max(1),
-      KeyBuilder("schedule.epochs", VT::kInt, MAVG_FIELD(schedule.epochs),
+      KeyBuilder("schedule.epochs", MAVG_FIELD(schedule.epochs),
                  "epochs (exponential, constant); maximum epochs (newbob)")
           .Min(1)
           .Max(10000),
-      KeyBuilder("schedule.newbob.start_halving_impr", VT::kFloat,
+      KeyBuilder("schedule.newbob.start_halving_impr",
                  MAVG_FIELD(schedule.newbob.start_halving_impr),
                  "newbob: start halving when the relative CV cross-entropy gain is below this")
           .Min(0)
           .Max(1),
-      KeyBuilder("schedule.newbob.end_halving_impr", VT::kFloat,
-                 MAVG_FIELD(schedule.newbob.end_halving_impr),
+      KeyBuilder("schedule.newbob.end_halving_impr", MAVG_FIELD(schedule.newbob.end_halving_impr),
                  "newbob: stop when halving and the relative gain is below this")
           .Min(0)
           .Max(1),
-      KeyBuilder("schedule.newbob.halving_factor", VT::kFloat,
-                 MAVG_FIELD(schedule.newbob.halving_factor), "newbob: lr multiplier when halving")
+      KeyBuilder("schedule.newbob.halving_factor", MAVG_FIELD(schedule.newbob.halving_factor),
+                 "newbob: lr multiplier when halving")
           .Min(0, true)
           .Max(1),
       KeyBuilder(
-          "schedule.newbob.min_epochs", VT::kInt, MAVG_FIELD(schedule.newbob.min_epochs),
+          "schedule.newbob.min_epochs", MAVG_FIELD(schedule.newbob.min_epochs),
           "newbob: never stop before this many epochs (delays stopping only, as Kaldi nnet1)")
           .Min(0)
           .Max(10000),
-      KeyBuilder("schedule.newbob.keep_lr_epochs", VT::kInt,
-                 MAVG_FIELD(schedule.newbob.keep_lr_epochs),
+      KeyBuilder("schedule.newbob.keep_lr_epochs", MAVG_FIELD(schedule.newbob.keep_lr_epochs),
                  "newbob: keep the initial lr and accept every epoch for this many epochs")
           .Min(0)
           .Max(10000),
-      KeyBuilder("schedule.collapse.chance_fraction", VT::kFloat,
-                 MAVG_FIELD(schedule.collapse.chance_fraction),
+      KeyBuilder("schedule.collapse.chance_fraction", MAVG_FIELD(schedule.collapse.chance_fraction),
                  "a run whose best CV loss is not below this x the input-free loss (CV labels "
                  "scored by the training label frequencies, at most ln(outputs)) ends "
                  "`collapsed`, not `completed` (0: no such check; not part of the run id)")
           .Min(0)
           .NotIdentity()
           .Max(1),
-      KeyBuilder("schedule.collapse.growth", VT::kFloat, MAVG_FIELD(schedule.collapse.growth),
+      KeyBuilder("schedule.collapse.growth", MAVG_FIELD(schedule.collapse.growth),
                  "a run whose final CV loss is at least this x the first epoch's and at least "
                  "half the input-free loss ends `collapsed` (0: no such check; not part of "
                  "the run id)")
           .Min(0)
           .NotIdentity()
           .Max(1000000),
-      KeyBuilder("parallel.workers", VT::kInt, MAVG_FIELD(parallel.workers),
+      KeyBuilder("parallel.workers", MAVG_FIELD(parallel.workers),
                  "data-parallel workers N, each training on its own shard (balanced by frames)")
           .Min(1)
           .Max(4096),
-      KeyBuilder("parallel.mode", VT::kString, MAVG_FIELD(parallel.mode),
+      KeyBuilder("parallel.mode", MAVG_FIELD(parallel.mode),
                  "simulated: N replicas in one process, averaged in rank order; mpi: one "
-                 "process per worker under `mpirun -np N`")
-          .Choices<ParallelMode>(),
-      KeyBuilder("parallel.average_every", VT::kInt, MAVG_FIELD(parallel.average_every),
+                 "process per worker under `mpirun -np N`"),
+      KeyBuilder("parallel.average_every", MAVG_FIELD(parallel.average_every),
                  "average the workers' parameters after every K minibatches")
           .Min(1)
-          .Max(1000000),
-      KeyBuilder("parallel.average_frames", VT::kInt, MAVG_FIELD(parallel.average_frames),
+          .Max(1000000)
+          .OneWorkerFree(),
+      KeyBuilder("parallel.average_frames", MAVG_FIELD(parallel.average_frames),
                  "instead average when a worker's frame count crosses a multiple of F (the "
                  "paper's --frames-per-reduce; 0: use average_every)")
           .Min(0)
-          .Max(1000000000000),
-      KeyBuilder("parallel.lr_scaling", VT::kString, MAVG_FIELD(parallel.lr_scaling),
+          .Max(1000000000000)
+          .OneWorkerFree(),
+      KeyBuilder("parallel.lr_scaling", MAVG_FIELD(parallel.lr_scaling),
                  "linear: per-worker lr = N x the schedule's lr (the paper); none")
-          .Choices<LrScaling>(),
-      KeyBuilder("parallel.deterministic", VT::kBool, MAVG_FIELD(parallel.deterministic),
+          .OneWorkerFree(),
+      KeyBuilder("parallel.deterministic", MAVG_FIELD(parallel.deterministic),
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
-      KeyBuilder("parallel.average_momentum", VT::kBool, MAVG_FIELD(parallel.average_momentum),
-                 "also average the optimizer's momentum (the paper averages parameters only)"),
-      KeyBuilder("parallel.algorithm", VT::kString, MAVG_FIELD(parallel.algorithm),
+      KeyBuilder("parallel.average_momentum", MAVG_FIELD(parallel.average_momentum),
+                 "also average the optimizer's momentum (the paper averages parameters only)")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.algorithm", MAVG_FIELD(parallel.algorithm),
                  "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
                  "over the means (Chen & Huo 2016)")
-          .Choices<AveragingAlgorithm>(),
-      KeyBuilder("parallel.bmuf.block_momentum", VT::kFloat,
-                 MAVG_FIELD(parallel.bmuf.block_momentum),
+          .OmittedAt("average")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.bmuf.block_momentum", MAVG_FIELD(parallel.bmuf.block_momentum),
                  "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N")
           .Min(-1)
-          .Max(0.999999),
-      KeyBuilder("parallel.bmuf.block_lr", VT::kFloat, MAVG_FIELD(parallel.bmuf.block_lr),
+          .Max(0.999999)
+          .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.bmuf.block_lr", MAVG_FIELD(parallel.bmuf.block_lr),
                  "bmuf: block learning rate zeta (the step along the block's mean update)")
           .Min(0, true)
-          .Max(1000),
-      KeyBuilder("parallel.bmuf.nesterov", VT::kBool, MAVG_FIELD(parallel.bmuf.nesterov),
+          .Max(1000)
+          .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.bmuf.nesterov", MAVG_FIELD(parallel.bmuf.nesterov),
                  "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
-                 "from W_g (classical block momentum)"),
-      KeyBuilder("parallel.overlap", VT::kBool, MAVG_FIELD(parallel.overlap),
+                 "from W_g (classical block momentum)")
+          .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.overlap", MAVG_FIELD(parallel.overlap),
                  "the all-reduce of each block runs while the next block trains; the model then "
-                 "takes the combined result plus the worker's progress since"),
-      KeyBuilder("parallel.group_size", VT::kInt, MAVG_FIELD(parallel.group_size),
+                 "takes the combined result plus the worker's progress since")
+          .OmittedAt(false)
+          .OneWorkerFree(),
+      KeyBuilder("parallel.group_size", MAVG_FIELD(parallel.group_size),
                  "two-level averaging: groups of g consecutive workers average every "
                  "average_every minibatches (0: no groups)")
           .Min(0)
-          .Max(4096),
-      KeyBuilder("parallel.average_every_global", VT::kInt,
-                 MAVG_FIELD(parallel.average_every_global),
+          .Max(4096)
+          .OmittedAt(0)
+          .OneWorkerFree(),
+      KeyBuilder("parallel.average_every_global", MAVG_FIELD(parallel.average_every_global),
                  "two-level averaging: all workers combine every K2 minibatches, a multiple of "
                  "average_every (0: at every averaging)")
           .Min(0)
-          .Max(1000000),
-      KeyBuilder("parallel.comm", VT::kString, MAVG_FIELD(parallel.comm),
+          .Max(1000000)
+          .OmittedAt(0)
+          .OneWorkerFree(),
+      KeyBuilder("parallel.comm", MAVG_FIELD(parallel.comm),
                  "mpi ranks: mpi sums host-staged copies; nccl sums device memory directly "
                  "(device cuda, one GPU per rank; ranks sharing a GPU fall back to mpi); not "
                  "part of the run id")
-          .Choices<CommChoice>()
           .NotIdentity(),
-      KeyBuilder("pretrain.rbm.epochs", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs),
+      KeyBuilder("pretrain.rbm.epochs", MAVG_FIELD(pretrain.rbm.epochs),
                  "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
           .Min(1)
-          .Max(10000),
-      KeyBuilder("pretrain.rbm.epochs_gaussian", VT::kInt, MAVG_FIELD(pretrain.rbm.epochs_gaussian),
+          .Max(10000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.epochs_gaussian", MAVG_FIELD(pretrain.rbm.epochs_gaussian),
                  "rbm: epochs of CD-1 for the Gaussian-Bernoulli first layer")
           .Min(1)
-          .Max(10000),
-      KeyBuilder("pretrain.rbm.lr", VT::kFloat, MAVG_FIELD(pretrain.rbm.lr),
+          .Max(10000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.lr", MAVG_FIELD(pretrain.rbm.lr),
                  "rbm: learning rate of the Bernoulli-Bernoulli layers (per frame; applied as "
                  "lr x (1 - momentum))")
           .Min(0, true)
-          .Max(1000),
-      KeyBuilder("pretrain.rbm.lr_gaussian", VT::kFloat, MAVG_FIELD(pretrain.rbm.lr_gaussian),
+          .Max(1000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.lr_gaussian", MAVG_FIELD(pretrain.rbm.lr_gaussian),
                  "rbm: learning rate of the Gaussian-Bernoulli first layer")
           .Min(0, true)
-          .Max(1000),
-      KeyBuilder("pretrain.rbm.minibatch", VT::kInt, MAVG_FIELD(pretrain.rbm.minibatch),
+          .Max(1000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.minibatch", MAVG_FIELD(pretrain.rbm.minibatch),
                  "rbm: frames per CD-1 step")
           .Min(1)
-          .Max(1048576),
-      KeyBuilder("pretrain.rbm.l2", VT::kFloat, MAVG_FIELD(pretrain.rbm.l2),
+          .Max(1048576)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.l2", MAVG_FIELD(pretrain.rbm.l2),
                  "rbm: L2 weight cost on W (not on biases)")
           .Min(0)
-          .Max(1),
-      KeyBuilder("pretrain.rbm.momentum", VT::kFloat, MAVG_FIELD(pretrain.rbm.momentum),
+          .Max(1)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.momentum", MAVG_FIELD(pretrain.rbm.momentum),
                  "rbm: initial momentum of the schedule")
           .Min(0)
-          .Max(0.999999),
-      KeyBuilder("pretrain.rbm.momentum_max", VT::kFloat, MAVG_FIELD(pretrain.rbm.momentum_max),
+          .Max(0.999999)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.momentum_max", MAVG_FIELD(pretrain.rbm.momentum_max),
                  "rbm: final momentum of the schedule")
           .Min(0)
-          .Max(0.999999),
-      KeyBuilder("pretrain.rbm.momentum_steps", VT::kInt, MAVG_FIELD(pretrain.rbm.momentum_steps),
+          .Max(0.999999)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.momentum_steps", MAVG_FIELD(pretrain.rbm.momentum_steps),
                  "rbm: momentum rises in this many equal steps")
           .Min(1)
-          .Max(1000000),
-      KeyBuilder("pretrain.rbm.momentum_step_period", VT::kInt,
-                 MAVG_FIELD(pretrain.rbm.momentum_step_period),
+          .Max(1000000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.momentum_step_period", MAVG_FIELD(pretrain.rbm.momentum_step_period),
                  "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
           .Min(1)
-          .Max(1000000000000),
-      KeyBuilder("pretrain.rbm.momentum_ramp_fraction", VT::kFloat,
+          .Max(1000000000000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.momentum_ramp_fraction",
                  MAVG_FIELD(pretrain.rbm.momentum_ramp_fraction),
                  "rbm: > 0: the momentum ramp spans this fraction of an epoch's training frames "
                  "(the step period becomes fraction x frames / momentum_steps; Kaldi's 300 h "
                  "recipe: 0.185); 0: momentum_step_period as given")
           .Min(0)
-          .Max(100),
-      KeyBuilder("pretrain.rbm.momentum_bug", VT::kBool, MAVG_FIELD(pretrain.rbm.momentum_bug),
+          .Max(100)
+          .UsedWhen(RbmInit, "model.init is rbm")
+          .OmittedAt(0.0),
+      KeyBuilder("pretrain.rbm.momentum_bug", MAVG_FIELD(pretrain.rbm.momentum_bug),
                  "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
-                 "minibatch while the lr follows the schedule; false: both follow it"),
-      KeyBuilder("pretrain.rbm.param_stddev", VT::kFloat, MAVG_FIELD(pretrain.rbm.param_stddev),
+                 "minibatch while the lr follows the schedule; false: both follow it")
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.param_stddev", MAVG_FIELD(pretrain.rbm.param_stddev),
                  "rbm: initial weights ~ N(0, stddev^2); biases 0")
           .Min(0, true)
-          .Max(1000),
-      KeyBuilder("pretrain.rbm.vis_bias_utts", VT::kInt, MAVG_FIELD(pretrain.rbm.vis_bias_utts),
+          .Max(1000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.vis_bias_utts", MAVG_FIELD(pretrain.rbm.vis_bias_utts),
                  "rbm: utterances whose mean activations set the visible biases of layers >= 2 "
                  "(logit of the mean, clipped to [1e-4, 0.9999])")
           .Min(1)
-          .Max(1000000000),
-      KeyBuilder("pretrain.rbm.seed", VT::kInt, MAVG_FIELD(pretrain.rbm.seed),
+          .Max(1000000000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("pretrain.rbm.seed", MAVG_FIELD(pretrain.rbm.seed),
                  "rbm: seed of initialisation, shuffling and sampling; not the run seed, so the "
                  "runs of a sweep share one pretrained stack")
           .Min(0)
-          .Max(1000000000000000000),
-      KeyBuilder("decode.tune", VT::kBool, MAVG_FIELD(decode.tune),
+          .Max(1000000000000000000)
+          .UsedWhen(RbmInit, "model.init is rbm"),
+      KeyBuilder("decode.tune", MAVG_FIELD(decode.tune),
                  "choose the acoustic scale and word penalty with the lowest dev WER on a grid "
                  "(as Kaldi's scoring picks the LM weight), then decode test with them"),
-      KeyBuilder("decode.acoustic_scale", VT::kFloat, MAVG_FIELD(decode.acoustic_scale),
+      KeyBuilder("decode.acoustic_scale", MAVG_FIELD(decode.acoustic_scale),
                  "acoustic scale when decode.tune is false")
           .Min(0, true)
           .Max(1000),
-      KeyBuilder("decode.word_penalty", VT::kFloat, MAVG_FIELD(decode.word_penalty),
+      KeyBuilder("decode.word_penalty", MAVG_FIELD(decode.word_penalty),
                  "word insertion penalty (log units) when decode.tune is false")
           .Min(-1000)
           .Max(1000),
-      KeyBuilder("decode.beam", VT::kFloat, MAVG_FIELD(decode.beam),
+      KeyBuilder("decode.beam", MAVG_FIELD(decode.beam),
                  "Viterbi beam (log units, as Kaldi's --beam)")
           .Min(0, true)
           .Max(100000),
-      KeyBuilder("decode.sil_prob", VT::kFloat, MAVG_FIELD(decode.sil_prob),
+      KeyBuilder("decode.sil_prob", MAVG_FIELD(decode.sil_prob),
                  "probability of optional silence between words")
           .Min(0)
           .Max(1),
-      KeyBuilder("decode.allow_partial", VT::kBool, MAVG_FIELD(decode.allow_partial),
+      KeyBuilder("decode.allow_partial", MAVG_FIELD(decode.allow_partial),
                  "an utterance whose paths all end outside a final state is scored by its best "
                  "partial path, as Kaldi's recipes decode (--allow-partial=true); false: by no "
-                 "words (all deletions), mavg's rule before"),
-      KeyBuilder("device", VT::kString, MAVG_FIELD(device), "compute device").Choices<Device>(),
-      KeyBuilder("device_index", VT::kInt, MAVG_FIELD(device_index),
+                 "words (all deletions), mavg's rule before")
+          .OmittedAt(true),
+      KeyBuilder("device", MAVG_FIELD(device), "compute device"),
+      KeyBuilder("device_index", MAVG_FIELD(device_index),
                  "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
                  "(mod the visible devices)")
           .Min(0)
           .NotIdentity()
           .Max(1024),
-      KeyBuilder("device_options.threads", VT::kInt, MAVG_FIELD(device_options.threads),
+      KeyBuilder("device_options.threads", MAVG_FIELD(device_options.threads),
                  "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
           .Min(0)
           .NotIdentity()
           .Max(4096),
       KeyBuilder(
-          "device_options.concurrent_workers", VT::kInt,
-          MAVG_FIELD(device_options.concurrent_workers),
+          "device_options.concurrent_workers", MAVG_FIELD(device_options.concurrent_workers),
           "cpu, simulated workers: how many step at once between combines, each on one "
           "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
           "each with every thread); at once, the model is bit for bit that of threads 1; "
@@ -452,10 +581,11 @@ const std::vector<Binding>& Bindings() {
           .Min(0)
           .NotIdentity()
           .Max(4096),
-      KeyBuilder("device_options.tf32", VT::kBool, MAVG_FIELD(device_options.tf32),
+      KeyBuilder("device_options.tf32", MAVG_FIELD(device_options.tf32),
                  "cuda: FP32 GEMMs on TF32 tensor cores (inputs rounded to 10 mantissa bits; "
-                 "faster, less exact)"),
-      KeyBuilder("seed", VT::kInt, MAVG_FIELD(seed),
+                 "faster, less exact)")
+          .OmittedAt(false),
+      KeyBuilder("seed", MAVG_FIELD(seed),
                  "random seed: initialisation, utterance order, frame shuffling")
           .Min(0)
           .Max(1000000000000000000),
@@ -519,56 +649,7 @@ std::string Trim(const std::string& s) {
 
 // Converts `value` for `binding` and stores it; returns an error message or "".
 std::string Assign(RunConfig& config, const Binding& binding, const std::string& raw) {
-  const KeySpec& spec = binding.spec;
-  void* field = binding.field(config);
-  const std::string value = spec.type == ValueType::kString ? raw : Trim(raw);
-  auto bad = [&]() {
-    return fmt::format("key '{}' expects {} {}, got '{}'", spec.path,
-                       spec.type == ValueType::kInt ? "an" : "a", TypeName(spec.type), value);
-  };
-  switch (spec.type) {
-    case ValueType::kInt: {
-      int64_t v = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) return bad();
-      *static_cast<int64_t*>(field) = v;
-      return "";
-    }
-    case ValueType::kFloat: {
-      double v = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty() ||
-          !std::isfinite(v)) {
-        return bad();
-      }
-      *static_cast<double*>(field) = v;
-      return "";
-    }
-    case ValueType::kBool: {
-      if (value == "true" || value == "yes" || value == "on") {
-        *static_cast<bool*>(field) = true;
-      } else if (value == "false" || value == "no" || value == "off") {
-        *static_cast<bool*>(field) = false;
-      } else {
-        return bad();
-      }
-      return "";
-    }
-    case ValueType::kString:
-      if (binding.codec) {
-        if (binding.codec->parse(field, value)) return "";
-        return fmt::format("{}: '{}' is not one of: {}", spec.path, value,
-                           fmt::join(spec.choices, ", "));
-      }
-      // Run files, run ids and the database hold configs as JSON, which is UTF-8.
-      if (const size_t at = InvalidUtf8At(value); at != std::string::npos) {
-        return fmt::format("key '{}': the value is not valid UTF-8 (byte 0x{:02X} at offset {})",
-                           spec.path, static_cast<unsigned char>(value[at]), at);
-      }
-      *static_cast<std::string*>(field) = value;
-      return "";
-  }
-  return "";
+  return binding.assign(config, raw);
 }
 
 std::string UnknownKeyMessage(const std::string& path) {
@@ -591,7 +672,7 @@ void Walk(const YAML::Node& node, const std::string& prefix, RunConfig& config,
     const int line = value.Mark().line + 1;
     if (const Binding* b = FindBinding(path)) {
       if (value.IsNull()) {
-        if (b->spec.type == ValueType::kString && !b->codec) {
+        if (b->spec.type == ValueType::kString && b->spec.choices.empty()) {
           Assign(config, *b, "");
         } else {
           problems.push_back(fmt::format("line {}: key '{}' has no value", line, path));
@@ -624,21 +705,7 @@ void ThrowProblems(const std::string& source, const std::vector<std::string>& pr
   throw Error(fmt::format("{}: {} problems: {}", source, problems.size(), joined));
 }
 
-nlohmann::json FieldJson(RunConfig& config, const Binding& b) {
-  void* f = b.field(config);
-  if (b.codec) return b.codec->text(f);
-  switch (b.spec.type) {
-    case ValueType::kInt:
-      return *static_cast<int64_t*>(f);
-    case ValueType::kFloat:
-      return *static_cast<double*>(f);
-    case ValueType::kBool:
-      return *static_cast<bool*>(f);
-    case ValueType::kString:
-      return *static_cast<std::string*>(f);
-  }
-  return nullptr;
-}
+nlohmann::json FieldJson(const RunConfig& config, const Binding& b) { return b.json(config); }
 
 std::string FieldText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -961,9 +1028,16 @@ nlohmann::json ToJson(const RunConfig& config_in) {
 
 RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) {
   RunConfig config;
-  // CanonicalJson leaves the nnet1 scheme out (the scheme of every run made before the key):
-  // a missing key is nnet1, not auto, which would pick He or Glorot for relu and tanh.
-  config.model.init_scheme = InitScheme::kNnet1;
+  // CanonicalJson leaves a key out at the value runs had before it existed (OmittedAt): a
+  // missing key is that value, e.g. the nnet1 scheme, not auto, which would pick He or Glorot
+  // for relu and tanh.
+  for (const Binding& b : Bindings()) {
+    if (b.omitted_at) {
+      const nlohmann::json& v = *b.omitted_at;
+      MAVG_CHECK(Assign(config, b, v.is_string() ? v.get<std::string>() : DumpJson(v)).empty(),
+                 "{}: the omitted value of {} does not parse", source, b.spec.path);
+    }
+  }
   for (const Binding& b : Bindings()) {
     std::string p = "/" + b.spec.path;
     std::replace(p.begin(), p.end(), '.', '/');
@@ -980,48 +1054,26 @@ RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source) 
 
 namespace {
 
-// Settings of an optimizer or an initialisation the config does not use change nothing, so
-// they stay out of the run identity (and adding such keys keeps the ids of existing runs).
-bool UsedBy(const RunConfig& config, const std::string& path) {
-  // Resolved (CanonicalJson); the nnet1 scheme of every run made before the key existed.
-  if (path == "model.init_scheme") return config.model.init_scheme != InitScheme::kNnet1;
-  if (path.starts_with("pretrain.")) {
-    // Added after the first runs: at its default it changes nothing (nor the stacks' keys).
-    if (path == "pretrain.rbm.momentum_ramp_fraction") {
-      return config.model.init == ModelInit::kRbm &&
-             config.pretrain.rbm.momentum_ramp_fraction != 0.0;
-    }
-    return config.model.init == ModelInit::kRbm;
+// Whether the key enters the identity of `config` (KeyBuilder's rules, declared with each key).
+bool InIdentity(const Binding& b, const RunConfig& config) {
+  if (!b.spec.identity) return false;
+  if (b.used && !b.used(config)) return false;
+  return !(b.omitted_at && FieldJson(config, b) == *b.omitted_at);
+}
+
+// Sorted JSON of the identity keys' values; with `one_worker_free`, one worker's runs also leave
+// out the keys that change nothing for one worker.
+std::string IdentityJson(const RunConfig& config_in, bool one_worker_free) {
+  RunConfig config = config_in;
+  // auto and the scheme it stands for are one run.
+  config.model.init_scheme = ResolvedInitScheme(config.model);
+  const bool one_worker = one_worker_free && config.parallel.workers == 1;
+  nlohmann::json out = nlohmann::json::object();
+  for (const Binding& b : Bindings()) {
+    if (one_worker && b.one_worker_free) continue;
+    if (InIdentity(b, config)) out[Pointer(b.spec.path)] = FieldJson(config, b);
   }
-  // Averaging settings added after the first runs: at their defaults they change nothing.
-  const ParallelConfig& par = config.parallel;
-  if (path.starts_with("parallel.bmuf.")) return par.algorithm == AveragingAlgorithm::kBmuf;
-  if (path == "parallel.algorithm") return par.algorithm != AveragingAlgorithm::kAverage;
-  if (path == "parallel.overlap") return par.overlap;
-  if (path == "parallel.group_size") return par.group_size != 0;
-  if (path == "parallel.average_every_global") return par.average_every_global != 0;
-  if (path == "device_options.tf32") return config.device_options.tf32;
-  if (path == "decode.allow_partial") return !config.decode.allow_partial;
-  // Data settings added after the first runs: at their defaults they change nothing.
-  if (path == "data.cmvn_norm_vars") return config.data.cmvn == Cmvn::kSpeaker;
-  if (path == "data.deltas") return config.data.deltas != 0;
-  if (path == "data.ali") return !config.data.ali.empty();
-  if (path == "data.dev_ali") return !config.data.dev_ali.empty();
-  const NgsgdConfig& ng = config.optimizer.ngsgd;
-  const bool ngsgd = config.optimizer.type == OptimizerType::kNgsgd;
-  if (path == "optimizer.ngsgd.eta_max") return ngsgd && ng.eta_max != 0.9;
-  const bool sgd_limited =
-      config.optimizer.type == OptimizerType::kSgd && config.optimizer.sgd_max_change;
-  if (path == "optimizer.sgd_max_change") return sgd_limited;  // off: as before the key
-  if (path == "optimizer.ngsgd.max_change_mode") {
-    return (ngsgd || sgd_limited) && ng.max_change_mode != MaxChangeMode::kNnet2;
-  }
-  if (path == "optimizer.max_change_per_sample") return ngsgd || sgd_limited;
-  if (path == "optimizer.ngsgd.rank_cap") return ngsgd && ng.rank_cap != RankCap::kNnet3;
-  if (path.starts_with("optimizer.ngsgd.") || path == "optimizer.max_change_per_sample") {
-    return ngsgd;
-  }
-  return true;
+  return DumpJson(out);  // nlohmann::json objects keep keys sorted
 }
 
 }  // namespace
@@ -1033,17 +1085,22 @@ InitScheme ResolvedInitScheme(const ModelConfig& model) {
   return InitScheme::kNnet1;
 }
 
-std::string CanonicalJson(const RunConfig& config_in) {
+std::string CanonicalJson(const RunConfig& config) { return IdentityJson(config, false); }
+
+std::string TrainingKey(const RunConfig& config) { return IdentityJson(config, true); }
+
+IdentitySummary SummarizeIdentity(const RunConfig& config_in) {
   RunConfig config = config_in;
-  // auto and the scheme it stands for are one run.
   config.model.init_scheme = ResolvedInitScheme(config.model);
-  nlohmann::json out = nlohmann::json::object();
+  IdentitySummary out;
   for (const Binding& b : Bindings()) {
-    if (b.spec.identity && UsedBy(config, b.spec.path)) {
-      out[Pointer(b.spec.path)] = FieldJson(config, b);
+    if (InIdentity(b, config)) {
+      out.in.push_back(b.spec.path);
+    } else {
+      out.left_out.emplace_back(b.spec.path, b.spec.identity_rule);
     }
   }
-  return DumpJson(out);  // nlohmann::json objects keep keys sorted
+  return out;
 }
 
 std::string RunId(const RunConfig& config) {
@@ -1085,7 +1142,7 @@ std::string ToYaml(const RunConfig& config_in) {
 
 std::string ConfigReferenceMarkdown() {
   RunConfig defaults;
-  std::string out = "| key | type | default | meaning |\n|---|---|---|---|\n";
+  std::string out = "| key | type | default | run id | meaning |\n|---|---|---|---|---|\n";
   for (const Binding& b : Bindings()) {
     const KeySpec& s = b.spec;
     std::string type = TypeName(s.type);
@@ -1098,7 +1155,8 @@ std::string ConfigReferenceMarkdown() {
     }
     std::string def = FieldText(FieldJson(defaults, b));
     if (def.empty()) def = "(empty)";
-    out += fmt::format("| `{}` | {} | `{}` | {} |\n", s.path, type, def, s.doc);
+    out +=
+        fmt::format("| `{}` | {} | `{}` | {} | {} |\n", s.path, type, def, s.identity_rule, s.doc);
   }
   return out;
 }

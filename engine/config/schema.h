@@ -24,7 +24,10 @@ struct KeySpec {
   bool has_max = false;
   bool min_exclusive = false;
   bool identity = true;  // part of the run identity (false: execution-only knobs)
-  std::string doc;       // one-line meaning for the reference
+  // When the key enters the run identity, in words: "always", "never", "when <it is used>",
+  // "unless <the value runs had before the key existed>" (declared with the key in schema.cpp).
+  std::string identity_rule = "always";
+  std::string doc;  // one-line meaning for the reference
 };
 
 const std::vector<KeySpec>& ConfigKeys();
@@ -59,8 +62,16 @@ std::string ToYaml(const RunConfig& config);
 // Rebuilds a config from (possibly partial) nested JSON such as ToJson or CanonicalJson wrote;
 // keys not present keep their defaults.
 RunConfig ConfigFromJson(const nlohmann::json& json, const std::string& source);
-// Canonical JSON of the keys that define the experiment (identity keys only), sorted keys.
+// Canonical JSON of the keys that define the experiment, sorted: each key as its declaration
+// says (KeySpec::identity_rule: always; never, for execution knobs such as threads, which must
+// never change a run's bits; only where the config uses it; left out at the value runs had
+// before the key existed, so that adding a key keeps every existing run id). The ids of the
+// shipped configs and sweeps and of the archived runs are pinned by a test.
 std::string CanonicalJson(const RunConfig& config);
+// The same, but with one worker also without the keys that change nothing for one worker (the
+// averaging settings): runs with equal keys train the same model though their ids differ
+// (`sweep plan` groups them).
+std::string TrainingKey(const RunConfig& config);
 
 // model.init_scheme with auto replaced by the scheme that fits model.activation.
 InitScheme ResolvedInitScheme(const ModelConfig& model);
@@ -77,7 +88,15 @@ struct ResolvedRun {
 ResolvedRun ResolveRun(RunConfig config, const std::string& source,
                        const std::vector<std::string>& sets = {});
 
-// Markdown table of every key: key | type | default | meaning.
+// The identity keys of `config` and the keys left out of its identity, each with the rule
+// that left it out, for `mavg config check`.
+struct IdentitySummary {
+  std::vector<std::string> in;                                // keys in the run id
+  std::vector<std::pair<std::string, std::string>> left_out;  // (key, rule)
+};
+IdentitySummary SummarizeIdentity(const RunConfig& config);
+
+// Markdown table of every key: key | type | default | run id | meaning.
 std::string ConfigReferenceMarkdown();
 
 }  // namespace mavg

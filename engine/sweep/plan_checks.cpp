@@ -53,24 +53,6 @@ std::vector<const RunConfig*> RunsNeedingData(const std::vector<PlannedRun>& pla
   return out;
 }
 
-std::string TrainingKey(const RunConfig& config) {
-  RunConfig c = config;
-  if (c.parallel.workers == 1) {
-    const ParallelConfig defaults;
-    ParallelConfig& p = c.parallel;
-    p.average_every = defaults.average_every;
-    p.average_frames = defaults.average_frames;
-    p.lr_scaling = defaults.lr_scaling;
-    p.average_momentum = defaults.average_momentum;
-    p.algorithm = defaults.algorithm;
-    p.bmuf = defaults.bmuf;
-    p.overlap = defaults.overlap;
-    p.group_size = defaults.group_size;
-    p.average_every_global = defaults.average_every_global;
-  }
-  return CanonicalJson(c);
-}
-
 std::string FormatSameTraining(const std::vector<PlannedRun>& runs) {
   std::map<std::string, std::vector<const PlannedRun*>> by_key;
   std::vector<std::string> order;  // keys in order of first appearance

@@ -21,12 +21,10 @@ std::string DataProblems(const std::vector<const RunConfig*>& configs, const std
 // --rerun-stale` checks the stale runs it relaunches when it launches them.)
 std::vector<const RunConfig*> RunsNeedingData(const std::vector<PlannedRun>& plan);
 
-// The settings that decide what a run trains, whatever it was given: with one worker nothing is
-// ever combined (train/averager.cpp returns at once; the trainer steps every minibatch of the
-// shard whatever parallel.average_every says), so the averaging settings and the lr scaling
-// (x N, N = 1) are left out. Equal keys, the same model; the run ids still differ, since they
-// hash every key a config uses (config/schema.h CanonicalJson), and existing runs keep them.
-std::string TrainingKey(const RunConfig& config);
+// TrainingKey (config/schema.h): the settings that decide what a run trains. With one worker
+// nothing is ever combined (train/averager.cpp returns at once; the trainer steps every
+// minibatch of the shard whatever parallel.average_every says), so the keys declared
+// OneWorkerFree (the averaging settings and the lr scaling, x N with N = 1) are left out.
 
 // The groups of runs that train the same model (equal TrainingKey, different run ids): a note
 // with one line per group naming each run and its axes; empty when there is none.

@@ -1,6 +1,9 @@
 // Config loading, overrides, validation messages, canonical JSON and run ids.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "engine/config/schema.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
@@ -325,6 +328,46 @@ TEST(ConfigRanges, OutOfRangeValuesNameTheirKey) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
     }
   }
+}
+
+}  // namespace
+}  // namespace mavg
+
+namespace mavg {
+namespace {
+
+// How each key enters the run id is declared with the key, and said where users read it: the
+// reference's "run id" column and `config check`'s summary; one worker's runs that differ only
+// in averaging settings share a TrainingKey (the same model) but not a run id.
+TEST(Config, IdentityRulesAreDeclaredWithTheKeys) {
+  std::map<std::string, std::string> rule;
+  for (const KeySpec& k : ConfigKeys()) rule[k.path] = k.identity_rule;
+  EXPECT_EQ(rule.at("schedule.lr"), "always");
+  EXPECT_EQ(rule.at("device_options.threads"), "never");
+  EXPECT_EQ(rule.at("pretrain.rbm.lr"), "when model.init is rbm");
+  EXPECT_EQ(rule.at("decode.allow_partial"), "unless true");
+  EXPECT_EQ(rule.at("optimizer.ngsgd.eta_max"), "when optimizer.type is ngsgd, unless 0.9");
+  EXPECT_NE(ConfigReferenceMarkdown().find("| `decode.allow_partial` | boolean | `true` | unless "
+                                           "true |"),
+            std::string::npos);
+  RunConfig a = ParseConfigYaml(kGood, "c.yaml");
+  RunConfig b = a;
+  b.decode.allow_partial = false;  // the rule before it was the default: another run
+  EXPECT_NE(RunId(a), RunId(b));
+  const IdentitySummary s = SummarizeIdentity(a);
+  EXPECT_EQ(s.in.size() + s.left_out.size(), ConfigKeys().size());
+  EXPECT_NE(std::find(s.left_out.begin(), s.left_out.end(),
+                      std::pair<std::string, std::string>{"device_options.threads", "never"}),
+            s.left_out.end());
+  EXPECT_NE(std::find(s.in.begin(), s.in.end(), "schedule.lr"), s.in.end());
+  // One worker: averaging settings change nothing it trains.
+  a.parallel.workers = b.parallel.workers = 1;
+  b = a;
+  b.parallel.average_every = 50;
+  EXPECT_NE(RunId(a), RunId(b));
+  EXPECT_EQ(TrainingKey(a), TrainingKey(b));
+  a.parallel.workers = b.parallel.workers = 2;
+  EXPECT_NE(TrainingKey(a), TrainingKey(b));
 }
 
 }  // namespace
