@@ -1,6 +1,7 @@
 #include "engine/core/thread_pool.h"
 
 #include <chrono>
+#include <ctime>
 
 #include "engine/core/error.h"
 
@@ -79,7 +80,10 @@ bool ThreadPool::InTask() { return task_depth > 0; }
 
 void ThreadPool::Run(int64_t n, const std::function<void(int64_t)>& fn) {
   if (n <= 0) return;
-  if (helpers_.empty() || n == 1 || InTask()) {
+  const bool serial = helpers_.empty() || n == 1 || InTask();
+  const auto start =
+      serial ? std::chrono::steady_clock::time_point{} : std::chrono::steady_clock::now();
+  if (serial || start < solo_until_) {
     ++task_depth;
     try {
       for (int64_t i = 0; i < n; ++i) fn(i);
@@ -90,13 +94,52 @@ void ThreadPool::Run(int64_t n, const std::function<void(int64_t)>& fn) {
     --task_depth;
     return;
   }
+  double waited = 0.0;
   for (int64_t first = 0; first < n; first += kMaxTasksPerTicket) {
     offset_ = first;
-    RunChunk(std::min(kMaxTasksPerTicket, n - first), fn);
+    waited += RunChunk(std::min(kMaxTasksPerTicket, n - first), fn);
   }
+  Adapt(start, waited);
 }
 
-void ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
+namespace {
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+}  // namespace
+
+void ThreadPool::Adapt(std::chrono::steady_clock::time_point start, double waited) {
+  const auto end = std::chrono::steady_clock::now();
+  run_s_ += std::chrono::duration<double>(end - start).count();
+  wait_s_ += waited;
+  if (window_start_ == std::chrono::steady_clock::time_point{}) {
+    window_start_ = start;
+    window_cpu_s_ = ThreadCpuSeconds();
+    return;
+  }
+  if (end - window_start_ < kAdaptWindow) return;
+  // Over the window the calling thread ran this share of the wall time: alone on its cores it
+  // computes (or spins) nearly all the time; far below, the OS shares the cores with other work
+  // and this pool's helpers only add threads that compete for them. Run alone for a while, then
+  // look again (the tasks' results do not depend on which thread runs them).
+  const double cpu = ThreadCpuSeconds();
+  const double share =
+      (cpu - window_cpu_s_) / std::chrono::duration<double>(end - window_start_).count();
+  if (share < kSoloCpuShare) {
+    solo_until_ = end + kSoloSpan;
+    ++solo_spans_;
+    window_start_ = {};  // a fresh window after the span
+    return;
+  }
+  window_start_ = end;
+  window_cpu_s_ = cpu;
+}
+
+double ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
   fn_ = &fn;
   failed_.store(false, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
@@ -105,6 +148,7 @@ void ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
   ticket_.notify_all();
   Work(ticket, nullptr);
   // Every task is claimed: wait for those still running on helpers.
+  const auto wait_start = std::chrono::steady_clock::now();
   if (!SpinFor([&] { return done_.load(std::memory_order_acquire) == n; })) {
     caller_sleeps_.fetch_add(1, std::memory_order_relaxed);
     for (int64_t d = done_.load(std::memory_order_acquire); d != n;
@@ -112,6 +156,8 @@ void ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
       done_.wait(d, std::memory_order_acquire);
     }
   }
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
   fn_ = nullptr;
   if (failed_.load(std::memory_order_acquire)) {
     std::exception_ptr e;
@@ -121,6 +167,7 @@ void ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
     }
     std::rethrow_exception(e);
   }
+  return waited;
 }
 
 uint64_t ThreadPool::Work(uint64_t ticket, int64_t* ran) {

@@ -16,11 +16,20 @@
 // Which thread runs a task depends on timing: fn must give the same result whichever thread
 // runs it (the callers' tasks write disjoint outputs, each computed in a fixed order).
 // A Run from inside a task (of any pool) runs its tasks in order on the calling thread.
+//
+// On shared cores the OS shares the cores between this pool's threads and other work: a helper
+// is descheduled after claiming a task (the caller sleeps until it is back), or spins for
+// tasks the caller has already taken, on time the caller could have had. Where the calling
+// thread got less than kSoloCpuShare of the wall time over kAdaptWindow (it is waiting for a
+// core), the pool runs its jobs on the caller alone for kSoloSpan (the helpers sleep), then
+// tries them again: a run beside busy processes then trains about as fast as on one thread,
+// not slower (scripts/bench/contention.sh).
 // The first exception thrown by a task is rethrown by Run once every task has returned
 // (the tasks after it are skipped). One Run at a time per pool (it is not re-entrant across
 // threads: each CPU backend, each set of step lanes owns its pool).
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -50,6 +59,15 @@ class ThreadPool {
   // helpers, and the times the caller slept waiting for a task a helper had claimed.
   int64_t HelperTasks() const { return helper_tasks_.load(std::memory_order_relaxed); }
   int64_t CallerSleeps() const { return caller_sleeps_.load(std::memory_order_relaxed); }
+  // Seconds of the caller in parallel jobs, of which waiting for helpers' tasks; the spans it
+  // ran alone (caller's thread only).
+  double RunSeconds() const { return run_s_; }
+  double WaitSeconds() const { return wait_s_; }
+  int64_t SoloSpans() const { return solo_spans_; }
+
+  static constexpr auto kAdaptWindow = std::chrono::milliseconds(50);
+  static constexpr double kSoloCpuShare = 0.8;
+  static constexpr auto kSoloSpan = std::chrono::milliseconds(500);
 
  private:
   // A job's ticket: generation (24 bits) | next task (20 bits) | task count (20 bits). A
@@ -63,7 +81,10 @@ class ThreadPool {
   // *ran, if given); returns the last ticket it read.
   uint64_t Work(uint64_t ticket, int64_t* ran);
   void RunTask(int64_t i);
-  void RunChunk(int64_t n, const std::function<void(int64_t)>& fn);
+  // Runs one chunk of a job; returns the seconds the caller waited for helpers' tasks.
+  double RunChunk(int64_t n, const std::function<void(int64_t)>& fn);
+  // Accounts a parallel job that began at `start` and decides whether to run alone.
+  void Adapt(std::chrono::steady_clock::time_point start, double waited);
 
   std::vector<std::thread> helpers_;
   std::function<void()> on_start_;
@@ -77,6 +98,11 @@ class ThreadPool {
   std::mutex error_mutex_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> helper_tasks_{0}, caller_sleeps_{0};
+  // The caller's side of adapting (only the thread calling Run touches these).
+  std::chrono::steady_clock::time_point window_start_{}, solo_until_{};
+  double window_cpu_s_ = 0.0;  // the caller's CPU seconds when the window began
+  double run_s_ = 0.0, wait_s_ = 0.0;
+  int64_t solo_spans_ = 0;
 };
 
 }  // namespace mavg

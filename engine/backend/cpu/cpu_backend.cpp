@@ -90,6 +90,16 @@ class CpuBackend final : public Backend {
     pool_ = std::make_unique<ThreadPool>(threads_, StartComputeThread);
   }
 
+  ~CpuBackend() override {
+    if (pool_->Threads() > 1 && pool_->RunSeconds() > 0) {
+      spdlog::debug(
+          "[cpu] {} threads: {:.2f} s in parallel work, {:.0f} % of it waiting for tasks other "
+          "threads had claimed; {} spans on one thread (shared cores)",
+          pool_->Threads(), pool_->RunSeconds(), 100 * pool_->WaitSeconds() / pool_->RunSeconds(),
+          pool_->SoloSpans());
+    }
+  }
+
   DeviceKind Kind() const override { return DeviceKind::kCpu; }
 
   std::string Kernels() const override { return "OpenBLAS " + kernels_.family; }

@@ -119,6 +119,40 @@ TEST(ThreadPool, AHelperThatDoesNotRunNeverHoldsTheCallerUp) {
   cv.notify_all();
 }
 
+// A helper that keeps losing its core after claiming a task (here: its tasks sleep 5 ms, the
+// caller's compute 1 ms) leaves the caller off its core most of the time: the pool runs alone
+// for a while (the helper then gets no task), and tries again after.
+TEST(ThreadPool, RunsAloneWhileItsHelpersKeepItWaiting) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  auto spin = [](std::chrono::microseconds d) {
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  };
+  auto task = [&](int64_t) {
+    if (std::this_thread::get_id() == caller) {
+      spin(std::chrono::microseconds(1000));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (pool.SoloSpans() == 0 && std::chrono::steady_clock::now() < deadline) pool.Run(2, task);
+  ASSERT_GE(pool.SoloSpans(), 1);
+  // Alone: the helper takes nothing.
+  const int64_t before = pool.HelperTasks();
+  for (int i = 0; i < 20; ++i) pool.Run(2, task);
+  EXPECT_EQ(pool.HelperTasks(), before);
+  // After the span, the helpers are asked again.
+  std::this_thread::sleep_for(ThreadPool::kSoloSpan);
+  const auto again = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (pool.HelperTasks() == before && std::chrono::steady_clock::now() < again) {
+    pool.Run(2, task);
+  }
+  EXPECT_GT(pool.HelperTasks(), before);
+}
+
 // With tasks long enough, the helpers do take some (the pool is not the caller alone).
 TEST(ThreadPool, HelpersTakeTasks) {
   ThreadPool pool(3);
