@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -64,6 +65,24 @@ int64_t StatusKilobytes(const char* name) {
 
 int64_t ResidentBytes() { return StatusKilobytes("VmRSS"); }
 int64_t PeakResidentBytes() { return StatusKilobytes("VmHWM"); }
+
+std::optional<double> ProcessRunQueueSeconds() {
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks("/proc/self/task", ec);
+  if (ec) return std::nullopt;
+  double total = 0.0;
+  bool any = false;
+  for (const auto& task : tasks) {
+    std::ifstream in(task.path() / "schedstat");
+    unsigned long long on_cpu = 0, waiting = 0;
+    if (in >> on_cpu >> waiting) {  // a thread that ended meanwhile has no file: skipped
+      total += 1e-9 * static_cast<double>(waiting);
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  return total;
+}
 
 double ProcessCpuSeconds() {
   rusage usage{};

@@ -2,6 +2,7 @@
 // Facts about the running process's environment.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mavg {
@@ -18,5 +19,8 @@ int64_t ResidentBytes();
 int64_t PeakResidentBytes();
 // CPU seconds this process has used so far, user and system, over all its threads.
 double ProcessCpuSeconds();
+// Seconds this process's live threads have spent ready to run but waiting for a core (the run
+// queue delay of /proc/self/task/*/schedstat, summed); nullopt where the kernel does not say.
+std::optional<double> ProcessRunQueueSeconds();
 
 }  // namespace mavg

@@ -37,10 +37,11 @@ struct EpochRow {
       wait_s_mean;
   std::optional<double> cv_s;              // of wall_s, evaluating the dev set
   std::optional<double> projected_wall_s;  // simulated workers: the epoch on N devices
-  // CPU runs: this process's CPU seconds over the epoch's wall seconds x its compute threads (the
-  // lowest over the processes), and whether that is far below 1: other work shared the cores,
-  // so the epoch's times measure the sharing, not this run (train/contention.h).
-  std::optional<double> cpu_util;
+  // CPU runs (train/contention.h): this process's CPU seconds over the epoch's wall seconds x
+  // its compute threads (the lowest over the processes); the seconds its threads waited for a
+  // core over the wall seconds (the highest); and whether other work shared the cores, so that
+  // the epoch's times measure the sharing, not the run.
+  std::optional<double> cpu_util, cpu_wait;
   std::optional<bool> contended;
   std::optional<double> max_change_limited;  // fraction of updates the max-change limited
   // Quantiles of the factor max-change scaled the layer updates by (1: not limited), over all
@@ -118,6 +119,7 @@ inline constexpr records::Field<EpochRow> kEpochFields[] = {
      .report_mean = "projected_epoch_s",
      .timing = records::Timing::kProjected},
     {"cpu_util", &EpochRow::cpu_util, records::Column::kReal, "cpu_util"},
+    {"cpu_wait", &EpochRow::cpu_wait, records::Column::kReal, "cpu_wait"},
     {"contended", &EpochRow::contended, records::Column::kInteger, "contended_fraction"},
     {"max_change_limited", &EpochRow::max_change_limited, records::Column::kNone,
      "max_change_limited"},

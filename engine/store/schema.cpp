@@ -108,9 +108,11 @@ CREATE TABLE pretrain (
 CREATE VIEW sweep_pretrain AS
 SELECT sr.sweep, p.* FROM sweep_runs sr JOIN pretrain p ON p.run_id = sr.run_id;
 )sql",
-      // 3: each epoch's CPU use and whether other work shared its cores (records/epoch_row.h).
+      // 3: each epoch's CPU use, its threads' wait for a core, and whether other work shared
+      // its cores (records/epoch_row.h).
       R"sql(
 ALTER TABLE epochs ADD COLUMN cpu_util REAL;
+ALTER TABLE epochs ADD COLUMN cpu_wait REAL;
 ALTER TABLE epochs ADD COLUMN contended INTEGER;
 )sql",
   };

@@ -9,4 +9,8 @@ std::optional<double> EpochCpuUse(double cpu_s, double wall_s, int threads) {
   return cpu_s / (wall_s * threads);
 }
 
+bool Contended(double cpu_use, std::optional<double> cpu_wait) {
+  return cpu_wait ? *cpu_wait > kContendedWait : cpu_use < kContendedCpuUse;
+}
+
 }  // namespace mavg

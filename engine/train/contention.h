@@ -1,25 +1,31 @@
 #pragma once
-// Whether an epoch shared its cores with other work: its CPU use is the process's CPU seconds
-// over the epoch's wall seconds times the threads it computes on. A run alone on its cores keeps
-// its threads busy (the CPU backend's helpers spin briefly between tasks and sleep only in the
-// gaps of its serial work); beside a busy process on as many cores as threads, the OS shares
-// them out and the run gets a part (measured by scripts/bench/contention.sh: quiet 2-thread
-// epochs 0.85-1.0, beside one busy process on 2 cores ~0.6, beside two ~0.5; one thread beside
-// one busy process keeps its core, ~1.0: not slowed, not flagged). Such an epoch's times measure
-// the sharing, not the run: it is flagged contended in the log, its record (epoch_row.h) and
-// every report that shows its times.
+// Whether an epoch shared its cores with other work. Two measures of the epoch, both recorded:
+//   CPU use   the process's CPU seconds over the epoch's wall seconds x the threads it computes
+//             on; 1 for a run alone on its cores with work enough for every thread
+//   CPU wait  the seconds its threads were ready to run but had no core (the kernel's run-queue
+//             delay), over the wall seconds: ~0 alone, however many threads
+// An epoch is contended when its threads waited for a core more than kContendedWait of its
+// time: its times then measure the sharing, not the run. CPU use alone cannot say it: it is
+// also low where the work is too small to spread over the threads (a 64-unit network on 2
+// threads uses 0.50 of them on a quiet machine). Measured (scripts/bench/contention.sh, the
+// quickstart's network, 2 cores): quiet, 1 thread waits 0.2 % of the time and 2 threads 3 %;
+// beside one busy process 1 thread waits 2.5 % (it keeps a core: not slowed), 2 threads 70 %;
+// beside two, 1 thread 35 %. Where the kernel keeps no run-queue delay, CPU use below
+// kContendedCpuUse decides instead. Contended epochs are flagged in the log, their record
+// (epoch_row.h) and every report that shows their times.
 
 #include <optional>
 
 namespace mavg {
 
-// Below this CPU use an epoch is contended.
+inline constexpr double kContendedWait = 0.1;
 inline constexpr double kContendedCpuUse = 0.75;
 
 // CPU seconds / (wall seconds x threads); nullopt when there is nothing to judge (no wall time,
 // no threads).
 std::optional<double> EpochCpuUse(double cpu_s, double wall_s, int threads);
 
-inline bool Contended(double cpu_use) { return cpu_use < kContendedCpuUse; }
+// From the epoch's CPU use and, where known, its run-queue seconds over its wall seconds.
+bool Contended(double cpu_use, std::optional<double> cpu_wait);
 
 }  // namespace mavg

@@ -53,6 +53,7 @@ EpochRow MetricsRow(const EpochMetrics& m) {
   r.cv_s = m.cv_s;
   r.projected_wall_s = m.projected_wall_s;
   r.cpu_util = m.cpu_util;
+  r.cpu_wait = m.cpu_wait;
   r.contended = m.contended;
   if (sum.updates > 0) {
     r.max_change_limited = sum.limited / sum.updates;

@@ -35,6 +35,7 @@ struct EpochMetrics {
   std::optional<double> projected_wall_s;  // simulated workers: projected onto N devices
   std::vector<double> max_change_scales;   // [kScaleBins] every worker's scale factors, or empty
   std::optional<double> cpu_util;          // CPU runs: the lowest CPU use of the processes
+  std::optional<double> cpu_wait;          // CPU runs: the highest run-queue share
   std::optional<bool> contended;           // train/contention.h
 };
 

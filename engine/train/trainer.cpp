@@ -178,12 +178,13 @@ class Trainer {
   Timer wall_;                      // this attempt, from Run()
   Timer epoch_timer_;               // the current epoch, this attempt
   double epoch_cpu_start_s_ = 0.0;  // the process's CPU seconds when the epoch (attempt) began
-  int compute_threads_ = 0;         // CPU: the threads this process computes on (0: a GPU run)
-  EvalSums cv_best_;                // CV statistics of the last accepted epoch
-  std::vector<double> cv_losses_;   // [epochs done] every epoch's CV loss (health check)
-  int start_epoch_ = 1;             // first epoch to run (after a checkpoint's)
-  bool restored_ = false;           // continuing from a checkpoint
-  int test_stop_epoch_ = -1;        // MAVG_TEST_STOP_AT
+  std::optional<double> epoch_queue_start_s_;  // its threads' run-queue seconds then
+  int compute_threads_ = 0;        // CPU: the threads this process computes on (0: a GPU run)
+  EvalSums cv_best_;               // CV statistics of the last accepted epoch
+  std::vector<double> cv_losses_;  // [epochs done] every epoch's CV loss (health check)
+  int start_epoch_ = 1;            // first epoch to run (after a checkpoint's)
+  bool restored_ = false;          // continuing from a checkpoint
+  int test_stop_epoch_ = -1;       // MAVG_TEST_STOP_AT
   long test_stop_minibatch_ = -1;
   std::optional<EpochProgress> resume_progress_;  // the checkpoint's position inside an epoch
   RunResult result_;  // filled as the run goes: pretraining, how it stopped, then Finish
@@ -782,15 +783,22 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   m.averagings = n_ > 1 ? averagings_ : 0;
   m.world_size = n_;
   if (group_->ProjectsWallTime()) m.projected_wall_s = averager_->ProjectedSeconds();
-  // CPU use of this attempt's part of the epoch; the lowest over the processes (a collective).
+  // CPU use and wait of this attempt's part of the epoch: the lowest use and the highest wait
+  // over the processes (a collective).
   if (compute_threads_ > 0) {
-    const std::optional<double> use = EpochCpuUse(ProcessCpuSeconds() - epoch_cpu_start_s_,
-                                                  epoch_timer_.Seconds(), compute_threads_);
-    double lowest[1] = {use ? -*use : 0.0};
-    group_->MaxOverProcesses(lowest);
+    const double wall = epoch_timer_.Seconds();
+    const std::optional<double> use =
+        EpochCpuUse(ProcessCpuSeconds() - epoch_cpu_start_s_, wall, compute_threads_);
+    const std::optional<double> queued = ProcessRunQueueSeconds();
+    const bool waits_known = queued.has_value() && epoch_queue_start_s_.has_value();
+    double worst[3] = {use ? -*use : 0.0,
+                       waits_known && wall > 0 ? (*queued - *epoch_queue_start_s_) / wall : 0.0,
+                       waits_known ? 0.0 : 1.0};  // any process without run-queue times
+    group_->MaxOverProcesses(worst);
     if (use) {
-      m.cpu_util = -lowest[0];
-      m.contended = Contended(*m.cpu_util);
+      m.cpu_util = -worst[0];
+      if (worst[2] == 0.0) m.cpu_wait = worst[1];
+      m.contended = Contended(*m.cpu_util, m.cpu_wait);
     }
   }
   return m;
@@ -877,15 +885,21 @@ EpochDecision Trainer::EndEpoch(int epoch) {
       m.projected_wall_s ? fmt::format("; projected {:.0f} frames/s, {:.1f}s on {} devices",
                                        rate(*m.projected_wall_s), *m.projected_wall_s, n_)
                          : "",
-      m.cpu_util ? fmt::format("; CPU use {:.2f} of {} thread{}", *m.cpu_util, compute_threads_,
-                               compute_threads_ == 1 ? "" : "s")
+      m.cpu_util ? fmt::format("; CPU use {:.2f} of {} thread{}{}", *m.cpu_util, compute_threads_,
+                               compute_threads_ == 1 ? "" : "s",
+                               m.cpu_wait ? fmt::format(", waiting for a core {:.0f}% of the time",
+                                                        100 * *m.cpu_wait)
+                                          : "")
                  : "");
   if (m.contended.value_or(false)) {
     spdlog::warn(
-        "[train] epoch {}: contended: the process used {:.0f}% of the CPU time of its {} "
-        "thread{} (other work shares these cores), so this epoch's times measure the sharing, "
-        "not the run",
-        epoch, 100 * *m.cpu_util, compute_threads_, compute_threads_ == 1 ? "" : "s");
+        "[train] epoch {}: contended: {} (other work shares these cores), so this epoch's "
+        "times measure the sharing, not the run",
+        epoch,
+        m.cpu_wait
+            ? fmt::format("its threads waited for a core {:.0f}% of the time", 100 * *m.cpu_wait)
+            : fmt::format("the process used {:.0f}% of the CPU time of its {} thread{}",
+                          100 * *m.cpu_util, compute_threads_, compute_threads_ == 1 ? "" : "s"));
   }
   WriteCheckpoint(epoch, std::nullopt, decision.stop);
   return decision;
@@ -979,6 +993,7 @@ RunResult Trainer::Run() {
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
     epoch_timer_.Reset();
     epoch_cpu_start_s_ = ProcessCpuSeconds();
+    epoch_queue_start_s_ = ProcessRunQueueSeconds();
     const bool resumed_inside = epoch == start_epoch_ && resume_progress_.has_value();
     const EpochEnd end = RunEpoch(epoch, resumed_inside ? &*resume_progress_ : nullptr);
     if (end == EpochEnd::kDiverged) {

@@ -31,7 +31,7 @@ EpochRow FullRow() {
   r.projected_wall_s = 3.5, r.max_change_limited = 0.125;
   r.max_change_scale_p50 = 0.75, r.max_change_scale_p10 = 0.0625;
   r.projected_compute_s = 1.5, r.global_averagings = 2;
-  r.cpu_util = 0.625, r.contended = true;
+  r.cpu_util = 0.625, r.cpu_wait = 0.25, r.contended = true;
   return r;
 }
 
@@ -167,8 +167,9 @@ TEST(EpochRow, ReportMeansComeFromTheTable) {
             "json_extract(e.metrics_json, '$.max_change_scale_p10')");
   // Each epoch's CPU use, and the fraction of a run's epochs that were contended.
   EXPECT_EQ(means.at("cpu_util"), "e.cpu_util");
+  EXPECT_EQ(means.at("cpu_wait"), "e.cpu_wait");
   EXPECT_EQ(means.at("contended_fraction"), "e.contended");
-  EXPECT_EQ(means.size(), 18u);
+  EXPECT_EQ(means.size(), 19u);
 }
 
 TEST(EpochRow, TrainSeconds) {
