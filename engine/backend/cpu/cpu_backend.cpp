@@ -137,7 +137,9 @@ class CpuBackend final : public Backend {
 
   void Gemm(bool trans_a, bool trans_b, float alpha, ConstMatrixView a, ConstMatrixView b,
             float beta, MatrixView c) override {
-    const auto [m, n, k] = CheckGemm(trans_a, trans_b, a, b, c);
+    const GemmDims dims = CheckGemm(trans_a, trans_b, a, b, c);
+    // Plain variables, not a structured binding: the tiles' lambda captures them.
+    const int64_t m = dims.m, n = dims.n, k = dims.k;
     if (m == 0 || n == 0) return;
     if (k == 0) {
       if (beta == 0.0f) {
