@@ -215,9 +215,8 @@ def plot_speedup(data, a):
     header, rows, text = data["header"], data["rows"], data["text_cols"]
     group, xi = header[:text - 1], text - 1
     col = {h: i for i, h in enumerate(header)}
-    measured_speedup, projected_speedup, measured, projected = (
-        col["measured speedup"], col["projected speedup"], col["measured epoch s"],
-        col["projected epoch s"])
+    measured_speedup, projected_speedup, measured = (
+        col["measured speedup"], col["projected speedup"], col["measured epoch s"])
     noise = data.get("noise") or [[] for _ in rows]
     devices = " and ".join(data.get("devices") or [])
     key_axes = [a.series] if a.series in group else []
@@ -231,8 +230,7 @@ def plot_speedup(data, a):
     for key, members in rows_of.items():
         # Simulated runs' times are projected (their measured column says "simulated"); a line
         # with any draws the projected speedups, a line of real processes the measured ones.
-        simulated = any(r[measured] == "simulated" or r[measured] != r[projected]
-                        for r, _ in members)
+        simulated = any(r[measured] == "simulated" for r, _ in members)
         kind, c = ("projected", projected_speedup) if simulated else ("measured", measured_speedup)
         pts = [(r[xi], number(r[c]), simulated, kind in noisy) for r, noisy in members]
         pts = [p for p in pts if p[1] is not None]

@@ -25,7 +25,7 @@ done
 
 packages=(
   build-essential cmake git pkg-config python3
-  libopenblas-openmp-dev       # BLAS (CPU backend), sharing the OpenMP thread pool
+  libopenblas-openmp-dev       # BLAS (CPU backend), one thread per call (GEMM tiles)
   libyaml-cpp-dev              # configs and sweep specs
   nlohmann-json3-dev           # run files
   libfmt-dev libspdlog-dev     # formatting, logging

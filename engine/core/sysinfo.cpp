@@ -84,6 +84,13 @@ std::optional<double> ProcessRunQueueSeconds() {
   return total;
 }
 
+std::optional<double> ThisThreadRunQueueSeconds() {
+  std::ifstream in("/proc/thread-self/schedstat");
+  unsigned long long on_cpu = 0, waiting = 0;
+  if (!(in >> on_cpu >> waiting)) return std::nullopt;
+  return 1e-9 * static_cast<double>(waiting);
+}
+
 double ProcessCpuSeconds() {
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;

@@ -22,5 +22,7 @@ double ProcessCpuSeconds();
 // Seconds this process's live threads have spent ready to run but waiting for a core (the run
 // queue delay of /proc/self/task/*/schedstat, summed); nullopt where the kernel does not say.
 std::optional<double> ProcessRunQueueSeconds();
+// The same for the calling thread alone (/proc/thread-self/schedstat).
+std::optional<double> ThisThreadRunQueueSeconds();
 
 }  // namespace mavg

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "engine/core/error.h"
+#include "engine/core/sysinfo.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -18,7 +19,7 @@ thread_local int task_depth = 0;  // > 0 while this thread runs a task of some p
 // backend's calls within a training step come microseconds apart, and a futex wake-up costs
 // ~5-10 us), a caller waiting for a claimed task. Beyond it a waiting thread gives its core
 // away, which is what a descheduled thread of this process needs on a shared machine.
-constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr auto kSpin = std::chrono::microseconds(1000);
 
 inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -116,27 +117,35 @@ void ThreadPool::Adapt(std::chrono::steady_clock::time_point start, double waite
   const auto end = std::chrono::steady_clock::now();
   run_s_ += std::chrono::duration<double>(end - start).count();
   wait_s_ += waited;
+  window_waited_s_ += waited;
+  // Both ends of a window are read at the end of a job, so that the window's wall time and the
+  // thread's clocks cover the same span.
+  const std::optional<double> queued = ThisThreadRunQueueSeconds();
+  const double cpu = queued ? 0.0 : ThreadCpuSeconds();
   if (window_start_ == std::chrono::steady_clock::time_point{}) {
-    window_start_ = start;
-    window_cpu_s_ = ThreadCpuSeconds();
+    window_start_ = end;
+    window_clock_s_ = queued.value_or(cpu);
+    window_waited_s_ = 0.0;
     return;
   }
+  const double wall = std::chrono::duration<double>(end - window_start_).count();
   if (end - window_start_ < kAdaptWindow) return;
-  // Over the window the calling thread ran this share of the wall time: alone on its cores it
-  // computes (or spins) nearly all the time; far below, the OS shares the cores with other work
-  // and this pool's helpers only add threads that compete for them. Run alone for a while, then
-  // look again (the tasks' results do not depend on which thread runs them).
-  const double cpu = ThreadCpuSeconds();
-  const double share =
-      (cpu - window_cpu_s_) / std::chrono::duration<double>(end - window_start_).count();
-  if (share < kSoloCpuShare) {
+  // Over the window, the share of the wall time the calling thread was ready to run but had no
+  // core (the kernel's run-queue delay): ~0 alone on its cores; large where the OS shares them
+  // with other work, and this pool's helpers then only add threads that compete for them. Run
+  // alone for a while, then look again (the tasks' results do not depend on which thread runs
+  // them). Where the kernel does not say, the share of the time the thread was off the CPU
+  // without waiting for the pool's own tasks stands for it.
+  const double off_cpu = queued ? (*queued - window_clock_s_) / wall
+                                : 1.0 - (cpu - window_clock_s_ + window_waited_s_) / wall;
+  window_start_ = end;
+  window_clock_s_ = queued.value_or(cpu);
+  window_waited_s_ = 0.0;
+  if (off_cpu > kSoloWaitShare) {
     solo_until_ = end + kSoloSpan;
     ++solo_spans_;
     window_start_ = {};  // a fresh window after the span
-    return;
   }
-  window_start_ = end;
-  window_cpu_s_ = cpu;
 }
 
 double ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
@@ -144,17 +153,22 @@ double ThreadPool::RunChunk(int64_t n, const std::function<void(int64_t)>& fn) {
   failed_.store(false, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
   const uint64_t ticket = MakeTicket(Generation(ticket_.load(std::memory_order_relaxed)) + 1, 0, n);
-  ticket_.store(ticket, std::memory_order_release);  // publishes fn_, offset_, done_ = 0
-  ticket_.notify_all();
+  // Publishes fn_, offset_, done_ = 0. A wake-up is a system call: made only for helpers that
+  // are asleep (each says so before it sleeps, and looks at the ticket again after saying it:
+  // with both sides sequentially consistent, either it sees this ticket or this sees it).
+  ticket_.store(ticket, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) ticket_.notify_all();
   Work(ticket, nullptr);
   // Every task is claimed: wait for those still running on helpers.
   const auto wait_start = std::chrono::steady_clock::now();
   if (!SpinFor([&] { return done_.load(std::memory_order_acquire) == n; })) {
     caller_sleeps_.fetch_add(1, std::memory_order_relaxed);
-    for (int64_t d = done_.load(std::memory_order_acquire); d != n;
-         d = done_.load(std::memory_order_acquire)) {
+    caller_asleep_.store(true, std::memory_order_seq_cst);
+    for (int64_t d = done_.load(std::memory_order_seq_cst); d != n;
+         d = done_.load(std::memory_order_seq_cst)) {
       done_.wait(d, std::memory_order_acquire);
     }
+    caller_asleep_.store(false, std::memory_order_relaxed);
   }
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
@@ -185,7 +199,10 @@ uint64_t ThreadPool::Work(uint64_t ticket, int64_t* ran) {
     const int64_t count = Count(t);
     // (notify_all: an atomic wider than a futex waits on a shared proxy, where notify_one
     // could wake another waiter)
-    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == count) done_.notify_all();
+    if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == count &&
+        caller_asleep_.load(std::memory_order_seq_cst)) {
+      done_.notify_all();
+    }
     t = ticket_.load(std::memory_order_acquire);
   }
   return t;
@@ -215,7 +232,9 @@ void ThreadPool::HelperLoop() {
       continue;  // t is the last ticket seen: another job's with tasks, or one with none left
     }
     if (!SpinFor([&] { return ticket_.load(std::memory_order_relaxed) != t; })) {
-      ticket_.wait(t, std::memory_order_acquire);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      if (ticket_.load(std::memory_order_seq_cst) == t) ticket_.wait(t, std::memory_order_acquire);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
     t = ticket_.load(std::memory_order_acquire);
   }

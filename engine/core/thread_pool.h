@@ -20,10 +20,10 @@
 // On shared cores the OS shares the cores between this pool's threads and other work: a helper
 // is descheduled after claiming a task (the caller sleeps until it is back), or spins for
 // tasks the caller has already taken, on time the caller could have had. Where the calling
-// thread got less than kSoloCpuShare of the wall time over kAdaptWindow (it is waiting for a
-// core), the pool runs its jobs on the caller alone for kSoloSpan (the helpers sleep), then
-// tries them again: a run beside busy processes then trains about as fast as on one thread,
-// not slower (scripts/bench/contention.sh).
+// thread waited for a core (the kernel's run-queue delay) more than kSoloWaitShare of the
+// wall time over kAdaptWindow, the pool runs its jobs on the caller alone for kSoloSpan (the
+// helpers sleep), then tries them again: a run beside busy processes then trains about as
+// fast as on one thread, not slower (scripts/bench/contention.sh).
 // The first exception thrown by a task is rethrown by Run once every task has returned
 // (the tasks after it are skipped). One Run at a time per pool (it is not re-entrant across
 // threads: each CPU backend, each set of step lanes owns its pool).
@@ -66,7 +66,7 @@ class ThreadPool {
   int64_t SoloSpans() const { return solo_spans_; }
 
   static constexpr auto kAdaptWindow = std::chrono::milliseconds(50);
-  static constexpr double kSoloCpuShare = 0.8;
+  static constexpr double kSoloWaitShare = 0.2;
   static constexpr auto kSoloSpan = std::chrono::milliseconds(500);
 
  private:
@@ -97,10 +97,13 @@ class ThreadPool {
   std::exception_ptr error_;  // the first task's exception (under error_mutex_)
   std::mutex error_mutex_;
   std::atomic<bool> stop_{false};
+  std::atomic<int> sleepers_{0};            // helpers asleep in ticket_.wait (or about to be)
+  std::atomic<bool> caller_asleep_{false};  // the caller asleep in done_.wait
   std::atomic<int64_t> helper_tasks_{0}, caller_sleeps_{0};
   // The caller's side of adapting (only the thread calling Run touches these).
   std::chrono::steady_clock::time_point window_start_{}, solo_until_{};
-  double window_cpu_s_ = 0.0;  // the caller's CPU seconds when the window began
+  double window_clock_s_ = 0.0;   // the caller's run-queue (else CPU) seconds at its start
+  double window_waited_s_ = 0.0;  // seconds the caller waited for helpers' tasks in it
   double run_s_ = 0.0, wait_s_ = 0.0;
   int64_t solo_spans_ = 0;
 };

@@ -39,8 +39,8 @@ struct EpochRow {
   std::optional<double> projected_wall_s;  // simulated workers: the epoch on N devices
   // CPU runs (train/contention.h): this process's CPU seconds over the epoch's wall seconds x
   // its compute threads (the lowest over the processes); the seconds its threads waited for a
-  // core over the wall seconds (the highest); and whether other work shared the cores, so that
-  // the epoch's times measure the sharing, not the run.
+  // core over the wall seconds x those threads (the highest); and whether other work shared the
+  // cores, so that the epoch's times measure the sharing, not the run.
   std::optional<double> cpu_util, cpu_wait;
   std::optional<bool> contended;
   std::optional<double> max_change_limited;  // fraction of updates the max-change limited

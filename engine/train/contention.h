@@ -18,7 +18,7 @@
 
 namespace mavg {
 
-inline constexpr double kContendedWait = 0.1;
+inline constexpr double kContendedWait = 0.05;
 inline constexpr double kContendedCpuUse = 0.75;
 
 // CPU seconds / (wall seconds x threads); nullopt when there is nothing to judge (no wall time,

@@ -791,8 +791,13 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
         EpochCpuUse(ProcessCpuSeconds() - epoch_cpu_start_s_, wall, compute_threads_);
     const std::optional<double> queued = ProcessRunQueueSeconds();
     const bool waits_known = queued.has_value() && epoch_queue_start_s_.has_value();
-    double worst[3] = {use ? -*use : 0.0,
-                       waits_known && wall > 0 ? (*queued - *epoch_queue_start_s_) / wall : 0.0,
+    // The run-queue seconds of its live threads per compute thread (a thread that ended
+    // meanwhile takes its seconds with it: never below 0).
+    const double wait =
+        waits_known && wall > 0
+            ? std::max(0.0, (*queued - *epoch_queue_start_s_) / (wall * compute_threads_))
+            : 0.0;
+    double worst[3] = {use ? -*use : 0.0, wait,
                        waits_known ? 0.0 : 1.0};  // any process without run-queue times
     group_->MaxOverProcesses(worst);
     if (use) {

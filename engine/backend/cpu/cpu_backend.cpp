@@ -410,7 +410,7 @@ class CpuBackend final : public Backend {
   template <typename F>
   double SumInRowOrder(int64_t size, int64_t rows, F&& f) {
     thread_local std::vector<double> buffer;
-    // A reference, captured by the lambda: inside it `buffer` would name the OpenMP worker's own.
+    // A reference, captured by the lambda: inside it `buffer` would name the pool thread's own.
     std::vector<double>& values = buffer;
     values.resize(static_cast<size_t>(rows));
     ForRows(size, rows, [&](int64_t r) { values[static_cast<size_t>(r)] = f(r); });

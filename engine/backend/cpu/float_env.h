@@ -9,7 +9,7 @@
 // 15 times slower than a healthy one of the same work, and its per-frame compute time (the basis
 // of every projected speedup) measures the assist, not the model. The CPU backend therefore sets
 // the FPU's flush-to-zero and denormals-are-zero modes (x86-64 MXCSR FTZ and DAZ; AArch64 FPCR
-// FZ) on the thread that creates it and on every thread of its OpenMP pool: a subnormal input
+// FZ) on the thread that creates it and on every thread of its pool: a subnormal input
 // reads as 0 and a subnormal result is written as 0.
 // A value below 1.2e-38 contributes nothing measurable to a float32 sum of normal numbers, so
 // training is unchanged wherever nothing is subnormal; where a value was, a sum it enters
