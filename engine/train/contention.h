@@ -3,14 +3,14 @@
 //   CPU use   the process's CPU seconds over the epoch's wall seconds x the threads it computes
 //             on; 1 for a run alone on its cores with work enough for every thread
 //   CPU wait  the seconds its threads were ready to run but had no core (the kernel's run-queue
-//             delay), over the wall seconds: ~0 alone, however many threads
+//             delay), over the wall seconds x those threads: ~0 alone, however many threads
 // An epoch is contended when its threads waited for a core more than kContendedWait of its
 // time: its times then measure the sharing, not the run. CPU use alone cannot say it: it is
 // also low where the work is too small to spread over the threads (a 64-unit network on 2
 // threads uses 0.50 of them on a quiet machine). Measured (scripts/bench/contention.sh, the
-// quickstart's network, 2 cores): quiet, 1 thread waits 0.2 % of the time and 2 threads 3 %;
-// beside one busy process 1 thread waits 2.5 % (it keeps a core: not slowed), 2 threads 70 %;
-// beside two, 1 thread 35 %. Where the kernel keeps no run-queue delay, CPU use below
+// quickstart's network, 2 cores, two compiles running beside it): 1 thread waited 0 % of the
+// time with no busy loop, 2 % beside one (it keeps a core: not slowed), 67 % beside two;
+// 2 threads 4 %, 20 % and 40 %. Where the kernel keeps no run-queue delay, CPU use below
 // kContendedCpuUse decides instead. Contended epochs are flagged in the log, their record
 // (epoch_row.h) and every report that shows their times.
 
