@@ -53,9 +53,10 @@ PRIOR_STACK_S_PER_FRAME = 154e-6  # an RBM stack: pretrain_s per training frame 
 # runs (400 dev, 1,000 test utterances): 1.7 + 2.8 + 2.0 + 1.5 s, and wall_s less the epochs'
 # and the run's own pretraining came to 8.8 s (median of 109).
 PRIOR_EVAL_S = {"fixed": 1.5, "test_frame": 14.3e-6, "dev_utt": 7.0e-3, "test_utt": 2.0e-3}
-# `mavg data digits`: core-seconds per synthesised utterance (round 1's x4, 13,800 utterances in
-# 924 s on 2 shared cores; replaced by this round's x4t below once measured).
-CORPUS_CORE_S_PER_UTT = 2 * 924 / 13800
+# `mavg data digits`: CPU-seconds per synthesised utterance (user + system, its processes'
+# together): round 2's x4t, 20,400 utterances in 885 CPU-seconds on this 2.8 GHz Xeon (1,182 s
+# of wall time, the 2 cores shared with other work). Synthesis is nearly all of a build.
+CORPUS_CORE_S_PER_UTT = 885 / 20400
 X1_FRAMES = 356167               # `mavg data digits --size x1` train frames, measured here
 TRAIN_UTTS = 3000                # training utterances per x1 of the scaled family
 FIXED_SETS = {"dev": 400, "test": 1000, "test_seen": 400}  # the family's presets
@@ -336,7 +337,7 @@ def estimate(db_path, plans, jobs, data, corpora, specs_paths):
     build_s = sum(u for _, u in build) * rate
     if build:
         print(f"[reproduce] corpora to build: {', '.join(f'{data}/digits-{c} ({u} utterances)' for c, u in build)}: "
-              f"about {build_s / 3600:.1f} CPU-hours ({rate:.3f} core-seconds an utterance)")
+              f"about {build_s / 3600:.1f} CPU-hours ({rate:.3f} CPU-seconds an utterance)")
     total_h = (runs_s + build_s) / 3600
     print(f"[reproduce] in all about {total_h:.1f} CPU-hours")
     if total_h > 1.1 * BUDGET_CPU_H:
