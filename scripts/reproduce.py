@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """scripts/reproduce.sh's helper: its time estimates and its archive of the finished runs.
 
-  reproduce.py estimate DB PLANS JOBS SPEC...        the runs still to do and their expected time
-                                                     (PLANS holds `mavg sweep plan`'s output per
-                                                     spec)
+  reproduce.py estimate DB PLANS JOBS DATA CORPORA SPEC...
+                                                     the runs still to do, the corpora to build
+                                                     (CORPORA: names, comma-separated, under
+                                                     DATA) and their expected CPU-hours (PLANS
+                                                     holds `mavg sweep plan`'s output per spec)
+  reproduce.py corpus-args NAME                      `mavg data digits`'s arguments for a corpus
+                                                     of the scaled family: xK, or xKt (xK with
+                                                     dev and test sets of 4,000 utterances)
   reproduce.py next DB DRY_RUN SPEC                  the run `sweep run SPEC --max-runs 1`
                                                      starts (DRY_RUN: its --dry-run's output) and
                                                      its expected seconds, or nothing
@@ -13,7 +18,7 @@
   reproduce.py corpora ARCHIVE                       whether the corpora here are the ones the
                                                      archived runs were made on
 
-The reproduction takes about a day of a 2-core machine and is made in parts, on whichever machine
+The reproduction (round 2: about 50 CPU-hours) is made in parts, on whichever machine
 a part runs on; the archive is what carries the finished runs from one part to the next (commit
 it). It holds the database as SQL text (`PRAGMA user_version` first: a dump omits it), and for
 every run that ended (completed, failed, diverged, collapsed) its run directory less the model
@@ -36,12 +41,77 @@ import tempfile
 
 import yaml
 
-DEFAULT_S_PER_FRAME = 1 / 11000  # NG-SGD on the digits network, 1 thread, measured here (README)
-DEFAULT_STACK_S = 600            # an RBM stack of the x4 corpus before one is measured (a guess)
+# Costs before any run of this round has completed: measured on round 1's archived runs
+# (archive/paper-round1: mavg.sql's results and epochs, and the runs' log.txt), 1 thread each, on
+# the CPUs those runs had (64 of the 72 minibatch-256 runs of the x4 corpus on an AMD Turin-like
+# virtual CPU, 8 on Xeons; this 2.8 GHz Xeon trains about 1.26x slower than the Turin-like one).
+PRIOR_TRAIN_S_PER_FRAME = {64: 74.7e-6, 256: 50.9e-6, 1024: 47.5e-6}  # train_s / trained frames
+PRIOR_CV_S_PER_FRAME = 15.1e-6    # the CV pass after each epoch: cv_s per dev frame
+PRIOR_STACK_S_PER_FRAME = 154e-6  # an RBM stack: pretrain_s per training frame (11 stacks)
+# After training (the runs' log.txt): the test loss (a forward pass), the dev set decoded at 77
+# acoustic scales x penalties to choose them, the test set decoded once; start-up. Round 1's
+# runs (400 dev, 1,000 test utterances): 1.7 + 2.8 + 2.0 + 1.5 s, and wall_s less the epochs'
+# and the run's own pretraining came to 8.8 s (median of 109).
+PRIOR_EVAL_S = {"fixed": 1.5, "test_frame": 14.3e-6, "dev_utt": 7.0e-3, "test_utt": 2.0e-3}
+# `mavg data digits`: CPU-seconds per synthesised utterance (user + system, its processes'
+# together): round 2's x4t, 20,400 utterances in 885 CPU-seconds on this 2.8 GHz Xeon (1,182 s
+# of wall time, the 2 cores shared with other work). Synthesis is nearly all of a build.
+CORPUS_CORE_S_PER_UTT = 885 / 20400
 X1_FRAMES = 356167               # `mavg data digits --size x1` train frames, measured here
+TRAIN_UTTS = 3000                # training utterances per x1 of the scaled family
+FIXED_SETS = {"dev": 400, "test": 1000, "test_seen": 400}  # the family's presets
+ROUND_SETS = 4000                # round 2's dev and test sets (the xKt corpora)
+FRAMES_PER_UTT = {"dev": 49645 / 400, "test": 115941 / 1000}  # the family's, measured
+BUDGET_CPU_H = 50                # issue 54: at most about 50 CPU-hours
 TERMINAL = ("completed", "failed", "diverged", "collapsed")
 LEFT_OUT = ("model.bin", "checkpoint")  # large and not read by the page: not archived
 TO_DO = ("new", "interrupted", "running")
+ENDED_STATES = ("done", "stale", "failed", "diverged", "collapsed")  # `sweep plan`'s, made
+
+
+# --- Corpora ---------------------------------------------------------------------------------
+
+def corpus_args(name):
+    """`mavg data digits` arguments of a corpus of the scaled family by its name: xK (the preset)
+    or xKt (the preset with dev and test sets of 4,000 utterances: round 2's)."""
+    k = name.rstrip("t")
+    if not (k.startswith("x") and k[1:].isdigit()):
+        sys.exit(f"reproduce.py: '{name}' is not a corpus of the scaled family (xK or xKt)")
+    args = ["--size", k]
+    if name.endswith("t"):
+        args += ["--dev-utts", str(ROUND_SETS), "--test-utts", str(ROUND_SETS)]
+    return args
+
+
+def corpus_utts(name):
+    """Utterances `mavg data digits` synthesises for a corpus (every set)."""
+    sets = dict(FIXED_SETS)
+    if name.endswith("t"):
+        sets.update(dev=ROUND_SETS, test=ROUND_SETS)
+    return TRAIN_UTTS * int(name.rstrip("t")[1:]) + sum(sets.values())
+
+
+@functools.lru_cache(maxsize=None)
+def corpus_set(path):
+    """(utterances, frames) of a data dir: its corpus's corpus.json, or the family's sizes by the
+    corpus's name when it is not built yet."""
+    path = str(path).rstrip("/")
+    which = os.path.basename(path)
+    corpus = os.path.dirname(path)
+    meta = os.path.join(corpus, "corpus.json")
+    if os.path.exists(meta):
+        st = json.load(open(meta))["sets"][which]
+        return st["utterances"], st["frames"]
+    name = os.path.basename(corpus).split("-")[-1]
+    k = int("".join(c for c in name if c.isdigit()) or 1)
+    if which == "train":
+        return TRAIN_UTTS * k, X1_FRAMES * k
+    utts = ROUND_SETS if name.endswith("t") and which in ("dev", "test") else FIXED_SETS[which]
+    return utts, round(utts * FRAMES_PER_UTT.get(which, FRAMES_PER_UTT["dev"]))
+
+
+def train_frames(path):
+    return corpus_set(path)[1]
 
 
 # --- Estimates -------------------------------------------------------------------------------
@@ -50,33 +120,49 @@ class Specs:
     """Config values of a spec's runs: a plan row's axis, else the spec's set, else its base's."""
 
     def __init__(self):
-        self.loaded = {}  # spec path -> (its set, its base config), each read once
+        self.loaded = {}  # spec path -> (the spec, its base config), each read once
 
-    def value(self, spec_path, key, row):
-        if key in row:
-            return row[key]
+    def load(self, spec_path):
         if spec_path not in self.loaded:
             spec = yaml.safe_load(open(spec_path))
             base = os.path.join(os.path.dirname(spec_path), spec["base"])
             if not os.path.exists(base):
                 base = spec["base"]
-            self.loaded[spec_path] = (spec.get("set") or {}, yaml.safe_load(open(base)))
-        fixed, node = self.loaded[spec_path]
+            self.loaded[spec_path] = (spec, yaml.safe_load(open(base)))
+        return self.loaded[spec_path]
+
+    def value(self, spec_path, key, row):
+        if key in row:
+            return row[key]
+        spec, node = self.load(spec_path)
+        fixed = spec.get("set") or {}
         if key in fixed:
             return fixed[key]
         for part in key.split("."):
             node = (node or {}).get(part) if isinstance(node, dict) else None
         return node
 
-
-@functools.lru_cache(maxsize=None)
-def train_frames(path):
-    """Training frames of a corpus: its corpus.json, or the preset's size when not built yet."""
-    meta = os.path.join(os.path.dirname(str(path).rstrip("/")), "corpus.json")
-    if os.path.exists(meta):
-        return json.load(open(meta))["sets"]["train"]["frames"]
-    k = "".join(c for c in os.path.basename(os.path.dirname(str(path).rstrip("/"))) if c.isdigit())
-    return X1_FRAMES * int(k or 1)
+    def stack(self, spec_path, row):
+        """What a run's RBM stack depends on, from its spec and plan row (None: it pretrains
+        none): its training data, network and pretrain.* settings, and its replicate when the
+        spec gives each replicate its own stack (replicate_pretraining)."""
+        if self.value(spec_path, "model.init", row) != "rbm":
+            return None
+        spec, base = self.load(spec_path)
+        pretrain = json.loads(json.dumps(base.get("pretrain") or {}))
+        for key, v in list((spec.get("set") or {}).items()) + list(row.items()):
+            if key.startswith("pretrain."):
+                node = pretrain
+                *path, leaf = key.split(".")[1:]
+                for part in path:
+                    node = node.setdefault(part, {})
+                node[leaf] = yaml.safe_load(str(v))  # a plan row's text as the spec's value
+        # (a key set to its default where another run leaves it out reads as another stack; the
+        # paper specs' runs that do so are table1.yaml's own, counted there)
+        replicate = row.get("replicate") if spec.get("replicate_pretraining") else None
+        return json.dumps([str(self.value(spec_path, k, row)) for k in (
+            "data.train", "data.context", "data.cmvn", "model.hidden_layers",
+            "model.hidden_dim")] + [pretrain, replicate], sort_keys=True)
 
 
 def stack_inputs(config):
@@ -90,47 +176,78 @@ def stack_inputs(config):
                        config.get("pretrain")], sort_keys=True)
 
 
+def mean(values):
+    return sum(values) / len(values) if values else None
+
+
 class Rates:
-    """Measured: seconds of wall time per trained frame of completed runs, by minibatch size, less
-    the RBM pretraining a run did itself (a stack is pretrained once and then shared: counted
-    apart), and the stacks the runs have made."""
+    """Measured on the completed runs of the results database: seconds of training per trained
+    frame by minibatch size (train_s: the epochs less their CV passes, and less any RBM
+    pretraining), of the CV pass per dev frame, after training (test loss, decoding; by the
+    dev and test sets a run reads), and of a stack per training frame; round 1's (the PRIOR_
+    values) where none has completed."""
 
     def __init__(self, db_path):
-        self.rate, self.stacks, self.stacked, self.configs = {}, [], set(), {}
+        self.train, self.cv, self.eval, self.stacks = {}, [], {}, []
+        self.stacked, self.configs = set(), {}
         if not os.path.exists(db_path):
             return
         db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        rows = db.execute(
-            "SELECT r.run_id, r.config_json, r.status, w.value, "
-            "(SELECT SUM(frames) FROM epochs e WHERE e.run_id = r.run_id), "
-            "(SELECT value FROM results p WHERE p.run_id = r.run_id AND p.key = 'pretrain_s'), "
-            "(SELECT value FROM results c WHERE c.run_id = r.run_id AND c.key = 'pretrain_cached') "
-            "FROM runs r LEFT JOIN results w ON w.run_id = r.run_id AND w.key = 'wall_s'"
-        ).fetchall()
-        for run_id, config_json, status, wall, frames, pretrain_s, cached in rows:
+
+        def result(run_id, key):
+            row = db.execute("SELECT value FROM results WHERE run_id = ? AND key = ?",
+                             (run_id, key)).fetchone()
+            return None if row is None or row[0] is None else float(row[0])
+
+        for run_id, config_json, status in db.execute(
+                "SELECT run_id, config_json, status FROM runs"):
             config = json.loads(config_json)
             self.configs[run_id] = config
+            wall, train_s = result(run_id, "wall_s"), result(run_id, "train_s")
             if status != "completed" or wall is None:
                 continue
             self.stacked.add(stack_inputs(config))
-            own = 0.0 if cached is None or float(cached) else float(pretrain_s or 0)
-            if own:
-                self.stacks.append(own)
-            if frames:
+            frames, epochs, epochs_s, cv_s = db.execute(
+                "SELECT SUM(frames), COUNT(*), SUM(wall_s), SUM(cv_s) FROM epochs WHERE run_id = ?",
+                (run_id,)).fetchone()
+            cached = result(run_id, "pretrain_cached")
+            own = 0.0 if cached is None or cached else (result(run_id, "pretrain_s") or 0.0)
+            data = config.get("data") or {}
+            if own and data.get("train"):
+                self.stacks.append(own / train_frames(data["train"]))
+            if frames and train_s is not None:
                 mb = int((config.get("optimizer") or {}).get("minibatch") or 256)
-                self.rate.setdefault(mb, []).append((wall - own) / frames)
+                self.train.setdefault(mb, []).append(train_s / frames)
+            if cv_s and epochs and data.get("dev") and os.path.exists(
+                    os.path.join(os.path.dirname(data["dev"].rstrip("/")), "corpus.json")):
+                self.cv.append(cv_s / epochs / corpus_set(data["dev"])[1])
+            if epochs_s is not None:
+                self.eval.setdefault((data.get("dev"), data.get("test")), []).append(
+                    wall - epochs_s - own)
 
     def measured(self):
-        return bool(self.rate)
+        return bool(self.train)
 
     def per_frame(self, mb):
-        if mb in self.rate:
-            return sum(self.rate[mb]) / len(self.rate[mb])
-        pooled = [v for vs in self.rate.values() for v in vs]
-        return sum(pooled) / len(pooled) if pooled else DEFAULT_S_PER_FRAME
+        if mb in self.train:
+            return mean(self.train[mb])
+        if self.train:
+            return mean([v for vs in self.train.values() for v in vs])
+        return PRIOR_TRAIN_S_PER_FRAME.get(mb, PRIOR_TRAIN_S_PER_FRAME[256])
 
-    def stack_s(self):
-        return sum(self.stacks) / len(self.stacks) if self.stacks else DEFAULT_STACK_S
+    def cv_per_frame(self):
+        return mean(self.cv) or PRIOR_CV_S_PER_FRAME
+
+    def eval_s(self, dev, test):
+        measured = self.eval.get((dev, test))
+        if measured:
+            return mean(measured)
+        p = PRIOR_EVAL_S
+        return (p["fixed"] + corpus_set(dev)[0] * p["dev_utt"] + corpus_set(test)[0] *
+                p["test_utt"] + corpus_set(test)[1] * p["test_frame"])
+
+    def stack_s(self, train):
+        return train_frames(train) * (mean(self.stacks) or PRIOR_STACK_S_PER_FRAME)
 
 
 def plan_rows(text):
@@ -143,30 +260,53 @@ def plan_rows(text):
             yield f[0], dict(zip(header, f))
 
 
-def run_seconds(specs, rates, spec, run_id, row):
-    """A run's expected seconds: its training frames (corpus frames x epochs) at the measured
-    rate of its minibatch size; plus a stack's when it pretrains one no completed run made."""
+def run_parts(specs, rates, spec, row):
+    """A run's expected seconds, in parts: training (its corpus's training frames x epochs at
+    the measured rate of its minibatch size), the CV pass after each epoch (its dev frames),
+    and the test loss and decoding after training (its dev and test sets). Newbob's epochs are
+    counted at their maximum."""
     mb = int(specs.value(spec, "optimizer.minibatch", row) or 256)
     epochs = int(specs.value(spec, "schedule.epochs", row) or 15)
-    seconds = train_frames(specs.value(spec, "data.train", row)) * epochs * rates.per_frame(mb)
+    dev, test = specs.value(spec, "data.dev", row), specs.value(spec, "data.test", row)
+    train = train_frames(specs.value(spec, "data.train", row)) * epochs * rates.per_frame(mb)
+    cv = epochs * corpus_set(dev)[1] * rates.cv_per_frame()
+    return train, cv, rates.eval_s(dev, test)
+
+
+def run_seconds(specs, rates, spec, run_id, row):
+    """A run's expected seconds; plus a stack's when it pretrains one no completed run made."""
+    seconds = sum(run_parts(specs, rates, spec, row))
     config = rates.configs.get(run_id)  # registered by a `sweep run` of its spec
     if config is not None and stack_inputs(config) not in rates.stacked | {None}:
-        seconds += rates.stack_s()
+        seconds += rates.stack_s(config["data"]["train"])
     return seconds
 
 
-def estimate(db_path, plans, jobs, specs_paths):
+def estimate(db_path, plans, jobs, data, corpora, specs_paths):
     rates, specs = Rates(db_path), Specs()
     todo, stale, parts = {}, set(), []
+    stack_of, made, stacks_todo = {}, set(), {}
+    for spec in specs_paths:
+        for run_id, row in plan_rows(open(os.path.join(plans, _plan_name(spec))).read()):
+            if row.get("state") in ENDED_STATES:
+                made.add(specs.stack(spec, row))
+    totals = [0.0, 0.0, 0.0]
     for spec in specs_paths:
         name = os.path.basename(spec)[:-5]
         seconds = n = 0
-        for run_id, row in plan_rows(open(os.path.join(plans, name + ".plan")).read()):
+        for run_id, row in plan_rows(open(os.path.join(plans, _plan_name(spec))).read()):
             if row.get("state") == "stale":
                 stale.add(run_id)
             if row.get("state") not in TO_DO or run_id in todo:
                 continue
-            todo[run_id] = run_seconds(specs, rates, spec, run_id, row)
+            t = run_parts(specs, rates, spec, row)
+            totals = [a + b for a, b in zip(totals, t)]
+            todo[run_id] = sum(t)
+            stack = specs.stack(spec, row)
+            if stack is not None and stack not in made and stack not in stacks_todo:
+                # pretrained by the first run that needs it, before it trains
+                stacks_todo[stack] = rates.stack_s(specs.value(spec, "data.train", row))
+                todo[run_id] += stacks_todo[stack]
             seconds += todo[run_id]
             n += 1
         parts.append((name, n, seconds))
@@ -176,24 +316,41 @@ def estimate(db_path, plans, jobs, specs_paths):
     free = [0.0] * jobs
     for seconds in todo.values():
         heapq.heapreplace(free, free[0] + seconds)
-    total = max(free)
+    runs_s = sum(todo.values())
     for name, n, s in parts:
         print(f"[reproduce] {name}: {n} runs to do, about {s / 3600:.1f} h of one core")
-    print(f"[reproduce] {len(todo)} runs to do, about {total / 3600:.1f} hours with {jobs} at a "
-          f"time (from {'the completed runs' if rates.measured() else 'a default measured here'}"
-          ": seconds per trained frame by minibatch size, times each run's corpus frames x "
-          "epochs; a run two specs share counted once)")
-    if rates.stacks:
-        print(f"[reproduce] each RBM stack not pretrained yet: {rates.stack_s() / 60:.0f} "
-              f"minutes (the mean of {len(rates.stacks)} measured; counted in the hours above "
-              "for the runs whose stack no completed run made)")
-    if total > 12 * 3600:
-        print("[reproduce] more than 12 hours: cut in this order if needed: the x8 point (part "
-              "x8), replicates beyond 3 outside Tables 1 and 3 (--replicates), the minibatch-64 "
-              "arm at 1 worker (an exclude in sweeps/paper/table4.yaml)")
+    source = ("the completed runs" if rates.measured() else
+              "round 1's runs (archive/paper-round1), no run of this round having completed")
+    print(f"[reproduce] {len(todo)} runs to do, about {runs_s / 3600:.1f} CPU-hours, "
+          f"{max(free) / 3600:.1f} hours with {jobs} at a time, each on one thread (from {source}: "
+          "training seconds per trained frame by minibatch size x each run's corpus frames x "
+          "epochs, the CV pass per dev frame x epochs, the test loss and decoding by its dev "
+          "and test sets; a run two specs share counted once)")
+    if todo:
+        print(f"[reproduce]   of which training {totals[0] / 3600:.1f} h, the CV passes "
+              f"{totals[1] / 3600:.1f} h, test loss and decoding {totals[2] / 3600:.1f} h, "
+              f"{len(stacks_todo)} RBM stacks {sum(stacks_todo.values()) / 3600:.1f} h (one per "
+              "replicate, corpus and pretrain settings that no ended run made)")
+    build = [(c, corpus_utts(c)) for c in corpora
+             if not os.path.exists(os.path.join(data, f"digits-{c}", "train", "feats.scp"))]
+    rate = CORPUS_CORE_S_PER_UTT
+    build_s = sum(u for _, u in build) * rate
+    if build:
+        print(f"[reproduce] corpora to build: {', '.join(f'{data}/digits-{c} ({u} utterances)' for c, u in build)}: "
+              f"about {build_s / 3600:.1f} CPU-hours ({rate:.3f} CPU-seconds an utterance)")
+    total_h = (runs_s + build_s) / 3600
+    print(f"[reproduce] in all about {total_h:.1f} CPU-hours")
+    if total_h > 1.1 * BUDGET_CPU_H:
+        print(f"[reproduce] more than the about {BUDGET_CPU_H} CPU-hours budgeted: cut in this "
+              "order: the scale study's replicates beyond 3, Tables 5 and 6's beyond 3, the "
+              "rbm.lr arm (part rbm-lr)")
     if stale:
         print(f"[reproduce] {len(stale)} runs were done by another build (stale): kept; the page "
               "says which builds made it (rerun them: mavg sweep run SPEC --rerun-stale)")
+
+
+def _plan_name(spec):
+    return os.path.basename(spec)[:-5] + ".plan"
 
 
 def next_run(db_path, dry_run_path, spec):
@@ -367,10 +524,13 @@ def check_corpora(archive):
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--plan | head` ends quietly, as other CLIs do
     cmd, args = (argv[1], argv[2:]) if len(argv) > 1 else ("", [])
-    if cmd == "estimate" and len(args) >= 4:
-        estimate(args[0], args[1], int(args[2]), args[3:])
+    if cmd == "estimate" and len(args) >= 6:
+        estimate(args[0], args[1], int(args[2]), args[3], [c for c in args[4].split(",") if c],
+                 args[5:])
     elif cmd == "next" and len(args) == 3:
         next_run(*args)
+    elif cmd == "corpus-args" and len(args) == 1:
+        print(" ".join(corpus_args(args[0])))
     elif cmd == "save" and len(args) == 2:
         save(*args)
     elif cmd == "restore" and len(args) == 2:

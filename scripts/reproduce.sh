@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# Su & Chen 2015's six tables and the scale study on the digits task, and docs/reproduction.md
-# from them. Long (about a day of this 2-core machine): it runs in parts, on whichever machine a
-# part runs on, and resumes from an archive of the finished runs kept in git.
+# Su & Chen 2015's six tables, the design checks and the scale study on the digits task, and
+# docs/reproduction.md from them. Long (round 2: about 50 CPU-hours, `--plan` says): it runs in
+# parts, on whichever machine a part runs on, and resumes from an archive of the finished runs
+# kept in git.
 #   scripts/reproduce.sh [PART...]          build the corpora the parts need, run what is
 #                                           missing (finished runs are kept), then write the page
 #   scripts/reproduce.sh --plan [PART...]   only print what would run and how long it should take
 #   scripts/reproduce.sh --report           only rewrite the page from the results there are
 #   scripts/reproduce.sh --save             only archive the results (see ARCHIVE)
-# PARTS (default: tables scale): tables (sweeps/paper/table*.yaml, on the x4 corpus), scale (the
-# scale study on x1, x2 and x4), x8 (its x8 point: first to cut when time is short).
+# PARTS (default: tables design scale): tables (sweeps/paper/table*.yaml, on the x4t corpus: x4's
+# training set with dev and test sets of 4,000 utterances), design (design-*.yaml, the design
+# checks, on x4t), scale (the scale study on x1t, x2t and x4t); cut for time, each runnable on its
+# own: rbm-lr (extra-rbm-lr.yaml: Table 2's arm at a quarter of the RBM lr), workers-2-4
+# (extra-workers-2-4.yaml: Table 1's 2 and 4 workers), x8 (the scale study's x8t point).
+# The criteria the page's verdicts follow, fixed before the runs: sweeps/paper/criteria.yaml.
 # Environment: RESULTS (default results/paper), JOBS (runs at once, each of one thread; default
 # 1), OUT (the page, default docs/reproduction.md), SWEEPS (default sweeps/paper), DATA (the dir
-# holding the digits-xK corpora, default data), MAVG (the binary, default build/bin/mavg: a copy
-# keeps a long reproduction on one build while the tree is rebuilt), UNTIL (a time `date -d`
+# holding the digits-xK[t] corpora, default data), MAVG (the binary, default build/bin/mavg: a
+# copy keeps a long reproduction on one build while the tree is rebuilt), UNTIL (a time `date -d`
 # reads: start no run expected to end after it, so a part ends with every run it began
 # finished), ARCHIVE (default archive/paper when RESULTS is the default, else none; empty: none):
 # the finished runs as SQL and light files (scripts/reproduce.py), restored into RESULTS when it
-# has no database and brought up to date after every run.
+# has no database and brought up to date after every run. Round 1's runs are archive/paper-round1.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=run
@@ -24,11 +29,11 @@ parts=()
 for a in "$@"; do
   case "$a" in
     --plan | --report | --save) mode="$a" ;;
-    tables | scale | x8) parts+=("$a") ;;
-    *) echo "usage: $0 [--plan|--report|--save] [tables|scale|x8 ...]" >&2; exit 2 ;;
+    tables | design | scale | rbm-lr | workers-2-4 | x8) parts+=("$a") ;;
+    *) echo "usage: $0 [--plan|--report|--save] [tables|design|scale|rbm-lr|workers-2-4|x8 ...]" >&2; exit 2 ;;
   esac
 done
-[ "${#parts[@]}" -gt 0 ] || parts=(tables scale)
+[ "${#parts[@]}" -gt 0 ] || parts=(tables design scale)
 results="${RESULTS:-results/paper}"
 jobs="${JOBS:-1}"
 out="${OUT:-docs/reproduction.md}"
@@ -59,40 +64,53 @@ if [ "$mode" = --save ]; then
 fi
 [ -z "$archive" ] || /usr/bin/python3 scripts/reproduce.py restore "$results" "$archive"
 
-# The specs of each part, in the order they run, and the corpora they read.
+# The specs of each part, in the order they run, and the corpora they read (named as
+# `reproduce.py corpus-args` builds them: xKt is the xK preset with 4,000-utterance dev and test
+# sets, the same in every member).
 specs=() corpora=()
 for p in "${parts[@]}"; do
   case "$p" in
     tables)
       for s in "$sweeps"/table*.yaml; do specs+=("$s"); done
-      corpora+=(x4) ;;
-    scale) specs+=("$sweeps/scale.yaml"); corpora+=(x1 x2 x4) ;;
-    x8) specs+=("$sweeps/scale-x8.yaml"); corpora+=(x8) ;;
+      corpora+=(x4t) ;;
+    design)
+      for s in "$sweeps"/design-*.yaml; do specs+=("$s"); done
+      corpora+=(x4t) ;;
+    scale) specs+=("$sweeps/scale.yaml"); corpora+=(x1t x2t x4t) ;;
+    rbm-lr) specs+=("$sweeps/extra-rbm-lr.yaml"); corpora+=(x4t) ;;
+    workers-2-4) specs+=("$sweeps/extra-workers-2-4.yaml"); corpora+=(x4t) ;;
+    x8) specs+=("$sweeps/scale-x8.yaml"); corpora+=(x8t) ;;
   esac
 done
+corpora=($(printf '%s\n' "${corpora[@]}" | sort -u))
 for s in "${specs[@]}"; do [ -f "$s" ] || { echo "reproduce.sh: $s: no such spec" >&2; exit 1; }; done
 
 if [ "$mode" != --report ]; then
   # Expected time: the runs still to do (new, interrupted, or running but dead; a run shared by
   # two specs counts once), each at its own training frames (its corpus's train frames x the
-  # epochs) times the seconds per trained frame of the completed runs of the same minibatch
-  # size (any size when none), or a default measured here when nothing has completed. Runs
-  # that `sweep run` keeps are not to do: done, failed, diverged, collapsed, and stale ones
-  # (done by another build; counted apart).
+  # epochs) times the training seconds per trained frame of the completed runs of the same
+  # minibatch size, plus its CV passes and decoding by its dev and test sets, plus an RBM
+  # stack per replicate, corpus and pretrain settings no ended run made, plus the corpora not
+  # built yet; from round 1's runs until a run of this round has completed. Runs that `sweep
+  # run` keeps are not to do: done, failed, diverged, collapsed, and stale ones (done by
+  # another build; counted apart).
   plans=$(mktemp -d)
   trap 'rm -rf "$plans"' EXIT
   for s in "${specs[@]}"; do
     "$mavg" sweep plan "$s" --results "$results" > "$plans/$(basename "$s" .yaml).plan" ||
       { echo "reproduce.sh: mavg sweep plan $s failed" >&2; exit 1; }
   done
-  /usr/bin/python3 scripts/reproduce.py estimate "$results/mavg.db" "$plans" "$jobs" "${specs[@]}"
+  /usr/bin/python3 scripts/reproduce.py estimate "$results/mavg.db" "$plans" "$jobs" "$data" \
+    "$(IFS=,; echo "${corpora[*]}")" "${specs[@]}"
   [ "$mode" = --plan ] && exit 0
   # The corpora first (measured on 2 cores: x1 5 minutes, x2 9, x4 15 on a shared machine; x4 in
-  # 3.3 minutes on an idle AMD EPYC).
-  for k in $(printf '%s\n' "${corpora[@]}" | sort -u); do
+  # 3.3 minutes on an idle AMD EPYC; x4t, with 6,600 more dev and test utterances: see --plan).
+  for k in "${corpora[@]}"; do
     if [ ! -s "$data/digits-$k/train/feats.scp" ]; then
       echo "[reproduce] building $data/digits-$k" >&2
-      "$mavg" -q data digits --size "$k" --out "$data/digits-$k" --force
+      # shellcheck disable=SC2046  # (the arguments are words)
+      "$mavg" -q data digits $(/usr/bin/python3 scripts/reproduce.py corpus-args "$k") \
+        --out "$data/digits-$k" --force
     fi
   done
   [ -z "$archive" ] || /usr/bin/python3 scripts/reproduce.py corpora "$archive"

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# scripts/reproduce.sh tables scale x8 end to end at toy scale: the paper sweeps (the six tables, Table 2's
-# rbm.lr arm, Table 6's SGD lr sweep, the scale study and its x8 point) with their axes scaled
-# down (workers 8/16/32 -> 2, Table 1's 1..32 -> 1..4, minibatch 64/256/1024 -> 8/16/32,
-# intervals 10/20 -> 1/2, 2 replicates, 3 epochs) on toy members of the digits family; the page
-# has every section with measured cells, the effects table (its disagreement list matching the
-# rows marked no), the scale study, the speedup tables and a PNG figure per table; --plan counts
+# scripts/reproduce.sh end to end at toy scale, every part (tables, design, scale, and the parts cut
+# for time: rbm-lr, workers-2-4, x8): the paper sweeps with their axes scaled down (workers
+# 8/16/32 -> 2, Table 1's 1, 8, 16, 32 -> 1..4, minibatch 64/256 -> 8/16, intervals 10/20 ->
+# 1/2, epochs 15/30 -> 3/6, 2 replicates) on toy members of the digits family; the page has
+# every section with measured cells, the effects table (its disagreement list matching the rows
+# marked no), the scale study, the speedup tables and a PNG figure per table; --plan counts
 # nothing left; a rerun launches nothing.
 source "$(dirname "$0")/lib.bash"
-# The scaled family at toy sizes: x1 < x2 < x4 < x8 training sets, one dev and test set.
+# The scaled family at toy sizes: x1t < x2t < x4t < x8t training sets, one dev and test set (the
+# names the parts build; reproduce.sh builds none that exists).
 toy=(--dev-utts 24 --test-utts 30 --test-seen-utts 6 --speakers-per-voice 3 --threads 2
      --voices flite:kal16 flite:kal espeak:en-us espeak:en-gb-x-rp)
 for s in x1:60 x2:90 x4:120 x8:150; do
-  "$MAVG" -q data digits --size "${s%%:*}" --train-utts "${s#*:}" --out "digits-${s%%:*}" \
+  "$MAVG" -q data digits --size "${s%%:*}" --train-utts "${s#*:}" --out "digits-${s%%:*}t" \
     "${toy[@]}" > /dev/null
 done
-sed -e "s|data/digits-x4/|$PWD/digits-x4/|" "$MAVG_SOURCE_DIR/configs/paper-fork.yaml" > fork.yaml
+sed -e "s|data/digits-x4t/|$PWD/digits-x4t/|" "$MAVG_SOURCE_DIR/configs/paper-fork.yaml" > fork.yaml
 /usr/bin/python3 - <<'PY'
 import yaml
 c = yaml.safe_load(open("fork.yaml"))
@@ -31,25 +32,29 @@ merge(c, {"model": {"hidden_layers": 1, "hidden_dim": 32}, "schedule": {"epochs"
 yaml.safe_dump(c, open("base.yaml", "w"))
 PY
 mkdir -p sw
-specs=(table1 table2 table2-rbm-lr table3 table4 table5 table6 table6-sgd-lr scale scale-x8)
+specs=(table1 table2 table3 table4 table5 table6 design-steps design-max-change extra-rbm-lr
+       extra-workers-2-4 scale scale-x8)
 for t in "${specs[@]}"; do
-  sed -e "s|^base: .*|base: $PWD/base.yaml|" -e 's/replicates: [35]/replicates: 2/' \
-      -e "s|data/digits-x|$PWD/digits-x|g" -e 's/\[1, 2, 4, 8, 16, 32\]/[1, 2, 3, 4]/' \
+  sed -e "s|^base: .*|base: $PWD/base.yaml|" -e 's/replicates: [0-9]*/replicates: 2/' \
+      -e "s|data/digits-x|$PWD/digits-x|g" -e 's/\[1, 8, 16, 32\]/[1, 2, 3, 4]/' \
       -e '/workers/ s/\b\(8\|16\|32\)\b/2/g' \
-      -e '/minibatch/ s/\b1024\b/32/g' -e '/minibatch/ s/\b256\b/16/g' -e '/minibatch/ s/\b64\b/8/g' \
+      -e '/minibatch/ s/\b256\b/16/g' -e '/minibatch/ s/\b64\b/8/g' \
       -e '/average_every/ s/\b10\b/1/g' -e '/average_every/ s/\b20\b/2/g' \
+      -e '/schedule.epochs/ s/\b15\b/3/g' -e '/schedule.epochs/ s/\b30\b/6/g' \
       "$MAVG_SOURCE_DIR/sweeps/paper/$t.yaml" > "sw/$t.yaml"
 done
-grep -q "parallel.workers: \[1, 2, 2, 2, 2\]" sw/scale.yaml || fail "scale's workers not scaled: $(cat sw/scale.yaml)"
-grep -q "optimizer.minibatch: \[16, 16, 16, 32, 8\]" sw/scale-x8.yaml || fail "scale's minibatches not scaled"
-grep -q "parallel.average_every: \[1, 1, 2, 1, 1\]" sw/scale.yaml || fail "scale's intervals not scaled"
-grep -q "optimizer.minibatch: \[8, 16, 32\]" sw/table4.yaml || fail "table4's minibatches not scaled"
-grep -q "parallel.workers: 2," sw/table6-sgd-lr.yaml || fail "table6-sgd-lr's workers not scaled"
+grep -q "parallel.workers: \[1, 2, 2, 2\]" sw/scale.yaml || fail "scale's workers not scaled: $(cat sw/scale.yaml)"
+grep -q "optimizer.minibatch: \[16, 16, 16, 8\]" sw/scale-x8.yaml || fail "scale's minibatches not scaled"
+grep -q "parallel.average_every: \[1, 1, 2, 1\]" sw/scale.yaml || fail "scale's intervals not scaled"
+grep -q "optimizer.minibatch: \[8, 16\]" sw/table4.yaml || fail "table4's minibatches not scaled"
+grep -q "{parallel.workers: 2, optimizer.type: sgd" sw/table6.yaml || fail "table6's include not scaled"
 grep -q "parallel.average_every: 2}" sw/table3.yaml || fail "table3's exclude was not scaled: $(cat sw/table3.yaml)"
+grep -q "schedule.epochs: \[3, 6\]" sw/design-steps.yaml || fail "design-steps' epochs not scaled"
+grep -q "parallel.workers: 1, schedule.epochs: 6}" sw/design-steps.yaml || fail "design-steps' exclude not scaled"
 cp -r "$MAVG_SOURCE_DIR/scripts" "$MAVG_SOURCE_DIR/analysis" "$MAVG_SOURCE_DIR/sweeps" .
 mkdir -p build/bin && ln -sf "$MAVG" build/bin/mavg
 export RESULTS=res SWEEPS=sw OUT=doc/reproduction.md DATA=. JOBS=2 ARCHIVE=arch
-parts=(tables scale x8)
+parts=(tables design scale rbm-lr workers-2-4 x8)
 # UNTIL: no run starts that would end after it (here: none at all); no database, no page.
 UNTIL=now scripts/reproduce.sh "${parts[@]}" > until.txt 2>&1 || fail "UNTIL=now failed: $(cat until.txt)"
 grep -q "^\[reproduce\] queue 0: stopping before .* it would end after UNTIL" until.txt ||
