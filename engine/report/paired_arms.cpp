@@ -83,7 +83,8 @@ std::vector<const ReportRun*> MatchRuns(const std::string& sweep,
     if (missing) *missing = fmt::format("sweep {} has no runs yet", sweep);
     return {};
   }
-  for (const auto& [key, value] : values) {
+  for (const auto& kv : values) {
+    const std::string& key = kv.first;  // not a structured binding: clang 14 cannot capture one
     const bool known = std::any_of(
         runs.begin(), runs.end(), [&](const ReportRun& r) { return RunValue(r, key).has_value(); });
     if (known) continue;
