@@ -1,4 +1,7 @@
-// mavg report table|speedup|paper|model|runs|epochs|html|compare|bootstrap
+// mavg report table|speedup|paper|model|runs|epochs|html|compare|verdicts|bootstrap
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -7,12 +10,15 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/decode/score.h"
+#include "engine/report/criteria.h"
 #include "engine/report/html_page.h"
+#include "engine/report/paired_arms.h"
 #include "engine/report/paper.h"
 #include "engine/report/perf_model.h"
 #include "engine/report/runs_table.h"
 #include "engine/report/stats_report.h"
 #include "engine/report/tables.h"
+#include "engine/report/verdicts_report.h"
 
 namespace mavg::cli {
 namespace {
@@ -63,6 +69,99 @@ std::vector<UtteranceErrors> ReadTestScores(const std::string& path, const char*
   return out;
 }
 
+// An arm given as AXIS=V[,AXIS=V]: it selects runs of a sweep (`report compare SWEEP`).
+bool IsSelection(const std::string& arm) { return arm.find('=') != std::string::npos; }
+
+Selection ParseSelection(const std::string& text, const std::string& flag) {
+  Selection out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    const size_t eq = item.find('=');
+    MAVG_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < item.size(),
+               "{} '{}': expected AXIS=VALUE[,AXIS=VALUE] (with a sweep, an arm selects runs)",
+               flag, text);
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The arms' runs of one sweep, paired by replicate: a one-line error for an unknown sweep or
+// key, a value no run has, or arms without a replicate in common.
+EffectRuns PairedFromStore(Store& store, const std::string& sweep,
+                           const std::vector<std::pair<std::string, std::string>>& flags,
+                           const Selection& where, const std::string& metric) {
+  store.RequireSweep(sweep);
+  SweepRunsCache cache(store);
+  const std::vector<ReportRun>& runs = *cache.Find(sweep);
+  const std::vector<std::string> metrics = MetricNames(runs);
+  MAVG_CHECK(std::find(metrics.begin(), metrics.end(), metric) != metrics.end(),
+             "no run of sweep '{}' has the metric '{}' (available: {})", sweep, metric,
+             fmt::join(metrics, ", "));
+  std::vector<ArmSelection> arms;
+  std::vector<std::string> names;
+  for (const auto& [flag, text] : flags) {
+    Selection values = where;
+    const Selection own = ParseSelection(text, flag);
+    values.insert(values.end(), own.begin(), own.end());
+    arms.push_back({sweep, values});
+    names.push_back(flag.substr(2));  // a, b, a1, ...
+  }
+  const EffectRuns paired = LoadPairedArms(cache, arms, names, metric);
+  MAVG_CHECK(paired.missing.empty(), "{}", paired.missing);
+  if (paired.replicates.empty()) {
+    std::string list;
+    for (size_t k = 0; k < arms.size(); ++k) {
+      const ArmCounts& c = paired.counts[k];
+      list += fmt::format("{}{}: {} runs, {} ended", list.empty() ? "" : "; ", names[k], c.runs,
+                          c.ended);
+    }
+    MAVG_FAIL("the arms have no replicate in common where every run has ended ({})", list);
+  }
+  return paired;
+}
+
+// The selection and pairing, for the text and JSON of `report compare SWEEP`.
+std::string PairingText(const std::string& sweep, const std::string& metric,
+                        const std::vector<std::pair<std::string, std::string>>& flags,
+                        const Selection& where, const EffectRuns& paired) {
+  std::string out = fmt::format("sweep {}, metric {}", sweep, metric);
+  if (!where.empty()) out += ", where " + SelectionText(where);
+  out += "\n";
+  for (size_t k = 0; k < flags.size(); ++k) {
+    const ArmCounts& c = paired.counts[k];
+    out += fmt::format(
+        "{}: {} ({} runs: {} ended, {} collapsed or diverged, {} to end, {} "
+        "failed or without the metric)\n",
+        flags[k].first.substr(2), flags[k].second, c.runs, c.ended, c.collapsed, c.waiting,
+        c.unusable);
+  }
+  return out + fmt::format("paired by replicate: {} (replicates {})\n", paired.replicates.size(),
+                           fmt::join(paired.replicates, ", "));
+}
+
+nlohmann::json PairingJson(const std::string& sweep, const std::string& metric,
+                           const std::vector<std::pair<std::string, std::string>>& flags,
+                           const Selection& where, const EffectRuns& paired) {
+  nlohmann::json arms = nlohmann::json::object(), w = nlohmann::json::object();
+  for (const auto& [k, v] : where) w[k] = v;
+  for (size_t k = 0; k < flags.size(); ++k) {
+    const ArmCounts& c = paired.counts[k];
+    arms[flags[k].first.substr(2)] = {
+        {"selection", flags[k].second}, {"runs", c.runs},       {"ended", c.ended},
+        {"collapsed", c.collapsed},     {"waiting", c.waiting}, {"unusable", c.unusable}};
+  }
+  return {{"sweep", sweep},
+          {"metric", metric},
+          {"where", w},
+          {"arms", arms},
+          {"replicates", paired.replicates}};
+}
+
 }  // namespace
 
 void AddReportCommand(CLI::App& app) {
@@ -83,6 +182,9 @@ void AddReportCommand(CLI::App& app) {
     std::vector<std::string> figure_where;
     // compare, bootstrap
     std::string arm_a, arm_b, arm_a1, arm_b1, arm_a2, arm_b2, stats_format = "text";
+    std::string metric = "wer";
+    // verdicts
+    std::string criteria, verdicts_format = "text";
     CompareOptions compare;
     double margin = 0, detect = 0;
     BootstrapOptions bootstrap;
@@ -272,15 +374,26 @@ void AddReportCommand(CLI::App& app) {
       "compare",
       "Replicates of two arms: b - a with a t interval, equivalence, the smallest detectable "
       "difference and an exact rank test; with --a1 --b1 --a2 --b2 the 2x2 interaction");
+  compare->add_option("sweep", a->name,
+                      "A sweep of the store: --a, --b (...) then select its runs, AXIS=VALUE");
   compare->add_option("--a", a->arm_a,
-                      "Arm a's values: 7.0,6.9,x (x or collapsed: a collapsed run)");
+                      "Arm a's values: 7.0,6.9,x (x or collapsed: a collapsed run); after a "
+                      "SWEEP, its runs: AXIS=VALUE[,AXIS=VALUE]");
   compare->add_option("--b", a->arm_b, "Arm b's values");
   compare->add_option("--a1", a->arm_a1, "Interaction: arm a at the first setting");
   compare->add_option("--b1", a->arm_b1, "Interaction: arm b at the first setting");
   compare->add_option("--a2", a->arm_a2, "Interaction: arm a at the second setting");
   compare->add_option("--b2", a->arm_b2, "Interaction: arm b at the second setting");
   compare->add_flag("--paired", a->compare.paired,
-                    "The same position in every arm is the same seed");
+                    "The same position in every arm is the same seed (implied with a SWEEP: "
+                    "its runs pair by replicate)");
+  compare->add_option("--where", a->where,
+                      "With a SWEEP: fix another axis for every arm, AXIS=VALUE (repeatable)");
+  compare->add_option("--metric", a->metric, "With a SWEEP: the metric compared")
+      ->capture_default_str();
+  compare->add_option("--results", a->results, "With a SWEEP: results directory")
+      ->capture_default_str();
+  compare->add_option("--db", a->db, "With a SWEEP: results database (default: RESULTS/mavg.db)");
   CLI::Option* margin = compare->add_option(
       "--margin", a->margin, "Equivalence margin, fixed before the runs (two one-sided tests)");
   CLI::Option* detect = compare->add_option(
@@ -320,6 +433,48 @@ void AddReportCommand(CLI::App& app) {
                "--a/--b (two arms) and --a1 --b1 --a2 --b2 (an interaction) "
                "cannot be combined");
     const bool json = a->stats_format == "json";
+    std::vector<std::pair<std::string, std::string>> flags;
+    if (four) {
+      flags = {{"--a1", a->arm_a1}, {"--b1", a->arm_b1}, {"--a2", a->arm_a2}, {"--b2", a->arm_b2}};
+    } else {
+      flags = {{"--a", a->arm_a}, {"--b", a->arm_b}};
+    }
+    if (a->name.empty()) {
+      for (const auto& [flag, text] : flags) {
+        MAVG_CHECK(!IsSelection(text),
+                   "{} '{}' selects runs: name their sweep first (report compare SWEEP --a "
+                   "AXIS=VALUE --b AXIS=VALUE)",
+                   flag, text);
+      }
+      MAVG_CHECK(a->where.empty(), "--where selects runs: name their sweep first");
+    } else {
+      // The arms' runs from the store, paired by replicate.
+      for (const auto& [flag, text] : flags) {
+        MAVG_CHECK(!text.empty(), "{}: no selection (with a sweep, give AXIS=VALUE)", flag);
+        MAVG_CHECK(IsSelection(text),
+                   "{} '{}': with a sweep, an arm selects its runs: AXIS=VALUE[,AXIS=VALUE]", flag,
+                   text);
+      }
+      o.paired = true;
+      auto store = OpenStore(a->results, a->db);
+      const Selection where = ParseWhere(a->where);
+      const EffectRuns paired = PairedFromStore(*store, a->name, flags, where, a->metric);
+      const std::string head = PairingText(a->name, a->metric, flags, where, paired);
+      nlohmann::json pairing = PairingJson(a->name, a->metric, flags, where, paired);
+      const std::vector<Arm>& arms = paired.arms;
+      if (!four) {
+        const Comparison c = Compare(arms[0], arms[1], o);
+        nlohmann::json j = ComparisonJson(c, o);
+        j.update(pairing);
+        std::cout << (json ? j.dump(2) + "\n" : head + ComparisonText(c, o));
+      } else {
+        const Interaction r = CompareInteraction(arms[0], arms[1], arms[2], arms[3], o);
+        nlohmann::json j = InteractionJson(r, o);
+        j.update(pairing);
+        std::cout << (json ? j.dump(2) + "\n" : head + InteractionText(r, o));
+      }
+      return;
+    }
     if (!four) {
       const Arm arm_a = ParseArm(a->arm_a, "--a"), arm_b = ParseArm(a->arm_b, "--b");
       MAVG_CHECK(!o.paired || arm_a.size() == arm_b.size(),
@@ -336,6 +491,30 @@ void AddReportCommand(CLI::App& app) {
         a2.size(), b2.size());
     const Interaction r = CompareInteraction(a1, b1, a2, b2, o);
     std::cout << (json ? InteractionJson(r, o).dump(2) + "\n" : InteractionText(r, o));
+  });
+
+  CLI::App* verdicts = cmd->add_subcommand(
+      "verdicts",
+      "A criteria file's effects judged on the store's runs, paired by replicate: agrees, "
+      "inconclusive or contradicted, with the baseline scaling and the multiplicity");
+  verdicts->add_option("criteria", a->criteria, "The criteria file (YAML)")->required();
+  verdicts->add_option("--results", a->results, "Results directory")->capture_default_str();
+  verdicts->add_option("--db", a->db, "Results database (default: RESULTS/mavg.db)");
+  verdicts->add_option("--format", a->verdicts_format, "text | json | markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->capture_default_str();
+  verdicts->callback([a] {
+    const Criteria criteria = LoadCriteria(a->criteria);
+    auto store = OpenStore(a->results, a->db);
+    SweepRunsCache cache(*store);
+    const VerdictsReport r = ComputeVerdicts(criteria, cache);
+    if (a->verdicts_format == "json") {
+      std::cout << VerdictsJson(r).dump(2) << "\n";
+    } else if (a->verdicts_format == "markdown") {
+      std::cout << VerdictsMarkdown(r);
+    } else {
+      std::cout << VerdictsText(r);
+    }
   });
 
   CLI::App* bootstrap = cmd->add_subcommand(

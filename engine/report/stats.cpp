@@ -497,6 +497,32 @@ Interaction CompareInteraction(const Arm& a1, const Arm& b1, const Arm& a2, cons
   return r;
 }
 
+FisherExact FisherExactTest(int events_a, int n_a, int events_b, int n_b) {
+  MAVG_CHECK(
+      n_a >= 0 && n_b >= 0 && events_a >= 0 && events_b >= 0 && events_a <= n_a && events_b <= n_b,
+      "Fisher's exact test: counts {} of {} and {} of {} are not a 2x2 table", events_a, n_a,
+      events_b, n_b);
+  // X_b ~ Hypergeometric(N = n_a + n_b runs, K events, n_b drawn): P(X_b = k) = C(K, k)
+  // C(N - K, n_b - k) / C(N, n_b), from log-gammas (exact to about 1e-14 at these sizes).
+  const int events = events_a + events_b;
+  const auto log_choose = [](int n, int k) {
+    return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
+  };
+  const double log_all = log_choose(n_a + n_b, n_b);
+  const int k_lo = std::max(0, events - n_a), hi = std::min(events, n_b);
+  FisherExact r;
+  r.p_more = r.p_less = 0;
+  for (int k = k_lo; k <= hi; ++k) {
+    const double p =
+        std::exp(log_choose(events, k) + log_choose(n_a + n_b - events, n_b - k) - log_all);
+    if (k >= events_b) r.p_more += p;
+    if (k <= events_b) r.p_less += p;
+  }
+  r.p_more = std::min(1.0, r.p_more);
+  r.p_less = std::min(1.0, r.p_less);
+  return r;
+}
+
 BootstrapResult PairedBootstrap(const std::vector<UtteranceErrors>& a,
                                 const std::vector<UtteranceErrors>& b,
                                 const BootstrapOptions& options) {

@@ -151,6 +151,16 @@ struct Interaction {
 Interaction CompareInteraction(const Arm& a1, const Arm& b1, const Arm& a2, const Arm& b2,
                                const CompareOptions& options);
 
+// Fisher's exact test on a 2x2 table of counts, one-sided both ways: `events_a` of `n_a` runs
+// of arm a (collapsed ones, say) against `events_b` of `n_b` of arm b. Given the margins, the
+// events of b are hypergeometric: p_more = P(X_b >= events_b) (b has more events than chance
+// would give it), p_less = P(X_b <= events_b). 5 of 5 against 0 of 5: p_more = 1 / C(10, 5) =
+// 1/252; 3 of 3 against 0 of 3: 1/20. Throws on a count outside 0 <= events <= n.
+struct FisherExact {
+  double p_more = 1, p_less = 1;
+};
+FisherExact FisherExactTest(int events_a, int n_a, int events_b, int n_b);
+
 // One test utterance's score under a system.
 struct UtteranceErrors {
   std::string id;

@@ -42,6 +42,7 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
       if (config.is_object() && config.contains("parallel") && config["parallel"].is_object()) {
         r.parallel = config["parallel"];
       }
+      if (config.is_object()) r.config = config;
       index[r.run_id] = runs.size();
       runs.push_back(std::move(r));
     }

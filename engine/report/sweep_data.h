@@ -34,6 +34,7 @@ struct ReportRun {
   std::vector<std::string> other_sweeps;     // the other sweeps it belongs to (reused runs)
   std::vector<EpochRecord> epochs;           // in epoch order
   nlohmann::json parallel = nlohmann::json::object();  // the run config's `parallel` section
+  nlohmann::json config = nlohmann::json::object();    // the whole run config (config_json)
 
   const std::string* Axis(const std::string& name) const;
 };
