@@ -219,8 +219,9 @@ EffectCriteria ReadEffect(const YAML::Node& n, size_t index, const Criteria& c, 
   }
   if (n["planned"]) {
     const nlohmann::json j = n["planned"].IsScalar() ? ScalarJson(n["planned"]) : nlohmann::json();
-    if (!j.is_number_integer() || j.get<int64_t>() < 1 || j.get<int64_t>() > 100000) {
-      p.Add(n["planned"], where, "planned", "expects a whole number of replicates, at least 1");
+    if (!j.is_number_integer() || j.get<int64_t>() < 0 || j.get<int64_t>() > 100000) {
+      p.Add(n["planned"], where, "planned",
+            "expects a whole number of replicates (0: an arm cut from the plan)");
     } else {
       e.planned = static_cast<int>(j.get<int64_t>());
     }

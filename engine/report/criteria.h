@@ -56,7 +56,7 @@ struct EffectCriteria {
   std::optional<double> paper_swb;
   CollapseSide side = CollapseSide::kMore;  // collapses: paper.direction
   std::optional<double> margin;             // the paper's points
-  int planned = 0;                          // 0: not given
+  int planned = -1;                         // -1: not given; 0: cut (not run by design)
   int line = 0;                             // of the effect in the file
 
   // The arms' selections: a, b (and a2, b2), each with `where`.

@@ -28,7 +28,12 @@ std::string Magnitude(double x) {
 }
 
 // Pending or no runs, with why.
-EffectVerdict NotTested(EffectVerdict v, const std::string& why) {
+EffectVerdict NotTested(EffectVerdict v, const std::string& why, int planned) {
+  if (planned == 0) {
+    v.verdict = Verdict::kNotRun;
+    v.why = "cut from the plan (planned 0): " + why;
+    return v;
+  }
   v.verdict = v.pending ? Verdict::kPending : Verdict::kNoRuns;
   v.why = why;
   return v;
@@ -37,7 +42,7 @@ EffectVerdict NotTested(EffectVerdict v, const std::string& why) {
 // Whether runs are still to come: fewer than `planned` ended, or without a plan, runs of the
 // arms not ended yet.
 bool RunsToCome(int ended, int planned, const std::vector<ArmCounts>& counts) {
-  if (planned > 0) return ended < planned;
+  if (planned >= 0) return ended < planned;
   return std::any_of(counts.begin(), counts.end(),
                      [](const ArmCounts& c) { return c.waiting > 0; });
 }
@@ -54,11 +59,13 @@ EffectVerdict JudgeCollapses(const EffectRule& rule, const EffectRuns& runs, Eff
   const ArmCounts& b = runs.counts[1];
   const int ended = std::min(a.ended, b.ended);
   v.pending = RunsToCome(ended, rule.planned, runs.counts);
-  if (!runs.missing.empty()) return NotTested(v, runs.missing);
+  if (!runs.missing.empty()) return NotTested(v, runs.missing, rule.planned);
   if (a.ended == 0 || b.ended == 0) {
-    return NotTested(v, fmt::format("{} in arm a, {} in arm b", Plural(a.ended, "run", "runs"),
-                                    Plural(b.ended, "run", "runs")) +
-                            " ended (each arm needs one)");
+    return NotTested(v,
+                     fmt::format("{} in arm a, {} in arm b", Plural(a.ended, "run", "runs"),
+                                 Plural(b.ended, "run", "runs")) +
+                         " ended (each arm needs one)",
+                     rule.planned);
   }
   const FisherExact f = FisherExactTest(a.collapsed, a.ended, b.collapsed, b.ended);
   v.p_more = f.p_more;
@@ -142,14 +149,14 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
   if (rule.kind == EffectKind::kCollapses) return JudgeCollapses(rule, runs, v);
 
   v.pending = RunsToCome(v.pairs, rule.planned, runs.counts);
-  if (!runs.missing.empty()) return NotTested(v, runs.missing);
+  if (!runs.missing.empty()) return NotTested(v, runs.missing, rule.planned);
   const int usable = v.pairs - v.left_out;
   if (usable < 2) {
     std::string why = v.pairs == 0 ? std::string("no complete pair")
                                    : fmt::format("{} without a collapsed run of {} (needs 2)",
                                                  Plural(usable, "pair", "pairs"), v.pairs);
     if (v.pending) why += "; " + PendingText(v.pairs, rule.planned, "pairs");
-    return NotTested(v, why);
+    return NotTested(v, why, rule.planned);
   }
 
   // The interval at `level` (its ends one-sided tests at alpha) and, from the same pairs at

@@ -20,7 +20,8 @@
 //               pairing unused: agrees when p < alpha on the paper's side, contradicted when p
 //               < alpha on the other, else inconclusive.
 // Fewer than 2 complete pairs without a collapsed run (collapses: an arm without an ended run):
-// `pending` while runs are to come, else `no runs`.
+// `pending` while runs are to come, `not run` for an arm cut from the plan (planned 0), else
+// `no runs`. A cut arm whose runs were made anyway is judged like any other, never pending.
 
 #include <limits>
 #include <optional>
@@ -39,12 +40,13 @@ inline constexpr EnumText<EffectKind> kEffectKindTexts[] = {{EffectKind::kDirect
                                                             {EffectKind::kCollapses, "collapses"}};
 MAVG_ENUM_TEXTS(EffectKind, kEffectKindTexts)
 
-enum class Verdict { kAgrees, kInconclusive, kContradicted, kPending, kNoRuns };
+enum class Verdict { kAgrees, kInconclusive, kContradicted, kPending, kNoRuns, kNotRun };
 inline constexpr EnumText<Verdict> kVerdictTexts[] = {{Verdict::kAgrees, "agrees"},
                                                       {Verdict::kInconclusive, "inconclusive"},
                                                       {Verdict::kContradicted, "contradicted"},
                                                       {Verdict::kPending, "pending"},
-                                                      {Verdict::kNoRuns, "no runs"}};
+                                                      {Verdict::kNoRuns, "no runs"},
+                                                      {Verdict::kNotRun, "not run"}};
 MAVG_ENUM_TEXTS(Verdict, kVerdictTexts)
 
 // The one-sided alpha of each end of the two-sided `level` interval, (1 - level) / 2, without
@@ -69,7 +71,7 @@ struct EffectRule {
   std::optional<double> effect;   // e; direction needs it, non-zero
   std::optional<double> margin;   // m > 0; small and equivalent need it
   CollapseSide side = CollapseSide::kMore;  // collapses
-  int planned = 0;                          // pairs planned; 0: not said
+  int planned = -1;  // pairs planned; -1: not said; 0: cut from the plan (not run by design)
 };
 
 // One arm's runs as the store has them, before pairing.

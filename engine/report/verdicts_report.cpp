@@ -154,7 +154,7 @@ json EffectJson(const VerdictsReport& r, const EffectReport& er) {
             {"scaled_margin", Scaled(r) ? OptionalOrNull(er.rule.margin) : json(nullptr)},
             {"pairs", v.pairs},
             {"replicates", er.runs.replicates},
-            {"planned", e.planned > 0 ? json(e.planned) : json(nullptr)},
+            {"planned", e.planned >= 0 ? json(e.planned) : json(nullptr)},
             {"pending", v.pending},
             {"left_out", v.left_out}};
   json collapsed = {{"n", v.pairs}};

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "engine/core/error.h"
@@ -172,6 +173,7 @@ TEST(Criteria, OneLineErrors) {
       {Good("    planned: 10", "    planned: ten"),
        "effect 't1-16': key 'planned': expects a whole"},
       {Good("    planned: 10", "    planned: 2.5"), "key 'planned'"},
+      {Good("    planned: 10", "    planned: -1"), "key 'planned': expects a whole"},
       {Good("    confirmatory: true\n    sweep: table1",
             "    confirmatory: yes please\n    sweep: "
             "table1"),
@@ -230,11 +232,35 @@ effects:
   EXPECT_DOUBLE_EQ(c.level, 0.95);
   ASSERT_EQ(c.effects.size(), 1u);
   EXPECT_TRUE(c.effects[0].paper.is_null());
-  EXPECT_EQ(c.effects[0].planned, 0);
+  EXPECT_EQ(c.effects[0].planned, -1);  // not said
   EXPECT_TRUE(c.effects[0].where.empty());
 }
 
 TEST(Criteria, MissingFile) { EXPECT_THROW(LoadCriteria("/nonexistent/criteria.yaml"), Error); }
+
+}  // namespace
+}  // namespace mavg
+
+namespace mavg {
+namespace {
+
+// The reproduction's own criteria (fixed before its runs) stay readable by the parser that
+// judges them: every effect's kind has what it needs, and the confirmatory family is the
+// paper's tables.
+TEST(Criteria, TheReproductionsFileParses) {
+  const std::filesystem::path path = std::filesystem::path(MAVG_TEST_FIXTURES) / ".." / ".." /
+                                     "sweeps" / "paper" / "criteria.yaml";
+  const Criteria c = LoadCriteria(path.string());
+  ASSERT_FALSE(c.effects.empty());
+  int confirmatory = 0;
+  for (const EffectCriteria& e : c.effects) {
+    confirmatory += e.confirmatory;
+    if (e.confirmatory) {
+      EXPECT_GT(e.planned, 0) << e.id;  // a confirmatory effect is run
+    }
+  }
+  EXPECT_GT(confirmatory, 0);
+}
 
 }  // namespace
 }  // namespace mavg

@@ -52,7 +52,7 @@ struct Case {
   Verdict expect;
   const char* why;  // a part of the why
   bool higher_is_better = false;
-  int planned = 0;
+  int planned = -1;  // not said
   bool pending = false;
 };
 
@@ -138,6 +138,11 @@ TEST(Verdict, TableOfCases) {
        true},
       {"no runs", K::kDirection, 0.1, kNo, D({}), V::kNoRuns, "no complete pair"},
       {"all planned ended", K::kDirection, 0.1, kNo, Three(0.3), V::kAgrees, "above 0", false, 3,
+       false},
+      // An arm cut from the plan (planned 0): `not run`, never pending; run anyway, judged.
+      {"cut from the plan", K::kDirection, 0.1, kNo, D({}), V::kNotRun, "cut from the plan", false,
+       0, false},
+      {"cut but run anyway", K::kDirection, 0.1, kNo, Three(0.3), V::kAgrees, "above 0", false, 0,
        false},
   };
   for (const Case& c : cases) {
