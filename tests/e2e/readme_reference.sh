@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's config reference is exactly what `mavg config reference` prints, and its Workflow
-# builds the data the quickstart sweep reads.
+# builds the data the quickstart sweep reads, and its reproduction summary is the page's verdicts
+# block, word for word.
 source "$(dirname "$0")/lib.bash"
 sed -n '/<!-- config-reference:begin -->/,/<!-- config-reference:end -->/p' \
   "$MAVG_SOURCE_DIR/README.md" | sed '1d;$d' > readme.md
@@ -24,4 +25,17 @@ swept=$(printf '%s\n' "$workflow" | grep -n -- "mavg sweep run  *sweeps/quicksta
 [ -n "$swept" ] && [ "$built" -lt "$swept" ] || fail "README Workflow: the corpus is built after the quickstart sweep runs"
 grep -q -- "\"\$mavg\" $build\( \|$\)" "$MAVG_SOURCE_DIR/scripts/quickstart.sh" || fail "scripts/quickstart.sh does not build $corpus with --size small"
 grep -q -- "^#   mavg $build\( \|$\)" "$spec" || fail "quickstart.yaml's comment does not say 'mavg $build'"
+# The README's reproduction summary is docs/reproduction.md's verdicts block (analysis/reproduction.py
+# copies it there each time it writes the page); a page from before the block leaves the placeholder.
+sed -n '/^<!-- reproduction-summary:begin/,/^<!-- reproduction-summary:end -->/p' \
+  "$MAVG_SOURCE_DIR/README.md" | sed '1d;$d' > summary.md
+[ -s summary.md ] || fail "README has no reproduction-summary block"
+if grep -q '^<!-- verdicts:begin -->$' "$MAVG_SOURCE_DIR/docs/reproduction.md"; then
+  sed -n '/^<!-- verdicts:begin -->$/,/^<!-- verdicts:end -->$/p' "$MAVG_SOURCE_DIR/docs/reproduction.md" |
+    sed '1d;$d' | sed 's|](reproduction/|](docs/reproduction/|g' > verdicts.md
+  diff -u verdicts.md summary.md ||
+    fail "README's reproduction summary is not docs/reproduction.md's verdicts block: rewrite the page (scripts/reproduce.sh --report)"
+else
+  grep -q '^(none yet: ' summary.md || fail "README has a reproduction summary the page does not: $(cat summary.md)"
+fi
 echo PASS
