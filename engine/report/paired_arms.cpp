@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/core/error.h"
+#include "engine/records/run_result.h"
 
 namespace mavg {
 namespace {
@@ -148,6 +149,7 @@ ArmOutcomes OutcomesByReplicate(const std::vector<const ReportRun*>& runs,
         } else {
           ++out.counts.ended;
           out.ended[r->replicate] = {it->second, false};
+          out.runs[r->replicate] = r;
         }
         break;
       }
@@ -156,6 +158,7 @@ ArmOutcomes OutcomesByReplicate(const std::vector<const ReportRun*>& runs,
         ++out.counts.ended;
         ++out.counts.collapsed;
         out.ended[r->replicate] = {0, true};
+        out.runs[r->replicate] = r;
         break;
       case RunState::kFailed:
         ++out.counts.unusable;
@@ -182,7 +185,33 @@ EffectRuns PairByReplicate(const std::vector<ArmOutcomes>& arms) {
     });
     if (!complete) continue;
     out.replicates.push_back(replicate);
-    for (size_t k = 0; k < arms.size(); ++k) out.arms[k].push_back(arms[k].ended.at(replicate));
+    const ReportRun* first = nullptr;
+    for (size_t k = 0; k < arms.size(); ++k) {
+      out.arms[k].push_back(arms[k].ended.at(replicate));
+      const auto run = arms[k].runs.find(replicate);
+      if (run == arms[k].runs.end() || run->second == nullptr) continue;
+      const ReportRun& r = *run->second;
+      const auto text = [&r](const std::string& key) {
+        const auto t = r.texts.find(key);
+        return t == r.texts.end() ? std::string() : t->second;
+      };
+      if (const std::string b = text(BuildKey(&BuildInfo::code_version)); !b.empty()) {
+        out.builds.insert(b);
+      }
+      if (const std::string k2 = text(ResultKey(&RunResult::blas_kernels)); !k2.empty()) {
+        out.kernels.insert(k2);
+      }
+      if (first == nullptr) {
+        first = &r;
+      } else {
+        const nlohmann::json& s0 = first->config.contains("seed") ? first->config["seed"] : nullptr;
+        const nlohmann::json& s1 = r.config.contains("seed") ? r.config["seed"] : nullptr;
+        MAVG_CHECK(s0 == s1,
+                   "replicate {}: runs {} (seed {}) and {} (seed {}) do not share a seed: arms "
+                   "are paired by replicate, and a pair must be trained from one seed",
+                   replicate, first->run_id, s0.dump(), r.run_id, s1.dump());
+      }
+    }
   }
   return out;
 }

@@ -40,7 +40,8 @@ std::vector<const ReportRun*> MatchRuns(const std::string& sweep,
 
 // One arm's runs by replicate, and their counts.
 struct ArmOutcomes {
-  std::map<int, ArmValue> ended;  // replicate -> the metric's value, or collapsed
+  std::map<int, ArmValue> ended;         // replicate -> the metric's value, or collapsed
+  std::map<int, const ReportRun*> runs;  // replicate -> its ended run (not owned)
   ArmCounts counts;
 };
 // Throws when two runs share a replicate (an axis the selection leaves free varies), naming
@@ -48,7 +49,10 @@ struct ArmOutcomes {
 ArmOutcomes OutcomesByReplicate(const std::vector<const ReportRun*>& runs,
                                 const std::string& metric, const std::string& what);
 
-// The replicates every arm has ended, ascending, and each arm's outcome there.
+// The replicates every arm has ended, ascending, and each arm's outcome there; the builds (code
+// versions) and GEMM kernel families of the paired runs. Throws when the runs of one pair were
+// not trained from the same seed (naming both runs): a replicate index alone does not make a
+// pair (a sweep with a seed of its own numbers its replicates alike).
 EffectRuns PairByReplicate(const std::vector<ArmOutcomes>& arms);
 
 // Each sweep's runs, read from the store once.

@@ -77,12 +77,15 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     }
   }
   {
-    // The CPU each run's build recorded (timings from different CPUs do not compare).
-    auto s = db.Prepare(
-        "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
-        "WHERE sr.sweep = ? AND e.key = ?");
-    s.Bind(1, sweep).Bind(2, BuildKey(&BuildInfo::cpu));
-    while (s.Step()) runs[index.at(s.Text(0))].texts[BuildKey(&BuildInfo::cpu)] = s.Text(1);
+    // The CPU each run's build recorded (timings from different CPUs do not compare), and the
+    // build's code version (paired runs of two builds may differ by the build).
+    for (const std::string& key : {BuildKey(&BuildInfo::cpu), BuildKey(&BuildInfo::code_version)}) {
+      auto s = db.Prepare(
+          "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
+          "WHERE sr.sweep = ? AND e.key = ?");
+      s.Bind(1, sweep).Bind(2, key);
+      while (s.Step()) runs[index.at(s.Text(0))].texts[key] = s.Text(1);
+    }
   }
   {
     // Runs this sweep shares with others (a run reused from an earlier sweep).

@@ -39,10 +39,38 @@ EffectVerdict NotTested(EffectVerdict v, const std::string& why, int planned) {
   return v;
 }
 
-// Whether runs are still to come: fewer than `planned` ended, or without a plan, runs of the
-// arms not ended yet.
+// Pairs with a collapsed run that tells against the effect's claim (see JudgeEffect).
+int CollapsesAgainstClaim(const EffectRule& rule, const EffectRuns& runs) {
+  int n = 0;
+  for (size_t i = 0; i < runs.arms[0].size(); ++i) {
+    const bool a = runs.arms[0][i].collapsed, b = runs.arms[1][i].collapsed;
+    bool against = false;
+    if (runs.arms.size() > 2) {
+      against = a || b || runs.arms[2][i].collapsed || runs.arms[3][i].collapsed;
+    } else if (rule.kind == EffectKind::kSmall) {
+      against = b && !a;
+    } else if (rule.kind == EffectKind::kEquivalent) {
+      against = a != b;
+    } else if (rule.kind == EffectKind::kDirection && rule.effect) {
+      // The paper's better arm: b where e points toward better (lower, or higher when higher
+      // is better), else a.
+      const bool b_better = (*rule.effect < 0) != rule.higher_is_better;
+      against = b_better ? (b && !a) : (a && !b);
+    }
+    n += against;
+  }
+  return n;
+}
+
+// Whether runs are still to come: fewer than `planned` ended (less the replicates an arm lost
+// for good: a failed run, or one without the metric, is kept by `sweep run`), or without a
+// plan, runs of the arms not ended yet.
 bool RunsToCome(int ended, int planned, const std::vector<ArmCounts>& counts) {
-  if (planned >= 0) return ended < planned;
+  if (planned >= 0) {
+    int lost = 0;
+    for (const ArmCounts& c : counts) lost = std::max(lost, c.unusable);
+    return ended + lost < planned;
+  }
   return std::any_of(counts.begin(), counts.end(),
                      [](const ArmCounts& c) { return c.waiting > 0; });
 }
@@ -264,13 +292,18 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
       if (-m < low && high < m) {
         v.verdict = Verdict::kAgrees;
         v.why = fmt::format("{} within +-{}", ci, pm);
-      } else if (low > m || high < -m) {
+      } else if (low > std::max(m, rule.effect.value_or(m)) ||
+                 high < std::min(-m, rule.effect.value_or(-m))) {
+        // Outside the margin and beyond the paper's own difference, on the far side of it.
         v.verdict = Verdict::kContradicted;
         v.why = fmt::format("{} {} {}", ci, low > m ? "above" : "below",
                             SignedNumber(low > m ? m : -m));
+        if (rule.effect) v.why += fmt::format(" and the paper's {}", SignedNumber(*rule.effect));
       } else {
         v.verdict = Verdict::kInconclusive;
-        v.why = fmt::format("{} crosses +-{}", ci, pm);
+        v.why = low > m || high < -m ? fmt::format("{} outside +-{} but holds the paper's {}", ci,
+                                                   pm, SignedNumber(rule.effect.value_or(0)))
+                                     : fmt::format("{} crosses +-{}", ci, pm);
         if (v.smallest_margin >= m) {
           v.why += fmt::format("; margin out of reach (these pairs can show +-{} at best)",
                                Magnitude(v.smallest_margin));
@@ -282,6 +315,23 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
       break;
   }
   v.why += left_out;
+  // A collapse is the worst outcome, not a missing value: a pair whose collapse goes against
+  // the claim (small: b collapsed, not a; equivalent: one of the two; direction: the arm the
+  // paper says is better; an interaction: any) forbids `agrees` on the pairs left (their one
+  // p does not stand for the claim then).
+  const int against = CollapsesAgainstClaim(rule, runs);
+  if (against > 0 && v.verdict == Verdict::kAgrees) {
+    v.verdict = Verdict::kInconclusive;
+    v.p_one_sided = EffectVerdict::kNotComputed;
+    v.why +=
+        fmt::format("; not agrees: {} against the claim", Plural(against, "collapse", "collapses"));
+  }
+  if (runs.builds.size() > 1 || runs.kernels.size() > 1) {
+    v.why += fmt::format(
+        "; the pairs ran on {} and {}",
+        Plural(static_cast<int>(runs.builds.size()), "build", "builds"),
+        Plural(static_cast<int>(runs.kernels.size()), "kernel family", "kernel families"));
+  }
   return v;
 }
 
@@ -310,7 +360,7 @@ Multiplicity SummarizeMultiplicity(const std::vector<EffectVerdict>& verdicts,
   for (size_t i = 0; i < verdicts.size(); ++i) {
     const EffectVerdict& v = verdicts[i];
     if (!Tested(v.verdict)) {
-      ++m.untested;
+      m.untested += v.verdict != Verdict::kNotRun;  // an arm cut from the plan is not to come
       continue;
     }
     if (!confirmatory[i]) {

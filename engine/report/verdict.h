@@ -25,6 +25,7 @@
 
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,9 @@ struct EffectRuns {
   std::vector<Arm> arms;
   std::vector<int> replicates;
   std::vector<ArmCounts> counts;  // [arm], every run of it, paired or not
+  // The paired runs' builds (code versions) and GEMM kernel families, where recorded: more
+  // than one of either and a difference may be the build's.
+  std::set<std::string> builds, kernels;
   // Why an arm has no run at all (e.g. "no run of sweep t1 has parallel.workers=7"); empty
   // otherwise. The verdict is then `no runs` (or `pending`) with this as its why.
   std::string missing;
@@ -132,7 +136,7 @@ std::vector<bool> HolmRejections(const std::vector<double>& p, double alpha);
 // one-sided without correction, and how many confirmatory ones agree after Holm.
 struct Multiplicity {
   int confirmatory = 0, exploratory = 0;  // tested (agrees, inconclusive, contradicted)
-  int untested = 0;                       // pending or no runs
+  int untested = 0;                       // pending or no runs (not: not run, cut from the plan)
   double alpha = 0.025;
   int agrees = 0;       // confirmatory effects that agree, uncorrected
   int holm_agrees = 0;  // of them, those Holm rejects over the confirmatory family

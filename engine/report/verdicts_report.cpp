@@ -156,7 +156,9 @@ json EffectJson(const VerdictsReport& r, const EffectReport& er) {
             {"replicates", er.runs.replicates},
             {"planned", e.planned >= 0 ? json(e.planned) : json(nullptr)},
             {"pending", v.pending},
-            {"left_out", v.left_out}};
+            {"left_out", v.left_out},
+            {"builds", er.runs.builds},
+            {"kernels", er.runs.kernels}};
   json collapsed = {{"n", v.pairs}};
   json arms = json::object(), runs = json::object();
   for (size_t k = 0; k < names.size(); ++k) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "engine/core/error.h"
 #include "engine/report/criteria.h"
@@ -162,6 +164,28 @@ TEST(PairedArms, FourArmsShareTheirReplicates) {
   ASSERT_EQ(runs.arms.size(), 4u);
   EXPECT_DOUBLE_EQ(runs.arms[2][0].value, 6.0);
   EXPECT_TRUE(runs.arms[3][0].collapsed);
+}
+
+// A pair is one seed: runs of one replicate index trained from different seeds (e.g. a sweep
+// with a seed of its own) are refused, naming both; builds and kernels are collected.
+TEST(PairedArms, APairSharesItsSeedAndSaysItsBuilds) {
+  ReportRun r0, r1;
+  r0.run_id = "aaaa", r1.run_id = "bbbb";
+  r0.config = {{"seed", 777}}, r1.config = {{"seed", 777}};
+  r0.texts["build.code_version"] = "v1", r1.texts["build.code_version"] = "v2";
+  ArmOutcomes a, b;
+  a.ended[0] = {1.0, false}, a.runs[0] = &r0;
+  b.ended[0] = {2.0, false}, b.runs[0] = &r1;
+  const EffectRuns runs = PairByReplicate({a, b});
+  EXPECT_EQ(runs.builds, (std::set<std::string>{"v1", "v2"}));
+  r1.config["seed"] = 778;
+  try {
+    PairByReplicate({a, b});
+    FAIL() << "paired runs of two seeds were accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("aaaa (seed 777) and bbbb (seed 778)"), std::string::npos) << what;
+  }
 }
 
 // A criteria file on a store: the baseline's scale, the paired verdicts and the JSON keys.

@@ -56,6 +56,18 @@ struct Case {
   bool pending = false;
 };
 
+// A replicate an arm lost for good (a failed run, kept by `sweep run`) is not waited for.
+TEST(Verdict, PendingLeavesOutReplicatesLostForGood) {
+  EffectRule rule;
+  rule.kind = EffectKind::kDirection;
+  rule.effect = 0.1;
+  rule.planned = 4;
+  EffectRuns runs = Pairs(Three(0.3));
+  EXPECT_TRUE(JudgeEffect(rule, runs).pending);
+  ++runs.counts[1].unusable;
+  EXPECT_FALSE(JudgeEffect(rule, runs).pending);
+}
+
 TEST(Verdict, TableOfCases) {
   const std::optional<double> kNo;  // no paper effect, or no margin
   using K = EffectKind;
@@ -139,6 +151,18 @@ TEST(Verdict, TableOfCases) {
       {"no runs", K::kDirection, 0.1, kNo, D({}), V::kNoRuns, "no complete pair"},
       {"all planned ended", K::kDirection, 0.1, kNo, Three(0.3), V::kAgrees, "above 0", false, 3,
        false},
+      // A collapse against the claim forbids `agrees` (the pairs left would agree).
+      {"small: b collapsed", K::kSmall, kNo, 0.3, D({0.0, 0.01, -0.01, kCollapsedPair}),
+       V::kInconclusive, "not agrees: 1 collapse against the claim"},
+      {"equivalent: one arm collapsed", K::kEquivalent, kNo, 0.3,
+       D({0.0, 0.01, -0.01, kCollapsedPair}), V::kInconclusive, "against the claim"},
+      {"direction: the better arm collapsed", K::kDirection, -0.1, kNo,
+       D({-0.3, -0.4, -0.2, kCollapsedPair}), V::kInconclusive, "against the claim"},
+      // Equivalent: contradicted only beyond the margin and the paper's own difference.
+      {"equivalent: beyond the margin, short of the paper's", K::kEquivalent, 0.5, 0.3,
+       Three(0.3 + kHalf + 0.05), V::kInconclusive, "outside +-0.30 but holds the paper's +0.50"},
+      {"equivalent: beyond the paper's too", K::kEquivalent, 0.5, 0.3, Three(0.5 + kHalf + 0.01),
+       V::kContradicted, "and the paper's +0.50"},
       // An arm cut from the plan (planned 0): `not run`, never pending; run anyway, judged.
       {"cut from the plan", K::kDirection, 0.1, kNo, D({}), V::kNotRun, "cut from the plan", false,
        0, false},
