@@ -119,17 +119,19 @@ void ThreadPool::Adapt(std::chrono::steady_clock::time_point start, double waite
   wait_s_ += waited;
   window_waited_s_ += waited;
   // Both ends of a window are read at the end of a job, so that the window's wall time and the
-  // thread's clocks cover the same span.
+  // thread's clocks cover the same span; only there (a read of the kernel's counters is a few
+  // system calls, which a small network's jobs, tens of microseconds each, cannot afford).
+  const bool starting = window_start_ == std::chrono::steady_clock::time_point{};
+  if (!starting && end - window_start_ < kAdaptWindow) return;
   const std::optional<double> queued = ThisThreadRunQueueSeconds();
   const double cpu = queued ? 0.0 : ThreadCpuSeconds();
-  if (window_start_ == std::chrono::steady_clock::time_point{}) {
+  if (starting) {
     window_start_ = end;
     window_clock_s_ = queued.value_or(cpu);
     window_waited_s_ = 0.0;
     return;
   }
   const double wall = std::chrono::duration<double>(end - window_start_).count();
-  if (end - window_start_ < kAdaptWindow) return;
   // Over the window, the share of the wall time the calling thread was ready to run but had no
   // core (the kernel's run-queue delay): ~0 alone on its cores; large where the OS shares them
   // with other work, and this pool's helpers then only add threads that compete for them. Run
