@@ -8,11 +8,10 @@
 // time: its times then measure the sharing, not the run. CPU use alone cannot say it: it is
 // also low where the work is too small to spread over the threads (a 64-unit network on 2
 // threads uses 0.50 of them on a quiet machine). Measured (scripts/bench/contention.sh, the
-// quickstart's network, 2 cores, two compiles running beside it): 1 thread waited 0 % of the
-// time with no busy loop, 2 % beside one (it keeps a core: not slowed), 67 % beside two;
-// 2 threads 4 %, 20 % and 40 %. Where the kernel keeps no run-queue delay, CPU use below
-// kContendedCpuUse decides instead. Contended epochs are flagged in the log, their record
-// (epoch_row.h) and every report that shows their times.
+// quickstart's network, 2 cores): 1 thread waited 0 % of the time with no busy loop, 1 % beside
+// one (it keeps a core: not slowed), 32 % beside two; 2 threads 1 %, 6 % and 19 %. Where the kernel
+// keeps no run-queue delay, CPU use below kContendedCpuUse decides instead. Contended epochs are
+// flagged in the log, their record (epoch_row.h) and every report that shows their times.
 
 #include <optional>
 

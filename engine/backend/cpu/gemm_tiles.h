@@ -15,9 +15,9 @@
 // tie) into at most kMaxGemmTiles pieces of at least kMinGemmTileFlops, each a multiple of 64
 // rows or columns and at least kMinGemmTileRows rows or kMinGemmTileCols columns; the shorter
 // side stays whole. Chosen by measuring training steps (mavg bench train, against the build
-// that called OpenBLAS on whole products; Xeon, SkylakeX kernels, 2 cores): 4 tiles cost up to 4 %
-// of the step on one thread, 1-12 % on two for 512-unit layers and up, 32 % for a 2 x 256
-// network (scripts/bench/determinism.sh; the small networks' output layers, below
+// that called OpenBLAS on whole products; Xeon, SkylakeX kernels, 2 cores): 4 tiles cost 0-10 %
+// of the step on one thread, 0-15 % on two for 512-unit layers and up, up to 30 % for a 2 x 256
+// network (scripts/bench/determinism.sh, on a noisy host; the small networks' output layers, below
 // kMinGemmTileFlops, stay whole and serial); 8 or 16 tiles, or both sides cut, cost 15-25 % on
 // the paper's network (tiles under ~512 columns re-pack a 2 MB operand each). The cap also caps
 // one worker's GEMMs at 4 threads: more cores are used by more workers (simulated workers
