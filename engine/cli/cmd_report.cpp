@@ -9,6 +9,7 @@
 #include "engine/cli/commands.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
+#include "engine/core/words.h"
 #include "engine/decode/score.h"
 #include "engine/report/criteria.h"
 #include "engine/report/html_page.h"
@@ -74,18 +75,12 @@ bool IsSelection(const std::string& arm) { return arm.find('=') != std::string::
 
 Selection ParseSelection(const std::string& text, const std::string& flag) {
   Selection out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    std::string item = text.substr(start, comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
+  for (const std::string& item : SplitTrimmed(text)) {
     const size_t eq = item.find('=');
     MAVG_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < item.size(),
                "{} '{}': expected AXIS=VALUE[,AXIS=VALUE] (with a sweep, an arm selects runs)",
                flag, text);
     out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    start = comma + 1;
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/core/error.h"
 
 namespace mavg {
@@ -141,6 +143,21 @@ std::string SbatchWord(std::string_view s) {
   for (const char c : s) {
     if (c == ' ' || c == '\\' || c == '"' || c == '\'' || c == '#') out += '\\';
     out += c;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitTrimmed(std::string_view list, char separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(separator, start), list.size());
+    std::string_view item = list.substr(start, end - start);
+    const size_t a = item.find_first_not_of(" \t");
+    item = a == std::string_view::npos ? std::string_view() : item.substr(a);
+    item = item.substr(0, item.find_last_not_of(" \t") + 1);
+    out.emplace_back(item);
+    start = end + 1;
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mavg {
 
@@ -36,6 +37,10 @@ void CheckExistingName(std::string_view what, std::string_view name);
 bool HasControlCharacter(std::string_view s);
 // Throws "<what> '<value>' holds a control character (<which>), which ..." if it does.
 void CheckNoControlCharacter(std::string_view what, std::string_view value);
+
+// "a, b,,c " -> {"a", "b", "", "c"}: `list` split at `separator`, each item's blanks (spaces and
+// tabs) at either end taken off; empty items are kept (the caller decides what one means).
+std::vector<std::string> SplitTrimmed(std::string_view list, char separator = ',');
 
 // One bash word: single-quoted ('...' with ' written as '\'').
 std::string ShellWord(std::string_view s);

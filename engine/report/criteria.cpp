@@ -10,6 +10,7 @@
 #include "engine/core/files.h"
 #include "engine/core/nearest.h"
 #include "engine/core/yaml.h"
+#include "engine/report/render.h"
 
 namespace mavg {
 namespace {
@@ -22,12 +23,6 @@ const std::vector<std::string> kEffectKeys = {"id",    "table",   "claim", "kind
                                               "a2",    "b2",      "paper", "margin", "planned"};
 const std::vector<std::string> kPaperKeys = {"swb", "ch", "direction", "a", "b"};
 const std::vector<std::string> kBaselineKeys = {"sweep", "where"};
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 // Collects problems, each "line N: [effect 'ID': ]key 'K': what".
 class Problems {
@@ -76,7 +71,7 @@ void CheckKeys(const YAML::Node& map, const std::vector<std::string>& valid,
     if (std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
     p.Add(item.first, where, prefix + key,
           fmt::format("unknown (did you mean '{}'? keys: {})", Nearest(key, valid),
-                      JoinNames(valid)));
+                      report::Join(valid)));
   }
 }
 

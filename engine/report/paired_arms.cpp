@@ -10,6 +10,7 @@
 
 #include "engine/core/error.h"
 #include "engine/records/run_result.h"
+#include "engine/report/render.h"
 
 namespace mavg {
 namespace {
@@ -46,12 +47,6 @@ std::optional<std::string> RunValue(const ReportRun& r, const std::string& key) 
   if (node->is_string()) return node->get<std::string>();
   if (node->is_object() || node->is_array()) return std::nullopt;  // not one value
   return node->dump();
-}
-
-std::string Join(const std::set<std::string>& values) {
-  std::string out;
-  for (const std::string& v : values) out += (out.empty() ? "" : ", ") + v;
-  return out;
 }
 
 // An axis whose values differ between these runs, with its values; empty when none does.
@@ -94,7 +89,7 @@ std::vector<const ReportRun*> MatchRuns(const std::string& sweep,
       for (const auto& [axis, v] : r.axes) axes.insert(axis);
     }
     MAVG_FAIL("no run of sweep {} has the key '{}' (its axes: {})", sweep, key,
-              axes.empty() ? std::string("none") : Join(axes));
+              axes.empty() ? std::string("none") : report::Join({axes.begin(), axes.end()}));
   }
   std::vector<const ReportRun*> out;
   for (const ReportRun& r : runs) {
@@ -117,7 +112,7 @@ std::vector<const ReportRun*> MatchRuns(const std::string& sweep,
       }
       if (!found) {
         *missing = fmt::format("no run of sweep {} has {}={} (its values: {})", sweep, key, value,
-                               Join(have));
+                               report::Join({have.begin(), have.end()}));
         return out;
       }
     }
@@ -135,7 +130,7 @@ ArmOutcomes OutcomesByReplicate(const std::vector<const ReportRun*>& runs,
     if (rs.size() < 2) continue;
     const auto [axis, values] = VaryingAxis(rs);
     MAVG_CHECK(axis.empty(), "{}: {} runs of replicate {} ({} varies: {}): give its value too",
-               what, rs.size(), replicate, axis, Join(values));
+               what, rs.size(), replicate, axis, report::Join({values.begin(), values.end()}));
     MAVG_FAIL("{}: {} runs of replicate {} ({} and {})", what, rs.size(), replicate, rs[0]->run_id,
               rs[1]->run_id);
   }

@@ -109,6 +109,8 @@ int FewestSeeds(double sd, double target, double q1, double q2) {
 }
 
 // The spread of the per-seed values behind a paired difference.
+}  // namespace
+
 double SeedSd(const TDifference& d) { return d.se * std::sqrt(static_cast<double>(d.n)); }
 
 // P(T >= x / se) with T ~ t(df), se > 0.
@@ -139,6 +141,8 @@ std::optional<Equivalence> Tost(const TDifference& d, const CompareOptions& o) {
   }
   return e;
 }
+
+namespace {
 
 // Decimals equal on paper differ in binary in their last bits (7.52 - 7.41 against 6.11 -
 // 6.00): a difference below 1e-9 of the values' size is rounding, not a difference.

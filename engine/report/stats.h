@@ -125,6 +125,12 @@ struct CompareOptions {
   bool higher_is_better = false;  // which side a collapsed run lies on (WER: lower is better)
 };
 
+// The standard deviation of the per-seed differences behind a paired difference, se sqrt(n).
+double SeedSd(const TDifference& d);
+// Two one-sided tests of `d` against options.margin at alpha = 1 - options.level (nullopt
+// without a margin or a t part): what Compare puts in Comparison::equivalence.
+std::optional<Equivalence> Tost(const TDifference& d, const CompareOptions& options);
+
 struct Comparison {
   ArmSummary a, b;
   TDifference diff;                        // NaN parts when too few values remain

@@ -9,11 +9,18 @@
 #include "engine/core/error.h"
 
 namespace mavg {
-namespace {
-
 using nlohmann::json;
 
 json NumberOrNull(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+json ArmJson(const ArmSummary& s) {
+  return {{"n", s.n},
+          {"collapsed", s.collapsed},
+          {"mean", NumberOrNull(s.mean)},
+          {"sd", NumberOrNull(s.sd)}};
+}
+
+namespace {
 
 // 4 significant digits, "n/a" for what could not be computed.
 std::string Fmt(double x) {
@@ -24,13 +31,6 @@ std::string Fmt(double x) {
 }
 
 std::string LevelText(double level) { return fmt::format("{:g} %", 100 * level); }
-
-json ArmJson(const ArmSummary& s) {
-  return {{"n", s.n},
-          {"collapsed", s.collapsed},
-          {"mean", NumberOrNull(s.mean)},
-          {"sd", NumberOrNull(s.sd)}};
-}
 
 // A seed count: null when it could not be computed (0).
 json SeedsJson(int seeds) { return seeds > 0 ? json(seeds) : json(nullptr); }

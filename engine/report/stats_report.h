@@ -15,6 +15,11 @@ namespace mavg {
 // Throws naming `flag` on an empty list or item, or an item that is not a finite number.
 Arm ParseArm(const std::string& text, const std::string& flag);
 
+// A number, or null where it could not be computed (NaN, infinite).
+nlohmann::json NumberOrNull(double x);
+// An arm's summary: n, collapsed, mean, sd.
+nlohmann::json ArmJson(const ArmSummary& s);
+
 nlohmann::json ComparisonJson(const Comparison& c, const CompareOptions& options);
 nlohmann::json InteractionJson(const Interaction& r, const CompareOptions& options);
 nlohmann::json BootstrapJson(const BootstrapResult& r, const BootstrapOptions& options);

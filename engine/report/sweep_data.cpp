@@ -25,7 +25,8 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
   std::map<std::string, size_t> index;
   {
     auto s = db.Prepare(
-        "SELECT sr.run_id, r.status, r.reason, sr.replicate, sr.axes_json, r.config_json FROM "
+        "SELECT sr.run_id, r.status, r.reason, sr.replicate, sr.axes_json, r.config_json, "
+        "r.code_version FROM "
         "sweep_runs sr JOIN runs r ON r.run_id = sr.run_id WHERE sr.sweep = ? ORDER BY "
         "sr.position");
     s.Bind(1, sweep);
@@ -43,6 +44,8 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
         r.parallel = config["parallel"];
       }
       if (config.is_object()) r.config = config;
+      // The build that made the run, as the store keeps it (set when the run settled).
+      if (!s.Text(6).empty()) r.texts[BuildKey(&BuildInfo::code_version)] = s.Text(6);
       index[r.run_id] = runs.size();
       runs.push_back(std::move(r));
     }
@@ -77,15 +80,12 @@ std::vector<ReportRun> LoadSweepRuns(Store& store, const std::string& sweep) {
     }
   }
   {
-    // The CPU each run's build recorded (timings from different CPUs do not compare), and the
-    // build's code version (paired runs of two builds may differ by the build).
-    for (const std::string& key : {BuildKey(&BuildInfo::cpu), BuildKey(&BuildInfo::code_version)}) {
-      auto s = db.Prepare(
-          "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
-          "WHERE sr.sweep = ? AND e.key = ?");
-      s.Bind(1, sweep).Bind(2, key);
-      while (s.Step()) runs[index.at(s.Text(0))].texts[key] = s.Text(1);
-    }
+    // The CPU each run's build recorded (timings from different CPUs do not compare).
+    auto s = db.Prepare(
+        "SELECT e.run_id, e.value FROM env e JOIN sweep_runs sr ON sr.run_id = e.run_id "
+        "WHERE sr.sweep = ? AND e.key = ?");
+    s.Bind(1, sweep).Bind(2, BuildKey(&BuildInfo::cpu));
+    while (s.Step()) runs[index.at(s.Text(0))].texts[BuildKey(&BuildInfo::cpu)] = s.Text(1);
   }
   {
     // Runs this sweep shares with others (a run reused from an earlier sweep).

@@ -10,6 +10,7 @@
 #include "engine/core/error.h"
 #include "engine/core/json.h"
 #include "engine/core/logging.h"
+#include "engine/core/words.h"
 #include "engine/records/epoch_row.h"
 #include "engine/records/run_result.h"
 #include "engine/report/render.h"
@@ -60,16 +61,8 @@ namespace {
 
 // "a,b, c" -> {a, b, c}.
 std::vector<std::string> SplitAxes(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    std::string a = list.substr(start, comma - start);
-    a.erase(0, a.find_first_not_of(' '));
-    a.erase(a.find_last_not_of(' ') + 1);
-    if (!a.empty()) out.push_back(a);
-    start = comma + 1;
-  }
+  std::vector<std::string> out = SplitTrimmed(list);
+  out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
   return out;
 }
 

@@ -199,18 +199,16 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
   CompareOptions one_sided = at_level;
   one_sided.level = 1 - alpha;
   one_sided.margin = rule.margin ? *rule.margin : 1.0;  // direction: no margin, none read
-  TDifference d;
-  std::optional<Equivalence> eq;
-  if (runs.arms.size() == 2) {
-    d = Compare(runs.arms[0], runs.arms[1], at_level).diff;
-    eq = Compare(runs.arms[0], runs.arms[1], one_sided).equivalence;
-  } else {
-    d = CompareInteraction(runs.arms[0], runs.arms[1], runs.arms[2], runs.arms[3], at_level).diff;
-    eq = CompareInteraction(runs.arms[0], runs.arms[1], runs.arms[2], runs.arms[3], one_sided)
-             .equivalence;
-  }
+  // (Only the equivalence tests depend on the level beyond the interval: one comparison, and
+  // its difference tested at the one-sided level.)
+  const TDifference d =
+      runs.arms.size() == 2
+          ? Compare(runs.arms[0], runs.arms[1], at_level).diff
+          : CompareInteraction(runs.arms[0], runs.arms[1], runs.arms[2], runs.arms[3], at_level)
+                .diff;
+  const std::optional<Equivalence> eq = Tost(d, one_sided);
   v.estimate = d.estimate;
-  v.sd = d.se * std::sqrt(static_cast<double>(d.n));
+  v.sd = SeedSd(d);
   const std::string left_out = v.left_out > 0 ? fmt::format("; {} with a collapsed run left out",
                                                             Plural(v.left_out, "pair", "pairs"))
                                               : "";

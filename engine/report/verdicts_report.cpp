@@ -5,13 +5,13 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/report/stats_report.h"
 
 namespace mavg {
 namespace {
 
 using nlohmann::json;
 
-json FiniteOrNull(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 json OptionalOrNull(const std::optional<double>& x) {
   return x && std::isfinite(*x) ? json(*x) : json(nullptr);
 }
@@ -122,13 +122,6 @@ std::string HeaderLine(const VerdictsReport& r) {
       c.higher_is_better ? "higher" : "lower", 100 * c.level, 100 * OneSidedAlpha(c.level));
 }
 
-json ArmSummaryJson(const ArmSummary& s) {
-  return {{"n", s.n},
-          {"collapsed", s.collapsed},
-          {"mean", FiniteOrNull(s.mean)},
-          {"sd", FiniteOrNull(s.sd)}};
-}
-
 json CountsJson(const ArmCounts& c) {
   return {{"runs", c.runs},
           {"ended", c.ended},
@@ -166,24 +159,24 @@ json EffectJson(const VerdictsReport& r, const EffectReport& er) {
       collapsed[names[k]] = er.runs.counts[k].collapsed;
       runs[names[k]] = CountsJson(er.runs.counts[k]);
     }
-    if (k < v.arms.size()) arms[names[k]] = ArmSummaryJson(v.arms[k]);
+    if (k < v.arms.size()) arms[names[k]] = ArmJson(v.arms[k]);
   }
   j["collapsed"] = collapsed;
   j["arms"] = arms;
   j["runs"] = runs;
   if (e.kind == EffectKind::kCollapses) {
     j["diff"] = nullptr;
-    j["fisher"] = {{"p_more", FiniteOrNull(v.p_more)}, {"p_less", FiniteOrNull(v.p_less)}};
+    j["fisher"] = {{"p_more", NumberOrNull(v.p_more)}, {"p_less", NumberOrNull(v.p_less)}};
   } else {
-    j["diff"] = {{"estimate", FiniteOrNull(v.estimate)},
+    j["diff"] = {{"estimate", NumberOrNull(v.estimate)},
                  {"ci", std::isnan(v.ci_low) ? json(nullptr) : json::array({v.ci_low, v.ci_high})},
                  {"ci_level", r.criteria->level},
-                 {"p_one_sided", FiniteOrNull(v.p_one_sided)},
-                 {"sd", FiniteOrNull(v.sd)},
-                 {"smallest_margin", FiniteOrNull(v.smallest_margin)}};
+                 {"p_one_sided", NumberOrNull(v.p_one_sided)},
+                 {"sd", NumberOrNull(v.sd)},
+                 {"smallest_margin", NumberOrNull(v.smallest_margin)}};
     j["fisher"] = nullptr;
   }
-  j["p_one_sided"] = FiniteOrNull(v.p_one_sided);
+  j["p_one_sided"] = NumberOrNull(v.p_one_sided);
   j["holm"] = er.holm ? json(*er.holm) : json(nullptr);
   j["verdict"] = std::string(ToString(v.verdict));
   j["why"] = v.why;
