@@ -61,6 +61,15 @@ int64_t StatusKilobytes(const char* name) {
   return bytes;
 }
 
+// The run-queue delay of one thread's schedstat file ("on-cpu-ns waiting-ns slices"), in
+// seconds; nullopt where the file is missing (the thread ended, or the kernel keeps none).
+std::optional<double> SchedstatWaitSeconds(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  unsigned long long on_cpu = 0, waiting = 0;
+  if (!(in >> on_cpu >> waiting)) return std::nullopt;
+  return 1e-9 * static_cast<double>(waiting);
+}
+
 }  // namespace
 
 int64_t ResidentBytes() { return StatusKilobytes("VmRSS"); }
@@ -73,10 +82,9 @@ std::optional<double> ProcessRunQueueSeconds() {
   double total = 0.0;
   bool any = false;
   for (const auto& task : tasks) {
-    std::ifstream in(task.path() / "schedstat");
-    unsigned long long on_cpu = 0, waiting = 0;
-    if (in >> on_cpu >> waiting) {  // a thread that ended meanwhile has no file: skipped
-      total += 1e-9 * static_cast<double>(waiting);
+    // (a thread that ended meanwhile has no file: skipped)
+    if (const std::optional<double> waited = SchedstatWaitSeconds(task.path() / "schedstat")) {
+      total += *waited;
       any = true;
     }
   }
@@ -85,10 +93,7 @@ std::optional<double> ProcessRunQueueSeconds() {
 }
 
 std::optional<double> ThisThreadRunQueueSeconds() {
-  std::ifstream in("/proc/thread-self/schedstat");
-  unsigned long long on_cpu = 0, waiting = 0;
-  if (!(in >> on_cpu >> waiting)) return std::nullopt;
-  return 1e-9 * static_cast<double>(waiting);
+  return SchedstatWaitSeconds("/proc/thread-self/schedstat");
 }
 
 double ProcessCpuSeconds() {

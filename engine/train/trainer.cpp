@@ -797,7 +797,8 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
         waits_known && wall > 0
             ? std::max(0.0, (*queued - *epoch_queue_start_s_) / (wall * compute_threads_))
             : 0.0;
-    double worst[3] = {use ? -*use : 0.0, wait,
+    // (a process whose use is unknown takes no part in the lowest: -inf)
+    double worst[3] = {use ? -*use : -std::numeric_limits<double>::infinity(), wait,
                        waits_known ? 0.0 : 1.0};  // any process without run-queue times
     group_->MaxOverProcesses(worst);
     if (use) {
@@ -997,8 +998,10 @@ RunResult Trainer::Run() {
   const int max_epochs = static_cast<int>(config_.schedule.epochs);
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
     epoch_timer_.Reset();
-    epoch_cpu_start_s_ = ProcessCpuSeconds();
-    epoch_queue_start_s_ = ProcessRunQueueSeconds();
+    if (compute_threads_ > 0) {  // CPU runs: what EndEpochMetrics' contention check reads
+      epoch_cpu_start_s_ = ProcessCpuSeconds();
+      epoch_queue_start_s_ = ProcessRunQueueSeconds();
+    }
     const bool resumed_inside = epoch == start_epoch_ && resume_progress_.has_value();
     const EpochEnd end = RunEpoch(epoch, resumed_inside ? &*resume_progress_ : nullptr);
     if (end == EpochEnd::kDiverged) {
