@@ -17,6 +17,11 @@
   reproduce.py restore RESULTS ARCHIVE               the other way, when RESULTS has no database
   reproduce.py corpora ARCHIVE                       whether the corpora here are the ones the
                                                      archived runs were made on
+  reproduce.py code-version MAVG                     the code version MAVG's runs record
+  reproduce.py pin ARCHIVE MAVG [--write]           the round's build and GEMM kernels
+                                                     (ARCHIVE/pin.json): "COMMIT CODE_VERSION
+                                                     CORETYPE", written first from MAVG
+                                                     (--write) when the round has none
 
 The reproduction (round 2: about 50 CPU-hours) is made in parts, on whichever machine
 a part runs on; the archive is what carries the finished runs from one part to the next (commit
@@ -509,6 +514,56 @@ def restore(results, archive):
           f"({files} files)", file=sys.stderr)
 
 
+def build_of(mavg):
+    """`mavg --version`'s fields (mavg, code_version, ...), or exit naming the binary."""
+    import subprocess
+    try:
+        out = subprocess.run([mavg, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"reproduce.py: {mavg} --version failed ({e}): a build from before --version "
+                 "cannot be pinned")
+    fields = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    if "code_version" not in fields:
+        sys.exit(f"reproduce.py: {mavg} --version names no code_version: {out.strip()!r}")
+    return fields
+
+
+def default_coretype():
+    """The kernel family every part of a round runs, whatever CPU it lands on: OpenBLAS's
+    Haswell kernels (AVX2 and FMA) run on every x86-64 CPU since 2013, where the family
+    OpenBLAS would choose differs between CPUs (Zen, SkylakeX, Cooperlake: other bits). Empty
+    (OpenBLAS's choice) elsewhere."""
+    try:
+        flags = next(l for l in open("/proc/cpuinfo") if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return ""
+    return "Haswell" if "avx2" in flags and "fma" in flags else ""
+
+
+def pin(archive, mavg, write):
+    """One build and one kernel family for a whole round, whichever machine a part runs on: the
+    commit and code version of the build that made the round's first run, and the
+    OPENBLAS_CORETYPE every part sets. Written by the first part (--write), read by the rest."""
+    path = os.path.join(archive, "pin.json")
+    if os.path.exists(path):
+        p = json.load(open(path))
+    elif write:
+        b = build_of(mavg)
+        p = {"commit": b["mavg"].strip(), "code_version": b["code_version"].strip(),
+             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE") or default_coretype()}
+        if p["commit"].endswith("-dirty") or p["commit"] == "unknown":
+            print(f"[reproduce] warning: {mavg} was built from a tree with uncommitted changes "
+                  f"({p['commit']}): a later part elsewhere cannot rebuild it", file=sys.stderr)
+        os.makedirs(archive, exist_ok=True)
+        write_atomic(path, json.dumps(p, indent=1, sort_keys=True) + "\n")
+        print(f"[reproduce] this round's build: {p['commit']} (code version "
+              f"{p['code_version']}), GEMM kernels: "
+              f"{p['openblas_coretype'] or 'OpenBLAS chooses'} ({path})", file=sys.stderr)
+    else:
+        return
+    print(p["commit"], p["code_version"], p["openblas_coretype"] or "-")
+
+
 def check_corpora(archive):
     meta_path = os.path.join(archive, "archive.json")
     if not os.path.exists(meta_path):
@@ -537,6 +592,10 @@ def main(argv):
         restore(*args)
     elif cmd == "corpora" and len(args) == 1:
         check_corpora(*args)
+    elif cmd == "pin" and len(args) in (2, 3) and args[2:] in ([], ["--write"]):
+        pin(args[0], args[1], args[2:] == ["--write"])
+    elif cmd == "code-version" and len(args) == 1:
+        print(build_of(args[0])["code_version"].strip())
     else:
         sys.exit(__doc__)
 

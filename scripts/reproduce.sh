@@ -22,6 +22,7 @@
 # finished), ARCHIVE (default archive/paper when RESULTS is the default, else none; empty: none):
 # the finished runs as SQL and light files (scripts/reproduce.py), restored into RESULTS when it
 # has no database and brought up to date after every run. Round 1's runs are archive/paper-round1.
+# One build and one kernel family per round: ARCHIVE/pin.json (below).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=run
@@ -63,6 +64,57 @@ if [ "$mode" = --save ]; then
   save; exit
 fi
 [ -z "$archive" ] || /usr/bin/python3 scripts/reproduce.py restore "$results" "$archive"
+
+# One build and one GEMM kernel family for the whole round, whichever machine a part runs on:
+# ARCHIVE/pin.json, written by the round's first run, names the build's commit and code version
+# and the OPENBLAS_CORETYPE every part sets. A part whose build/bin/mavg has another code version
+# builds the pinned commit in build-round/ (a worktree of this repository; MAVG, if given, must be
+# of the pinned version). The page is laid out by this tree's build (the reports do not change
+# what a run computes).
+report_mavg="$mavg"
+if [ -n "$archive" ] && [ "$mode" != --report ]; then
+  read -r pin_commit pin_code pin_core < <(/usr/bin/python3 scripts/reproduce.py pin "$archive" \
+    "$mavg" $([ "$mode" = run ] && echo --write); echo) || exit 1
+  if [ -n "${pin_code:-}" ]; then
+    have=$(/usr/bin/python3 scripts/reproduce.py code-version "$mavg") || exit 1
+    if [ "$have" != "$pin_code" ]; then
+      if [ -n "${MAVG:-}" ]; then
+        echo "reproduce.sh: MAVG=$MAVG has code version $have, this round's is $pin_code ($archive/pin.json, commit $pin_commit): unset MAVG to have that commit built" >&2
+        exit 1
+      fi
+      commit=${pin_commit%-dirty}
+      git rev-parse -q --verify "$commit^{commit}" > /dev/null || {
+        echo "reproduce.sh: this round's commit $pin_commit ($archive/pin.json) is not in this repository" >&2
+        exit 1
+      }
+      echo "[reproduce] building this round's commit $commit in build-round/ (build/bin/mavg has code version $have, the round $pin_code)" >&2
+      if [ -d build-round/src ]; then
+        git -C build-round/src checkout -q --detach "$commit"
+      else
+        git worktree add -q --detach build-round/src "$commit"
+      fi
+      # shellcheck disable=SC2086  # (MAVG_CMAKE_ARGS: words, as scripts/setup.sh takes them)
+      { cmake -S build-round/src -B build-round/build -DCMAKE_BUILD_TYPE=Release ${MAVG_CMAKE_ARGS:-} &&
+        cmake --build build-round/build -j "$(nproc)" --target mavg; } > build-round/build.log 2>&1 || {
+        echo "reproduce.sh: building commit $commit failed (build-round/build.log)" >&2
+        exit 1
+      }
+      mavg=build-round/build/bin/mavg
+      have=$(/usr/bin/python3 scripts/reproduce.py code-version "$mavg") || exit 1
+      [ "$have" = "$pin_code" ] || {
+        echo "reproduce.sh: commit $pin_commit built with code version $have, not the round's $pin_code" >&2
+        exit 1
+      }
+    fi
+    if [ "$pin_core" != - ]; then
+      if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != "$pin_core" ]; then
+        echo "reproduce.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but this round runs $pin_core kernels ($archive/pin.json): unset it" >&2
+        exit 1
+      fi
+      export OPENBLAS_CORETYPE="$pin_core"
+    fi
+  fi
+fi
 
 # The specs of each part, in the order they run, and the corpora they read (named as
 # `reproduce.py corpus-args` builds them: xKt is the xK preset with 4,000-utterance dev and test
@@ -134,6 +186,7 @@ if [ "$mode" != --report ]; then
           echo "[reproduce] queue $1: stopping before $s's run $id (about $((seconds / 60)) min): it would end after UNTIL" >&2
           break
         fi
+        echo "[reproduce] queue $1: run $id (about $((seconds / 60)) min)" >&2
         # A failed, diverged or collapsed run is a result, not an error of this script.
         out=$("$mavg" -q sweep run "$s" --results "$results" --jobs 1 --threads 1 --max-runs 1) || true
         printf '%s\n' "$out"
@@ -152,4 +205,4 @@ if [ ! -f "$results/mavg.db" ]; then
   exit 0
 fi
 /usr/bin/python3 analysis/reproduction.py "$results/mavg.db" --out "$out" \
-  --figures "$(dirname "$out")/reproduction" --mavg "$mavg"
+  --figures "$(dirname "$out")/reproduction" --mavg "$report_mavg"

@@ -9,6 +9,7 @@
 
 #include "engine/backend/cpu/blas_kernels.h"
 #include "engine/cli/commands.h"
+#include "engine/core/build_info.h"
 #include "engine/core/error.h"
 #include "engine/core/logging.h"
 #include "engine/core/nearest.h"
@@ -125,6 +126,14 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More logging (debug level, error locations)");
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
   app.parse_complete_callback([&] { mavg::InitLogging(quiet ? -1 : verbose); });
+  // What a run records as its build: a long experiment checks it before each part.
+  namespace bi = mavg::build_info;
+  app.set_version_flag(
+      "--version",
+      fmt::format("mavg {}\ncode_version {}\npretrain_code_version {}\nbuild {} ({}{})",
+                  bi::kGitCommit, bi::kCodeVersion, bi::kPretrainCodeVersion, bi::kBuildType,
+                  bi::kCompiler, bi::kWithCuda ? ", with CUDA" : ""),
+      "The build: its commit, the code version its runs record, compiler");
   mavg::cli::AddTrainCommand(app);
   mavg::cli::AddDataCommand(app);
   mavg::cli::AddExportCommand(app);
@@ -142,6 +151,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const std::string unknown = UnknownCommand(app, argc, argv);
