@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/adam_scalars.h"
 #include "engine/backend/matrix_view.h"
 #include "engine/backend/ngsgd_small.h"
 #include "engine/backend/rbm_small.h"
@@ -126,6 +127,11 @@ class Backend {
   // earlier op: no round trip to the host); beta == 0 ignores y's contents; x may be y.
   virtual void AxpbyScaled(const float* scalar, float alpha, ConstMatrixView x, float beta,
                            MatrixView y) = 0;
+  // One Adam step (AdamScalars) on every element: the gradient g, the moments m and v and the
+  // parameters p, all of one shape (p and g must not overlap; each element on its own, so the
+  // bits do not depend on how the work is split).
+  virtual void AdamUpdate(const AdamScalars& s, ConstMatrixView g, MatrixView m, MatrixView v,
+                          MatrixView p) = 0;
   // One of NG-SGD's small dense steps (backend/ngsgd_small.h), on this backend's memory.
   virtual void RunNgsgdSmall(const NgsgdSmallTask& task) = 0;
   // Small steps that share no memory they write (those of different preconditioners), all

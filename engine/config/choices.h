@@ -36,9 +36,9 @@ inline constexpr EnumText<InitScheme> kInitSchemeTexts[] = {{InitScheme::kAuto, 
 MAVG_ENUM_TEXTS(InitScheme, kInitSchemeTexts)
 
 // optimizer.type
-enum class OptimizerType { kSgd, kNgsgd };
-inline constexpr EnumText<OptimizerType> kOptimizerTypeTexts[] = {{OptimizerType::kSgd, "sgd"},
-                                                                  {OptimizerType::kNgsgd, "ngsgd"}};
+enum class OptimizerType { kSgd, kNgsgd, kAdam };
+inline constexpr EnumText<OptimizerType> kOptimizerTypeTexts[] = {
+    {OptimizerType::kSgd, "sgd"}, {OptimizerType::kNgsgd, "ngsgd"}, {OptimizerType::kAdam, "adam"}};
 MAVG_ENUM_TEXTS(OptimizerType, kOptimizerTypeTexts)
 
 // optimizer.ngsgd.max_change_mode: whether the max-change bound includes the learning rate
@@ -75,6 +75,23 @@ inline constexpr EnumText<LrScaling> kLrScalingTexts[] = {{LrScaling::kLinear, "
 MAVG_ENUM_TEXTS(LrScaling, kLrScalingTexts)
 
 // parallel.algorithm: what a global combine makes of the workers' mean.
+// When the workers combine (engine/train/combine_policy.h).
+enum class CombinePolicyType { kConstant, kPostLocal, kQsr, kList };
+inline constexpr EnumText<CombinePolicyType> kCombinePolicyTypeTexts[] = {
+    {CombinePolicyType::kConstant, "constant"},
+    {CombinePolicyType::kPostLocal, "post_local"},
+    {CombinePolicyType::kQsr, "qsr"},
+    {CombinePolicyType::kList, "list"}};
+MAVG_ENUM_TEXTS(CombinePolicyType, kCombinePolicyTypeTexts)
+
+// The step a global combine takes on the averaged delta (engine/train/combine_filter.h).
+enum class OuterType { kAverage, kNesterov, kMomentum, kAdam };
+inline constexpr EnumText<OuterType> kOuterTypeTexts[] = {{OuterType::kAverage, "average"},
+                                                          {OuterType::kNesterov, "nesterov"},
+                                                          {OuterType::kMomentum, "momentum"},
+                                                          {OuterType::kAdam, "adam"}};
+MAVG_ENUM_TEXTS(OuterType, kOuterTypeTexts)
+
 enum class AveragingAlgorithm { kAverage, kBmuf };
 inline constexpr EnumText<AveragingAlgorithm> kAveragingAlgorithmTexts[] = {
     {AveragingAlgorithm::kAverage, "average"}, {AveragingAlgorithm::kBmuf, "bmuf"}};
@@ -104,5 +121,7 @@ MAVG_ENUM_FORMATTER(mavg::ScheduleType);
 MAVG_ENUM_FORMATTER(mavg::ParallelMode);
 MAVG_ENUM_FORMATTER(mavg::LrScaling);
 MAVG_ENUM_FORMATTER(mavg::AveragingAlgorithm);
+MAVG_ENUM_FORMATTER(mavg::OuterType);
+MAVG_ENUM_FORMATTER(mavg::CombinePolicyType);
 MAVG_ENUM_FORMATTER(mavg::CommChoice);
 MAVG_ENUM_FORMATTER(mavg::Device);

@@ -47,6 +47,15 @@ struct NgsgdConfig {
   bool reset_each_epoch = true;        // restart the preconditioners at every epoch (the paper)
 };
 
+// Adam with decoupled weight decay (AdamW), as torch.optim.AdamW (engine/optim/adam.h).
+struct AdamConfig {
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  double weight_decay = 0.0;      // decoupled: p *= 1 - lr x weight_decay each step
+  bool reset_each_epoch = false;  // forget the moments at every epoch (as SGD's momentum is)
+};
+
 struct OptimizerConfig {
   OptimizerType type = OptimizerType::kSgd;
   int64_t minibatch = 256;  // frames per minibatch
@@ -55,6 +64,7 @@ struct OptimizerConfig {
   double max_change_per_sample = 0.075;  // ngsgd: limit of the parameter change per frame
   bool sgd_max_change = false;  // sgd: limit its updates by max_change_per_sample as ngsgd does
   NgsgdConfig ngsgd;
+  AdamConfig adam;
 };
 
 struct NewbobConfig {
@@ -87,6 +97,25 @@ struct BmufConfig {
   bool nesterov = true;          // workers start each block from W_g + eta * Delta
 };
 
+// When the workers combine (engine/train/combine_policy.h); K is parallel.average_every.
+struct CombineConfig {
+  CombinePolicyType policy = CombinePolicyType::kConstant;
+  int64_t warmup_steps = 0;   // post_local: every step for the run's first steps, then every K
+  int64_t warmup_epochs = 0;  // post_local: ... or for its first epochs
+  double qsr_gamma = 0.0;     // qsr: H = max(K, floor((qsr_gamma / lr)^2))
+  std::string list;           // list: "STEP:PERIOD, ..." from step 0
+};
+
+// An outer optimizer on the averaged delta (DiLoCo, Douillard et al. 2023): the outer gradient
+// is where the block started minus the workers' mean; docs/algorithms.md §1b.
+struct OuterConfig {
+  OuterType type = OuterType::kAverage;  // average: the mean itself (no outer step)
+  double lr = 0.7;                       // DiLoCo's outer lr
+  double momentum = 0.9;                 // nesterov, momentum: mu; adam: beta1
+  double beta2 = 0.999;                  // adam
+  double epsilon = 1e-8;                 // adam
+};
+
 struct ParallelConfig {
   int64_t workers = 1;                           // data-parallel workers N
   ParallelMode mode = ParallelMode::kSimulated;  // N replicas in one process | one MPI rank each
@@ -97,6 +126,8 @@ struct ParallelConfig {
   bool average_momentum = false;  // also average optimizer momentum (paper: not averaged)
   AveragingAlgorithm algorithm = AveragingAlgorithm::kAverage;  // what a global combine makes
   BmufConfig bmuf;
+  OuterConfig outer;
+  CombineConfig combine;
   bool overlap = false;                // the global all-reduce of block t runs during block t+1
   int64_t group_size = 0;              // two-level: groups of g workers (0: one group of all)
   int64_t average_every_global = 0;    // two-level: all workers every K2 minibatches (0: every K)

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+#include "engine/config/combine_list.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
@@ -169,9 +170,16 @@ struct KeyBuilder {
 // Where a key's setting is used (KeyBuilder::UsedWhen).
 bool RbmInit(const RunConfig& c) { return c.model.init == ModelInit::kRbm; }
 bool Bmuf(const RunConfig& c) { return c.parallel.algorithm == AveragingAlgorithm::kBmuf; }
+bool CombineIs(const RunConfig& c, CombinePolicyType t) { return c.parallel.combine.policy == t; }
+bool PostLocal(const RunConfig& c) { return CombineIs(c, CombinePolicyType::kPostLocal); }
+bool Qsr(const RunConfig& c) { return CombineIs(c, CombinePolicyType::kQsr); }
+bool CombineList(const RunConfig& c) { return CombineIs(c, CombinePolicyType::kList); }
+bool OuterStep(const RunConfig& c) { return c.parallel.outer.type != OuterType::kAverage; }
+bool OuterAdam(const RunConfig& c) { return c.parallel.outer.type == OuterType::kAdam; }
 bool SpeakerCmvn(const RunConfig& c) { return c.data.cmvn == Cmvn::kSpeaker; }
 bool Ngsgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kNgsgd; }
 bool Sgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kSgd; }
+bool Adam(const RunConfig& c) { return c.optimizer.type == OptimizerType::kAdam; }
 bool MaxChangeUsed(const RunConfig& c) {
   return Ngsgd(c) || (Sgd(c) && c.optimizer.sgd_max_change);
 }
@@ -249,7 +257,9 @@ const std::vector<Binding>& Bindings() {
           .Max(1000000),
       KeyBuilder("optimizer.type", MAVG_FIELD(optimizer.type),
                  "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
-                 "Kaldi's online natural-gradient SGD with max-change"),
+                 "Kaldi's online natural-gradient SGD with max-change; adam: Adam with "
+                 "decoupled weight decay (AdamW, as PyTorch's) on the minibatch's mean "
+                 "gradient (optimizer.adam.*; schedule.lr is Adam's lr, e.g. 0.001)"),
       KeyBuilder("optimizer.minibatch", MAVG_FIELD(optimizer.minibatch),
                  "frames per minibatch (the last partial minibatch of an epoch is dropped)")
           .Min(1)
@@ -328,6 +338,31 @@ const std::vector<Binding>& Bindings() {
                  "nnet2 and the authors' fork")
           .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
           .OmittedAt("nnet3"),
+      KeyBuilder("optimizer.adam.beta1", MAVG_FIELD(optimizer.adam.beta1),
+                 "adam: decay of the first moment (PyTorch's betas[0])")
+          .Min(0)
+          .Max(0.999999)
+          .UsedWhen(Adam, "optimizer.type is adam"),
+      KeyBuilder("optimizer.adam.beta2", MAVG_FIELD(optimizer.adam.beta2),
+                 "adam: decay of the second moment (PyTorch's betas[1]; DiLoCo: 0.95)")
+          .Min(0)
+          .Max(0.999999)
+          .UsedWhen(Adam, "optimizer.type is adam"),
+      KeyBuilder("optimizer.adam.epsilon", MAVG_FIELD(optimizer.adam.epsilon),
+                 "adam: added to sqrt(v) (after bias correction) in the step's denominator")
+          .Min(0, true)
+          .Max(1)
+          .UsedWhen(Adam, "optimizer.type is adam"),
+      KeyBuilder("optimizer.adam.weight_decay", MAVG_FIELD(optimizer.adam.weight_decay),
+                 "adam: decoupled weight decay, p *= 1 - lr x weight_decay every step, on "
+                 "weights and biases (AdamW; 0: plain Adam; DiLoCo: 0.1)")
+          .Min(0)
+          .Max(1000)
+          .UsedWhen(Adam, "optimizer.type is adam"),
+      KeyBuilder("optimizer.adam.reset_each_epoch", MAVG_FIELD(optimizer.adam.reset_each_epoch),
+                 "adam: forget the moments and the step count at every epoch (false: kept, as "
+                 "PyTorch's are, and checkpointed)")
+          .UsedWhen(Adam, "optimizer.type is adam"),
       KeyBuilder("optimizer.ngsgd.reset_each_epoch", MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
                  "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)")
           .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
@@ -407,7 +442,8 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("parallel.deterministic", MAVG_FIELD(parallel.deterministic),
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
       KeyBuilder("parallel.average_momentum", MAVG_FIELD(parallel.average_momentum),
-                 "also average the optimizer's momentum (the paper averages parameters only)")
+                 "also average the optimizer's state at every combine: SGD's momentum, Adam's "
+                 "moments (the paper averages parameters only; doubles or triples the bytes)")
           .OneWorkerFree(),
       KeyBuilder("parallel.algorithm", MAVG_FIELD(parallel.algorithm),
                  "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
@@ -430,6 +466,73 @@ const std::vector<Binding>& Bindings() {
                  "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
                  "from W_g (classical block momentum)")
           .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.combine.policy", MAVG_FIELD(parallel.combine.policy),
+                 "when the workers combine: constant = every parallel.average_every minibatches "
+                 "(or parallel.average_frames frames); post_local = every step during a warm-up, "
+                 "then every K (post-local SGD); qsr = every max(K, floor((qsr_gamma / lr)^2)) "
+                 "(the Quadratic Synchronization Rule, lr the epoch's); list = a schedule of "
+                 "periods by step (parallel.combine.list)")
+          .OmittedAt("constant")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.combine.warmup_steps", MAVG_FIELD(parallel.combine.warmup_steps),
+                 "post_local: combine after every step for the run's first this many steps, then "
+                 "after step s when (s - warmup_steps) is a multiple of K (PyTorch's "
+                 "PeriodicModelAverager)")
+          .Min(0)
+          .Max(1e12)
+          .UsedWhen(PostLocal, "parallel.combine.policy is post_local")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.combine.warmup_epochs", MAVG_FIELD(parallel.combine.warmup_epochs),
+                 "post_local: ... or for the first this many epochs (0: warmup_steps)")
+          .Min(0)
+          .Max(100000)
+          .UsedWhen(PostLocal, "parallel.combine.policy is post_local")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.combine.qsr_gamma", MAVG_FIELD(parallel.combine.qsr_gamma),
+                 "qsr: the growth coefficient gamma of H = max(K, floor((gamma / lr)^2)), lr the "
+                 "schedule's for the epoch (before parallel.lr_scaling)")
+          .Min(0)
+          .Max(1e6)
+          .UsedWhen(Qsr, "parallel.combine.policy is qsr")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.combine.list", MAVG_FIELD(parallel.combine.list),
+                 "list: periods by step, 'STEP:PERIOD, ...' from step 0 (e.g. '0:1, 1000:10'): "
+                 "from each step on, combine once PERIOD steps have passed since the last "
+                 "combine")
+          .UsedWhen(CombineList, "parallel.combine.policy is list")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.outer.type", MAVG_FIELD(parallel.outer.type),
+                 "the outer optimizer a global combine steps with, on the outer gradient "
+                 "(the block's start minus the workers' mean): average = take the mean (no "
+                 "step); nesterov / momentum = SGD with Nesterov / heavy-ball momentum "
+                 "(DiLoCo's outer step; BMUF with eta = momentum, zeta = lr); adam")
+          .OmittedAt("average")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.outer.lr", MAVG_FIELD(parallel.outer.lr),
+                 "outer: learning rate of the outer step (DiLoCo: 0.7; 1 with momentum 0 is "
+                 "plain averaging)")
+          .Min(0, true)
+          .Max(1000)
+          .UsedWhen(OuterStep, "parallel.outer.type is not average")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.outer.momentum", MAVG_FIELD(parallel.outer.momentum),
+                 "outer: momentum mu of nesterov and momentum, beta1 of adam (DiLoCo: 0.9)")
+          .Min(0)
+          .Max(0.999999)
+          .UsedWhen(OuterStep, "parallel.outer.type is not average")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.outer.beta2", MAVG_FIELD(parallel.outer.beta2),
+                 "outer adam: decay of the second moment")
+          .Min(0)
+          .Max(0.999999)
+          .UsedWhen(OuterAdam, "parallel.outer.type is adam")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.outer.epsilon", MAVG_FIELD(parallel.outer.epsilon),
+                 "outer adam: added to sqrt(v) in the step's denominator")
+          .Min(0, true)
+          .Max(1)
+          .UsedWhen(OuterAdam, "parallel.outer.type is adam")
           .OneWorkerFree(),
       KeyBuilder("parallel.overlap", MAVG_FIELD(parallel.overlap),
                  "the all-reduce of each block runs while the next block trains; the model then "
@@ -920,6 +1023,47 @@ void Validate(const RunConfig& config_in, const std::string& source,
         fmt::format("parallel.bmuf.block_momentum: {} must be below 1 (negative: 1 - 1/N)",
                     par.bmuf.block_momentum));
   }
+  if (par.combine.policy != CombinePolicyType::kConstant) {
+    const std::string name = fmt::format("parallel.combine.policy: {}", par.combine.policy);
+    if (par.average_frames > 0) {
+      problems.push_back(name + " counts minibatches, not frames: unset parallel.average_frames");
+    }
+    if (par.group_size > 0) {
+      problems.push_back(name +
+                         " with two-level averaging (parallel.group_size): not available "
+                         "(a group combine every K and a global one every K2 assume one "
+                         "period)");
+    }
+    const CombineConfig& cc = par.combine;
+    if (cc.policy == CombinePolicyType::kPostLocal) {
+      if (cc.warmup_steps > 0 && cc.warmup_epochs > 0) {
+        problems.push_back(
+            "parallel.combine.warmup_steps and warmup_epochs: give one warm-up, not both");
+      }
+      if (cc.warmup_epochs >= config.schedule.epochs) {
+        problems.push_back(fmt::format(
+            "parallel.combine.warmup_epochs: {} is not shorter than the run (schedule.epochs {})",
+            cc.warmup_epochs, config.schedule.epochs));
+      }
+    }
+    if (cc.policy == CombinePolicyType::kQsr && !(cc.qsr_gamma > 0)) {
+      problems.push_back("parallel.combine.qsr_gamma: qsr needs a growth coefficient > 0");
+    }
+    if (cc.policy == CombinePolicyType::kList) {
+      try {
+        ParseCombineList(cc.list);
+      } catch (const Error& e) {
+        problems.push_back(e.what());
+      }
+    }
+  }
+  if (par.algorithm == AveragingAlgorithm::kBmuf && par.outer.type != OuterType::kAverage) {
+    problems.push_back(fmt::format(
+        "parallel.outer.type: {} with parallel.algorithm bmuf: BMUF is itself an outer optimizer "
+        "(parallel.outer.type nesterov or momentum, lr = block_lr, momentum = block_momentum); "
+        "choose one",
+        par.outer.type));
+  }
   if (par.comm == CommChoice::kNccl) {
     if (config.device != Device::kCuda || par.mode != ParallelMode::kMpi) {
       problems.push_back(fmt::format(
@@ -980,6 +1124,26 @@ void Validate(const RunConfig& config_in, const std::string& source,
           "optimizer.sgd_max_change: true needs optimizer.max_change_per_sample > 0");
     }
   }
+  if (config.optimizer.type == OptimizerType::kAdam) {
+    if (config.optimizer.momentum != 0.0) {
+      problems.push_back(fmt::format(
+          "optimizer.momentum: {} but optimizer.type adam has its own (optimizer.adam.beta1; set "
+          "it to 0)",
+          config.optimizer.momentum));
+    }
+    if (config.optimizer.l2 != 0.0) {
+      problems.push_back(fmt::format(
+          "optimizer.l2: {} but optimizer.type adam decays weights by optimizer.adam.weight_decay "
+          "(set it to 0)",
+          config.optimizer.l2));
+    }
+    if (config.optimizer.adam.weight_decay * config.schedule.lr >= 1.0) {
+      problems.push_back(fmt::format(
+          "optimizer.adam.weight_decay: {} x schedule.lr {} is at least 1: every step would "
+          "zero or flip the weights",
+          config.optimizer.adam.weight_decay, config.schedule.lr));
+    }
+  }
   if (config.optimizer.type == OptimizerType::kNgsgd) {
     if (config.optimizer.momentum != 0.0) {
       problems.push_back(fmt::format(
@@ -992,7 +1156,9 @@ void Validate(const RunConfig& config_in, const std::string& source,
                       config.optimizer.l2));
     }
     if (config.parallel.average_momentum) {
-      problems.push_back("parallel.average_momentum: only for optimizer.type sgd");
+      problems.push_back(
+          "parallel.average_momentum: only for optimizer.type sgd or adam (NG-SGD's statistics are "
+          "not averaged)");
     }
   }
   if (config.model.init == ModelInit::kRbm) {

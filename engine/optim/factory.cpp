@@ -1,6 +1,7 @@
 #include "engine/optim/factory.h"
 
 #include "engine/core/error.h"
+#include "engine/optim/adam.h"
 #include "engine/optim/ngsgd.h"
 #include "engine/optim/sgd.h"
 
@@ -24,6 +25,11 @@ std::unique_ptr<Optimizer> CreateOptimizer(Backend& backend, const OptimizerConf
     o.max_change_mode = n.max_change_mode;
     o.reset_each_epoch = n.reset_each_epoch;
     return std::make_unique<NgsgdOptimizer>(backend, o);
+  }
+  if (c.type == OptimizerType::kAdam) {
+    return std::make_unique<AdamOptimizer>(
+        backend, AdamOptions{c.adam.beta1, c.adam.beta2, c.adam.epsilon, c.adam.weight_decay,
+                             c.adam.reset_each_epoch});
   }
   SgdOptions o;
   o.momentum = static_cast<float>(c.momentum);

@@ -65,6 +65,7 @@ void CheckpointMeta::Validate(const Limits& limits, std::string_view where) cons
   };
   seconds("compute_total", compute_total);
   if (frames_total) range("frames_total", *frames_total, 0, INT64_MAX, ">= 0");
+  if (steps_total) range("steps_total", *steps_total, 0, INT64_MAX, ">= 0");
   if (attempts) range("attempts", *attempts, 1, INT64_MAX, ">= 1");
   seconds("wall_total", wall_total);
   seconds("io_total", io_total);

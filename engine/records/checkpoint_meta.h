@@ -56,6 +56,8 @@ struct CheckpointMeta {
                                                  // not finite); older checkpoints: absent
   std::optional<double> compute_total;  // over the epochs done: the slowest worker's compute
   std::optional<int64_t> frames_total;  // over the epochs done: frames trained by all workers
+  // minibatches per worker of the accepted epochs done: the combine policy's step (older: absent)
+  std::optional<int64_t> steps_total;
   // What the run's times add up to so far (the result's wall_s, train_s, ...): a resumed run
   // continues the sums. Older checkpoints: absent.
   std::optional<int64_t> attempts;          // the processes whose work this checkpoint holds
@@ -95,6 +97,7 @@ inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
      .member = &CheckpointMeta::compute_total,
      .timing = records::Timing::kMeasured},
     {"frames_total", &CheckpointMeta::frames_total},
+    {"steps_total", &CheckpointMeta::steps_total},
     {"attempts", &CheckpointMeta::attempts},
     {.name = "wall_total",
      .member = &CheckpointMeta::wall_total,

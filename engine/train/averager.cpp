@@ -22,6 +22,18 @@ AveragerOptions AveragerOptionsFrom(const ParallelConfig& parallel, int world_si
     o.global_every = parallel.average_every_global / parallel.average_every;
   }
   o.average_momentum = parallel.average_momentum;
+  const OuterConfig& outer = parallel.outer;
+  if (outer.type == OuterType::kNesterov || outer.type == OuterType::kMomentum) {
+    o.bmuf = true;  // the same step (combine_filter.h), named as DiLoCo names it
+    o.block_momentum = static_cast<float>(outer.momentum);
+    o.block_lr = static_cast<float>(outer.lr);
+    o.nesterov = outer.type == OuterType::kNesterov;
+    o.model_is_start = true;
+  } else if (outer.type == OuterType::kAdam) {
+    o.outer_adam = true;
+    o.outer_lr = outer.lr, o.outer_beta1 = outer.momentum;
+    o.outer_beta2 = outer.beta2, o.outer_epsilon = outer.epsilon;
+  }
   return o;
 }
 
@@ -47,9 +59,13 @@ Averager::Averager(Backend& backend, WorkerGroup& group, const AveragerOptions& 
              options.global_every);
   // A world of one is never combined (Combine returns at once): stateless parts.
   const bool many = group.WorldSize() > 1;
-  if (many && options.bmuf) {
+  if (many && options.outer_adam) {
+    filter_ =
+        std::make_unique<AdamOuterFilter>(backend, options.outer_lr, options.outer_beta1,
+                                          options.outer_beta2, options.outer_epsilon, num_params);
+  } else if (many && options.bmuf) {
     filter_ = std::make_unique<BmufFilter>(backend, options.block_momentum, options.block_lr,
-                                           options.nesterov, num_params);
+                                           options.nesterov, num_params, options.model_is_start);
   } else {
     filter_ = std::make_unique<IdentityFilter>();
   }

@@ -5,6 +5,8 @@
 // a global combine makes of the workers' mean). The options choose the parts:
 //   parallel.algorithm   average: the identity filter (the model is the workers' mean W̄,
 //                        Su & Chen); bmuf: block momentum (Chen & Huo 2016)
+//   parallel.outer       an outer optimizer on the averaged delta (DiLoCo): nesterov and
+//                        momentum are BMUF's filter (η = momentum, ζ = lr), adam its own
 //   parallel.overlap     the overlapped schedule (the mean of block t is formed while block
 //                        t+1 trains), else the synchronous one
 //   two-level            (parallel.group_size) wraps either schedule: groups of g workers
@@ -26,13 +28,17 @@
 namespace mavg {
 
 struct AveragerOptions {
-  bool bmuf = false;
+  bool bmuf = false;            // BMUF, or an outer nesterov / momentum step (the same filter)
   float block_momentum = 0.0f;  // η
   float block_lr = 1.0f;        // ζ
   bool nesterov = true;
+  bool model_is_start = false;  // an epoch ends on the look-ahead S (outer nesterov: DiLoCo's θ)
   bool overlap = false;
   int64_t global_every = 1;  // combine points per global combine (K2 / K; 1: flat)
   bool average_momentum = false;
+  // parallel.outer.type adam: Adam on the outer gradient
+  bool outer_adam = false;
+  double outer_lr = 0.0, outer_beta1 = 0.9, outer_beta2 = 0.999, outer_epsilon = 1e-8;
 };
 
 // From the config; η < 0 becomes 1 - 1/N.

@@ -4,7 +4,12 @@
 // schedule's business (combine_schedule.h); the filter only sees the mean.
 //   identity  plain averaging (Su & Chen): the workers take W̄ itself; no state
 //   BMUF      block momentum (Chen & Huo 2016): G = W̄ - S (S: where the block started),
-//             Δ = ηΔ + ζG, W_g += Δ; the next block starts from S = W_g + ηΔ (Nesterov) or W_g
+//             Δ = ηΔ + ζG, W_g += Δ; the next block starts from S = W_g + ηΔ (Nesterov) or W_g.
+//             This is the outer SGD step of DiLoCo (Douillard et al. 2023) on the outer
+//             gradient S - W̄ = -G with momentum η and lr ζ (parallel.outer.type nesterov or
+//             momentum): with PyTorch's buffer b, Δ = -ζb, and its parameters θ are our S,
+//             which is the model DiLoCo evaluates (BMUF evaluates W_g = S - ηΔ)
+//   outer Adam  Adam on the outer gradient θ - W̄ (FedAdam, Reddi et al. 2021), θ the model
 // A filter's state is derived from the mean alone: every process holds an identical copy,
 // never communicated, and checkpointed, so a resumed run continues bit for bit.
 
@@ -51,8 +56,11 @@ class IdentityFilter final : public CombineFilter {
 // case. Checkpointed as the tensor set "bmuf" = {S, Δ}.
 class BmufFilter final : public CombineFilter {
  public:
+  // `model_is_start`: the model an epoch ends on (evaluated, saved) is the next block's start S
+  // (DiLoCo's outer parameters θ, parallel.outer.type nesterov), not W_g (BMUF's). The same
+  // steps either way: only what an epoch's end evaluates differs, by ηΔ.
   BmufFilter(Backend& backend, float block_momentum, float block_lr, bool nesterov,
-             int64_t num_params);
+             int64_t num_params, bool model_is_start = false);
 
   void Reset(ConstMatrixView model) override;
   const Matrix* EpochStart() override;
@@ -68,8 +76,31 @@ class BmufFilter final : public CombineFilter {
   float eta_;         // η, block momentum
   float zeta_;        // ζ, block learning rate
   bool nesterov_;
+  bool model_is_start_;
   // [1 x P] each: the block's start point S (W_g, plus ηΔ after a look-ahead); Δ; G (scratch)
   Matrix start_, delta_, scratch_;
+};
+
+// Adam on the outer gradient: θ is the global model and every block's start; g = θ - W̄;
+// θ = Adam(θ, g) with the step's scalars as the inner Adam's (engine/optim/adam.h), no weight
+// decay. Checkpointed as the tensor set "outer-adam" = {θ, m, v, [t]}.
+class AdamOuterFilter final : public CombineFilter {
+ public:
+  AdamOuterFilter(Backend& backend, double lr, double beta1, double beta2, double epsilon,
+                  int64_t num_params);
+
+  void Reset(ConstMatrixView model) override;
+  const Matrix* EpochStart() override { return nullptr; }  // the epoch ended on θ
+  const Matrix* Apply(ConstMatrixView mean, bool epoch_end) override;
+  void Save(const CheckpointDir& dir, int64_t generation, bool root) const override;
+  void Load(const CheckpointDir& dir, int64_t generation) override;
+
+ private:
+  Backend& backend_;  // not owned
+  double lr_, beta1_, beta2_, epsilon_;
+  Matrix theta_, m_, v_, grad_;  // [1 x P]
+  mutable Matrix steps_;         // [1 x 1] t_ staged for a checkpoint (a float: exact to 2^24)
+  int64_t t_ = 0;
 };
 
 }  // namespace mavg

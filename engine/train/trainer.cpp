@@ -32,8 +32,8 @@
 #include "engine/records/pretrain_record.h"
 #include "engine/records/run_result.h"
 #include "engine/train/averager.h"
-#include "engine/train/averaging.h"
 #include "engine/train/checkpoint.h"
+#include "engine/train/combine_policy.h"
 #include "engine/train/contention.h"
 #include "engine/train/decode_eval.h"
 #include "engine/train/device_choice.h"
@@ -103,6 +103,8 @@ class Trainer {
   void RestoreCheckpoint(const CheckpointMeta& meta);
   // Fresh streams and statistics for `epoch`; with `progress`, fast-forwarded to it.
   void BeginEpoch(int epoch, const EpochProgress* progress);
+  // The combine points of `epoch` at the schedule's lr `lr` (one worker: every minibatch).
+  CombinePlan PlanEpoch(int epoch, double lr) const;
   EpochEnd RunEpoch(int epoch, const EpochProgress* progress);
   // One minibatch of worker i (ForEach's index) on `lane`; `next`: the worker whose minibatch
   // the lane steps after this one, read ahead while the device steps (asynchronous backends),
@@ -152,20 +154,23 @@ class Trainer {
   Matrix best_;                         // [1 x P] last accepted model (newbob), else empty
   std::unique_ptr<Schedule> schedule_;  // owned: the lr and accept/stop decisions
   std::vector<std::vector<int>> dev_shards_, test_shards_;  // [group_->EvalShards()]
-  std::vector<int64_t> shard_frames_;  // [N] training frames of every worker's shard
-  AveragingPlan plan_;                 // combine points of an epoch (N = 1: every minibatch)
-  float lr_ = 0.0f;                    // per-worker lr of the current epoch
-  int epoch_ = 0;                      // current epoch (1-based)
-  int stop_signal_ = 0;                // the signal that stopped training (agreed over ranks)
-  int64_t averagings_ = 0;             // combine points done in the current epoch
-  int64_t generation_ = 0;             // checkpoint generation
-  std::string kernels_;                // the GEMM kernels of every rank (Backend::Kernels)
-  std::unique_ptr<StepLanes> lanes_;   // owned: where this process's workers step (step_lanes.h)
-  double load_io_s_ = 0.0;             // reading the data, this attempt
-  double compute_total_ = 0.0;         // over the epochs: the slowest worker's compute
-  int64_t frames_total_ = 0;           // over the epochs: frames trained by all workers
-  double train_total_ = 0.0;           // over the epochs: measured training time (wall - CV)
-  double projected_total_ = 0.0;       // over the epochs: projected_wall_s (simulated workers)
+  std::vector<int64_t> shard_frames_;      // [N] training frames of every worker's shard
+  std::unique_ptr<CombinePolicy> policy_;  // when the workers combine (N > 1)
+  CombinePlan plan_;                       // the epoch's combine points (N = 1: every minibatch)
+  int64_t min_shard_frames_ = 0;           // the smallest worker's shard
+  int64_t steps_total_ = 0;  // minibatches per worker of the accepted epochs: the policy's step
+  float lr_ = 0.0f;          // per-worker lr of the current epoch
+  int epoch_ = 0;            // current epoch (1-based)
+  int stop_signal_ = 0;      // the signal that stopped training (agreed over ranks)
+  int64_t averagings_ = 0;   // combine points done in the current epoch
+  int64_t generation_ = 0;   // checkpoint generation
+  std::string kernels_;      // the GEMM kernels of every rank (Backend::Kernels)
+  std::unique_ptr<StepLanes> lanes_;  // owned: where this process's workers step (step_lanes.h)
+  double load_io_s_ = 0.0;            // reading the data, this attempt
+  double compute_total_ = 0.0;        // over the epochs: the slowest worker's compute
+  int64_t frames_total_ = 0;          // over the epochs: frames trained by all workers
+  double train_total_ = 0.0;          // over the epochs: measured training time (wall - CV)
+  double projected_total_ = 0.0;      // over the epochs: projected_wall_s (simulated workers)
   // [kScaleBins] the max-change scale factors of this process's workers' layer updates in the
   // current epoch (backend/scale_histogram.h); a checkpoint inside an epoch holds every
   // process's sum, which the process holding worker 0 takes back.
@@ -254,16 +259,24 @@ void Trainer::Setup() {
   shard_frames_ = data_.shard_frames;
   const int64_t min_frames = *std::min_element(shard_frames_.begin(), shard_frames_.end());
   const int64_t mb = config_.optimizer.minibatch;
+  min_shard_frames_ = min_frames;
   if (n_ > 1) {
-    const int64_t fpr = config_.parallel.average_frames > 0 ? config_.parallel.average_frames
-                                                            : config_.parallel.average_every * mb;
-    plan_ = PlanAveraging(min_frames, mb, fpr);
+    policy_ = CreateCombinePolicy(config_.parallel, mb);
+    const CombineConfig& cc = config_.parallel.combine;
+    const int64_t most_steps = config_.schedule.epochs * (min_frames / mb);
+    if (cc.policy == CombinePolicyType::kPostLocal && cc.warmup_steps >= most_steps) {
+      throw Error(fmt::format(
+          "parallel.combine.warmup_steps: {} is not shorter than the run ({} epochs of at most "
+          "{} minibatches per worker: {} steps)",
+          cc.warmup_steps, config_.schedule.epochs, min_frames / mb, most_steps));
+    }
+    // The first epoch's plan now: a shard too small for one combine fails before any work.
+    const CombinePlan first = PlanEpoch(1, schedule_->LearningRate());
     spdlog::info(
-        "[train] averaging every {} frames ({}): {} averagings and {} minibatches per worker "
-        "per epoch (smallest shard {} frames)",
-        fpr, config_.parallel.algorithm, plan_.reduces, plan_.minibatches, min_frames);
-  } else {  // one worker: every full minibatch of the shard, a block of one each
-    plan_ = AveragingPlan{mb, mb, min_frames / mb, min_frames / mb};
+        "[train] combining {} ({}): epoch 1 {} combines and {} minibatches per worker (smallest "
+        "shard {} frames)",
+        policy_->Describe(), config_.parallel.algorithm, first.Combines(), first.Minibatches(),
+        min_frames);
   }
   for (Worker& w : Workers()) {
     w.shard = shards[w.rank];
@@ -427,9 +440,9 @@ Worker* Trainer::NextOnLane(int i) {
   if (lanes_->Count() != 1) return nullptr;
   std::vector<Worker>& workers = Workers();
   Worker& w = workers[static_cast<size_t>(i)];
-  if (!plan_.AverageAfter(w.minibatches + 1)) return &w;
+  if (!plan_.CombineAfter(w.minibatches + 1)) return &w;
   if (static_cast<size_t>(i) + 1 < workers.size()) return &workers[static_cast<size_t>(i) + 1];
-  return averagings_ + 1 < plan_.reduces ? &workers[0] : nullptr;
+  return averagings_ + 1 < plan_.Combines() ? &workers[0] : nullptr;
 }
 
 void Trainer::AddStepTimes(const StepClock::Times& t) {
@@ -545,6 +558,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress
     meta.cv_losses = cv_losses_;
     meta.compute_total = compute_total_;
     meta.frames_total = frames_total_;
+    meta.steps_total = steps_total_;
     meta.attempts = attempts_before_ + 1;
     meta.wall_total = WallSeconds();
     meta.io_total = io_before_s_ + load_io_s_;
@@ -617,6 +631,7 @@ void Trainer::RestoreCheckpoint(const CheckpointMeta& meta) {
   }
   compute_total_ = meta.compute_total.value_or(0.0);
   frames_total_ = meta.frames_total.value_or(0);
+  steps_total_ = meta.steps_total.value_or(0);  // (older checkpoints: only constant periods)
   // The earlier attempts' times; a checkpoint of an older mavg has none (its attempts' times
   // are unknown: the result counts from this attempt, and has no throughput).
   attempts_before_ = meta.attempts.value_or(1);
@@ -645,6 +660,7 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
   const double scale = config_.parallel.lr_scaling == LrScaling::kLinear ? n_ : 1.0;
   lr_ = static_cast<float>(schedule_->LearningRate() * scale);
   epoch_ = epoch;
+  plan_ = PlanEpoch(epoch, schedule_->LearningRate());
   const uint64_t seed = static_cast<uint64_t>(config_.seed);
   averagings_ = 0;
   max_change_scales_.assign(kScaleBins, 0.0);
@@ -716,13 +732,23 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
   }
 }
 
+CombinePlan Trainer::PlanEpoch(int epoch, double lr) const {
+  const int64_t mb = config_.optimizer.minibatch;
+  if (n_ == 1) {  // a block of one per full minibatch of the shard
+    CombinePlan plan;
+    for (int64_t m = 1; m <= min_shard_frames_ / mb; ++m) plan.points.push_back(m);
+    return plan;
+  }
+  return policy_->PlanEpoch(EpochCombineInput{epoch, steps_total_, lr, mb, min_shard_frames_});
+}
+
 EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
   BeginEpoch(epoch, progress);
   for (int l = 0; l < lanes_->Count(); ++l) lanes_->Lane(l).DropPrefetched();  // new streams
   const int64_t mb = config_.optimizer.minibatch;
-  const int64_t total_frames = plan_.minibatches * mb * static_cast<int64_t>(Workers().size());
+  const int64_t total_frames = plan_.Minibatches() * mb * static_cast<int64_t>(Workers().size());
   Progress bar(fmt::format("[train] epoch {}", epoch), total_frames, options_.progress && IsRoot());
-  while (averagings_ < plan_.reduces) {
+  while (averagings_ < plan_.Combines()) {
     // Every worker's steps up to the next combine point, on the lanes (concurrently where
     // there are several: the workers share nothing until they combine).
     lanes_->ForEach(static_cast<int>(Workers().size()), [&](int i, StepLane& lane) {
@@ -730,10 +756,10 @@ EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
       do {
         MAVG_CHECK(Step(i, lane, NextOnLane(i)) > 0,
                    "worker {} ran out of data before averaging {}", w.rank, averagings_ + 1);
-      } while (!plan_.AverageAfter(w.minibatches));
+      } while (!plan_.CombineAfter(w.minibatches));
     });
     CollectStepStats();
-    averager_->Combine(++averagings_, plan_.reduces);
+    averager_->Combine(++averagings_, plan_.Combines());
     // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks.
     double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};
     group_->MaxOverProcesses(std::span<double>(flags, 2));
@@ -778,7 +804,8 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   m.max_change_scales = GatherMaxChangeScales();
   m.cv = cv;
   // Frames of every shard beyond the epoch's last combine point (all workers stop there).
-  for (int64_t f : shard_frames_) m.frames_dropped += f - plan_.minibatches * plan_.minibatch;
+  const int64_t trained = plan_.Minibatches() * config_.optimizer.minibatch;
+  for (int64_t f : shard_frames_) m.frames_dropped += f - trained;
   m.minibatches = Workers()[0].minibatches;
   m.averagings = n_ > 1 ? averagings_ : 0;
   m.world_size = n_;
@@ -857,6 +884,7 @@ EpochDecision Trainer::EndEpoch(int epoch) {
   const EpochDecision decision = schedule_->EndEpoch(cv.Loss());
   cv_losses_.push_back(cv.Loss());
   if (decision.accept) {
+    steps_total_ += plan_.Minibatches();
     cv_best_ = cv;
     if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
     KeepAcceptedOptimizerState();

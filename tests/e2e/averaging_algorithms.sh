@@ -26,18 +26,80 @@ train bmuf0 --set parallel.algorithm=bmuf --set parallel.bmuf.block_momentum=0
 same plain bmuf0 "BMUF with eta 0, zeta 1 differs from plain averaging"
 train bmuf "${bmuf[@]}"
 differ plain bmuf "BMUF with block momentum gave the plain model"
+# BMUF is an outer optimizer: block momentum eta and block lr zeta are outer Nesterov's momentum
+# and lr (DiLoCo's step), and classical block momentum is outer heavy-ball momentum. With
+# Nesterov the steps are the same bits (the workers' parameters and the filter's state at a
+# combine point mid-epoch); what an epoch's end evaluates is each method's own model: BMUF's W_g,
+# DiLoCo's outer parameters W_g + eta Delta.
+bmuf_eta=(--set parallel.bmuf.block_momentum=0.6 --set parallel.bmuf.block_lr=0.9)
+outer_mu=(--set parallel.lr_scaling=none --set parallel.outer.momentum=0.6 --set parallel.outer.lr=0.9)
+train bmuf-eta "${bmuf[@]}" "${bmuf_eta[@]}"
+train outer-nesterov --set parallel.outer.type=nesterov "${outer_mu[@]}"
+differ bmuf-eta outer-nesterov "outer Nesterov evaluated BMUF's W_g, not its own parameters"
+for v in bmuf-eta outer-nesterov; do
+  if [ $v = bmuf-eta ]; then sets=("${bmuf[@]}" "${bmuf_eta[@]}"); else sets=(--set parallel.outer.type=nesterov "${outer_mu[@]}"); fi
+  rc=0
+  MAVG_TEST_STOP_AT=2:8 train mid-$v "${sets[@]}" || rc=$?
+  [ "$rc" -eq 75 ] || fail "$v: preempted run should exit 75, got $rc"
+done
+for f in mid-bmuf-eta/checkpoint/{params,bmuf}.*.bin; do
+  cmp "$f" "mid-outer-nesterov/checkpoint/${f##*/}" || fail "BMUF's and outer Nesterov's steps differ: ${f##*/}"
+done
+train bmuf-classical "${bmuf[@]}" "${bmuf_eta[@]}" --set parallel.bmuf.nesterov=false
+train outer-momentum --set parallel.outer.type=momentum "${outer_mu[@]}"
+same bmuf-classical outer-momentum "classical BMUF differs from outer momentum"
+differ bmuf-eta bmuf-classical "Nesterov and classical block momentum gave one model"
+train outer-adam --set parallel.outer.type=adam --set parallel.outer.lr=0.001 --set parallel.lr_scaling=none
+differ plain outer-adam "outer Adam gave the plain model"
 train g4 --set parallel.group_size=4 --set parallel.average_every_global=6
 same plain g4 "two-level with g = N differs from flat averaging"
 train k2 --set parallel.group_size=2 --set parallel.average_every_global=3
 same plain k2 "two-level with K2 = K differs from flat averaging"
+# DiLoCo's inner optimizer, AdamW (its moments carried across epochs and checkpointed)
+adam=(--set optimizer.type=adam --set schedule.lr=0.001 --set optimizer.adam.weight_decay=0.1
+      --set parallel.lr_scaling=none)
+train adam "${adam[@]}"
 python3 - <<'PY'
 import json
-for run in ("bmuf", "g4"):
+for run in ("bmuf", "g4", "outer-adam", "adam"):
     for m in map(json.loads, open(f"{run}/metrics.jsonl")):
         assert m["projected_wall_s"] > 0 and m["averagings"] > 0, m
     r = json.load(open(f"{run}/result.json"))
-    assert r["status"] == "completed" and r["test_acc"] > 0.6, r
+    assert r["status"] == "completed", r
+    assert run == "outer-adam" or r["test_acc"] > 0.6, r
 PY
+
+# When to combine (parallel.combine.policy): each policy's combines per epoch as written out by
+# hand for this task (31 full minibatches per worker, K = 3, lr 0.004 then 0.002), the run's step
+# carried into epoch 2, and a run preempted inside epoch 2 resumed bit for bit (the policy's step
+# comes back from the checkpoint, or epoch 2 would plan a warm-up again).
+post=(--set parallel.combine.policy=post_local --set parallel.combine.warmup_steps=8)
+qsr=(--set parallel.combine.policy=qsr --set parallel.combine.qsr_gamma=0.008)
+lst=(--set parallel.combine.policy=list --set "parallel.combine.list=0:1, 20:5")
+train post "${post[@]}"
+train qsr "${qsr[@]}"
+train lst "${lst[@]}"
+python3 - <<'PY'
+import json
+# post-local: steps 0-7 every step, then s = 8, 11, ..., 29 (minibatches 9-30 by 3): 8 + 8; epoch
+# 2 (step 30 on): minibatches 3, 6, ..., 30. QSR: H = (0.008/0.004)^2 = 4, then 16. The list: 20
+# steps every step, then every 5 (25, 30); epoch 2 every 5.
+want = {"post": [16, 10], "qsr": [7, 1], "lst": [22, 6]}
+for run, counts in want.items():
+    got = [json.loads(l)["averagings"] for l in open(f"{run}/metrics.jsonl")]
+    assert got == counts, (run, got, counts)
+    r = json.load(open(f"{run}/result.json"))
+    assert r["status"] == "completed", r
+PY
+differ plain post "post-local SGD gave the plain model"
+for v in post qsr; do
+  if [ $v = post ]; then sets=("${post[@]}"); else sets=("${qsr[@]}"); fi
+  rc=0
+  MAVG_TEST_STOP_AT=2:8 train pre-$v "${sets[@]}" || rc=$?
+  [ "$rc" -eq 75 ] || fail "$v: preempted run should exit 75, got $rc"
+  "$MAVG" -q train --resume pre-$v --no-progress
+  same $v pre-$v "$v: the resumed model differs"
+done
 
 # lr 0: whatever the algorithm, the model is the initial one (two workers: the mean of two
 # equal numbers is exact). Such a run learns nothing by design: the collapse check is off.
@@ -51,8 +113,10 @@ done
 
 # Preempted after minibatch 8 (so at combine point 3, an odd one: two-level groups differ, and
 # an overlapped mean is in flight), resumed: bit for bit the uninterrupted run.
-for v in bmuf overlap two nesterov-off; do
+for v in bmuf overlap two nesterov-off outer-adam adam; do
   case $v in
+    adam) sets=("${adam[@]}" --set parallel.outer.type=nesterov) ;;
+    outer-adam) sets=(--set parallel.outer.type=adam --set parallel.outer.lr=0.001 --set parallel.overlap=true) ;;
     bmuf) sets=("${bmuf[@]}") ;;
     overlap) sets=("${overlap[@]}") ;;
     two) sets=("${two[@]}") ;;
@@ -77,4 +141,12 @@ expect_error "does not divide parallel.workers" "$MAVG" train alg.yaml --set par
 expect_error "not a multiple of parallel.average_every" "$MAVG" train alg.yaml --set parallel.group_size=2 --set parallel.average_every_global=4 --out bad
 expect_error "needs both" "$MAVG" train alg.yaml --set parallel.group_size=2 --out bad
 expect_error "block_momentum" "$MAVG" train alg.yaml --set parallel.algorithm=bmuf --set parallel.bmuf.block_momentum=1 --out bad
+expect_error "parallel.combine.warmup_epochs: 2 is not shorter than the run" "$MAVG" train alg.yaml --set parallel.combine.policy=post_local --set parallel.combine.warmup_epochs=2 --out bad
+expect_error "parallel.combine.warmup_steps: 62 is not shorter than the run (2 epochs of at most 31 minibatches per worker: 62 steps)" "$MAVG" train alg.yaml --set parallel.combine.policy=post_local --set parallel.combine.warmup_steps=62 --out bad
+expect_error "qsr needs a growth coefficient" "$MAVG" train alg.yaml --set parallel.combine.policy=qsr --out bad
+expect_error "parallel.combine.list: '1:2' does not start at step 0" "$MAVG" train alg.yaml --set parallel.combine.policy=list --set parallel.combine.list=1:2 --out bad
+expect_error "with two-level averaging" "$MAVG" train alg.yaml "${two[@]}" "${post[@]}" --out bad
+expect_error "counts minibatches, not frames" "$MAVG" train alg.yaml "${post[@]}" --set parallel.average_frames=96 --out bad
+expect_error "BMUF is itself an outer optimizer" "$MAVG" train alg.yaml --set parallel.algorithm=bmuf --set parallel.outer.type=adam --out bad
+expect_error "parallel.outer.lr" "$MAVG" train alg.yaml --set parallel.outer.type=nesterov --set parallel.outer.lr=0 --out bad
 echo PASS

@@ -152,6 +152,17 @@ TEST_F(CudaVsCpu, ElementWiseArithmeticIsBitForBitWithInexactFactors) {
     b.AxpbyScaled(scalar.Data(), alpha, m[0], beta, m[1]);
   });
   check("tanh'", [](Backend& b, auto& m) { b.TanhBackward(m[3], m[0], m[1]); });
+  {  // one AdamW step: g, m, v (non-negative), p; the parameters and both moments compared
+    HostMat v = y;
+    for (float& e : v.v) e *= e;
+    const AdamScalars s{0.9f, 0.1f, 0.95f, 0.05f, 0.0123f, 1.37f, 1e-3f, 0.9993f};
+    for (int out = 1; out <= 3; ++out) {
+      const auto [want, got] = Both({x, y, v, act}, out, [&](Backend& b, auto& m) {
+        b.AdamUpdate(s, m[0], m[1], m[2], m[3]);
+      });
+      EXPECT_EQ(got.v, want.v) << "adam, tensor " << out;
+    }
+  }
   check("sigmoid'", [](Backend& b, auto& m) { b.SigmoidBackward(m[3], m[0], m[1]); });
   check("relu'", [](Backend& b, auto& m) { b.ReluBackward(m[0], m[3], m[1]); });
   check("relu", [](Backend& b, auto& m) { b.Relu(m[0], m[1]); });

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mpirun -np N against N simulated workers: the same model (within 1e-5 relative after two
-# epochs; bit for bit with parallel.deterministic), with SGD and NG-SGD.
+# epochs; bit for bit with parallel.deterministic), with SGD, NG-SGD and AdamW, plain averaging
+# and outer optimizers.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 3000 500
 cat > eq.yaml <<YAML
@@ -38,6 +39,26 @@ ng=(--set parallel.workers=2 --set parallel.deterministic=true --set optimizer.t
 "$MAVG" -q train eq.yaml "${ng[@]}" --out sim-ng --no-progress
 "${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${ng[@]}" --set parallel.mode=mpi --out mpi-ng --no-progress
 "$MAVG" model diff sim-ng/model.bin mpi-ng/model.bin --max-rel 0 || fail "ngsgd: MPI differs from simulated"
+# AdamW inside (its moments kept by every rank, averaged with the parameters) and DiLoCo's outer
+# Nesterov and an outer Adam step: bit for bit with deterministic averaging.
+adam=(--set parallel.workers=2 --set parallel.deterministic=true --set optimizer.type=adam
+      --set optimizer.momentum=0 --set schedule.lr=0.001 --set optimizer.adam.weight_decay=0.1
+      --set parallel.average_momentum=true --set parallel.lr_scaling=none)
+for outer in nesterov adam; do
+  o=(--set parallel.outer.type=$outer)
+  [ $outer = adam ] && o+=(--set parallel.outer.lr=0.002)
+  "$MAVG" -q train eq.yaml "${adam[@]}" "${o[@]}" --out sim-adam-$outer --no-progress
+  "${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${adam[@]}" "${o[@]}" --set parallel.mode=mpi \
+    --out mpi-adam-$outer --no-progress
+  "$MAVG" model diff sim-adam-$outer/model.bin mpi-adam-$outer/model.bin --max-rel 0 ||
+    fail "adam, outer $outer: MPI differs from simulated"
+done
+# Post-local SGD (every step for 20 steps, then every 4): MPI ranks plan the same points.
+post=(--set parallel.workers=2 --set parallel.deterministic=true --set parallel.combine.policy=post_local
+      --set parallel.combine.warmup_steps=20)
+"$MAVG" -q train eq.yaml "${post[@]}" --out sim-post --no-progress
+"${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${post[@]}" --set parallel.mode=mpi --out mpi-post --no-progress
+"$MAVG" model diff sim-post/model.bin mpi-post/model.bin --max-rel 0 || fail "post-local: MPI differs from simulated"
 # The max-change statistics pool every rank's updates as simulated workers pool theirs (also
 # under a limit that binds, where the scale factors spread below 1; the collapse check is off
 # for its slow start).

@@ -120,6 +120,10 @@ class QueuedBackend final : public Backend {
   void MeanOfReplicas(const std::vector<MatrixView>& replicas) override {
     Queue([=, this] { cpu_->MeanOfReplicas(replicas); });
   }
+  void AdamUpdate(const AdamScalars& s, ConstMatrixView g, MatrixView m, MatrixView v,
+                  MatrixView p) override {
+    Queue([=, this] { cpu_->AdamUpdate(s, g, m, v, p); });
+  }
   void AxpbyScaled(const float* scalar, float alpha, ConstMatrixView x, float beta,
                    MatrixView y) override {
     Queue([=, this] { cpu_->AxpbyScaled(scalar, alpha, x, beta, y); });

@@ -213,6 +213,27 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void AdamUpdate(const AdamScalars& s, ConstMatrixView g, MatrixView m, MatrixView v,
+                  MatrixView p) override {
+    CheckSameShape("AdamUpdate", g, m);
+    CheckSameShape("AdamUpdate", g, v);
+    CheckSameShape("AdamUpdate", g, p);
+    ForRows(g.Size(), g.rows, [&](int64_t r) {
+      const float* gr = g.Row(r);
+      float* mr = m.Row(r);
+      float* vr = v.Row(r);
+      float* pr = p.Row(r);
+      for (int64_t c = 0; c < g.cols; ++c) {
+        const float gc = gr[c];
+        const float w = s.decay == 1.0f ? pr[c] : s.decay * pr[c];
+        mr[c] = s.beta1 * mr[c] + s.one_minus_beta1 * gc;
+        vr[c] = s.beta2 * vr[c] + s.one_minus_beta2 * (gc * gc);
+        const float denom = std::sqrt(vr[c]) * s.inv_sqrt_bc2 + s.epsilon;
+        pr[c] = w - (s.step_size * mr[c]) / denom;
+      }
+    });
+  }
+
   void AddRowVector(float alpha, ConstMatrixView row, float beta, MatrixView m) override {
     CheckRowVector("AddRowVector", "row", row, m.cols);
     const float* v = row.data;

@@ -176,6 +176,13 @@ class CudaBackend final : public Backend {
     CheckSameShape("Axpby", x, y);
     cuda::LaunchAxpby(S(), alpha, x, beta, y);
   }
+  void AdamUpdate(const AdamScalars& a, ConstMatrixView g, MatrixView m, MatrixView v,
+                  MatrixView p) override {
+    CheckSameShape("AdamUpdate", g, m);
+    CheckSameShape("AdamUpdate", g, v);
+    CheckSameShape("AdamUpdate", g, p);
+    cuda::LaunchAdamUpdate(S(), a, g, m, v, p);
+  }
   void AddRowVector(float alpha, ConstMatrixView row, float beta, MatrixView m) override {
     CheckRowVector("AddRowVector", "row", row, m.cols);
     cuda::LaunchAddRowVector(S(), alpha, row, beta, m);

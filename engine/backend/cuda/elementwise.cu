@@ -15,6 +15,11 @@ void LaunchAxpby(Stream s, float alpha, ConstMatrixView x, float beta, MatrixVie
   LaunchElementwise(s, e.rows, e.cols, AxpbyBody{WithExtent(x, e), WithExtent(y, e), alpha, beta});
 }
 
+void LaunchAdamUpdate(Stream s, const AdamScalars& a, ConstMatrixView g, MatrixView m, MatrixView v,
+                      MatrixView p) {
+  LaunchElementwise(s, g.rows, g.cols, AdamBody{a, Dev(g), Dev(m), Dev(v), Dev(p)});
+}
+
 void LaunchAddRowVector(Stream s, float alpha, ConstMatrixView row, float beta, MatrixView m) {
   LaunchElementwise(s, m.rows, m.cols, AddRowVectorBody{row.data, Dev(m), alpha, beta});
 }

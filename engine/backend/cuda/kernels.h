@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "engine/backend/adam_scalars.h"
 #include "engine/backend/matrix_view.h"
 #include "engine/backend/ngsgd_small.h"
 #include "engine/backend/rbm_small.h"
@@ -28,6 +29,8 @@ struct KernelError {
 void LaunchFill(Stream s, MatrixView x, float value);
 void LaunchAxpby(Stream s, float alpha, ConstMatrixView x, float beta, MatrixView y);
 void LaunchAddRowVector(Stream s, float alpha, ConstMatrixView row, float beta, MatrixView m);
+void LaunchAdamUpdate(Stream s, const AdamScalars& a, ConstMatrixView g, MatrixView m, MatrixView v,
+                      MatrixView p);
 
 // activation.cu
 enum class Activation { kSigmoid, kTanh, kRelu };

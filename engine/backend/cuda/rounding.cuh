@@ -6,6 +6,8 @@
 // device they are the intrinsics that are never contracted; on the host, the plain operators
 // (an x86-64 build has no FMA in its target ISA to contract into, as the CPU backend relies on).
 
+#include <math.h>
+
 #include "engine/backend/host_device.h"
 
 namespace mavg::cuda {
@@ -29,6 +31,21 @@ MAVG_HOST_DEVICE inline float SubRn(float a, float b) {
   return __fsub_rn(a, b);
 #else
   return a - b;
+#endif
+}
+
+MAVG_HOST_DEVICE inline float DivRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+MAVG_HOST_DEVICE inline float SqrtRn(float a) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(a);
+#else
+  return sqrtf(a);
 #endif
 }
 

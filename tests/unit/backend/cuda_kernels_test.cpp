@@ -378,6 +378,22 @@ TEST_F(CudaKernelBodies, ArithmeticBodiesAreTheCpuBackendsBitForBitAtAnyScale) {
             }).v,
             want.v);
 
+  {  // one AdamW step (the parameters strided; the quotient and square root as the CPU's)
+    const AdamScalars s{0.9f, 0.1f, 0.95f, 0.05f, 0.0123f, 1.37f, 1e-3f, 0.9993f};
+    HostMat m = RandomHost(6, 7, 47), v = RandomHost(6, 7, 48);
+    for (float& e : v.v) e *= e;
+    HostMat wm = m, wv = v, wp = y0;
+    Cpu().AdamUpdate(s, xv, ViewOf(wm), ViewOf(wv), ViewOf(wp));
+    Strided ps(y0);
+    RunElementwise(Extent{6, 7, false},
+                   AdamBody{s, Dev(xv), Dev(ViewOf(m)), Dev(ViewOf(v)), Dev(ps.view)});
+    EXPECT_TRUE(ps.PaddingIntact());
+    EXPECT_EQ(ps.Host().v, wp.v);
+    EXPECT_EQ(m.v, wm.v);
+    EXPECT_EQ(v.v, wv.v);
+    EXPECT_NE(wp.v, y0.v);
+  }
+
   HostMat sums = RandomHost(1, 7, 44), got = sums;
   for (int64_t c = 0; c < 7; ++c) ColumnSumBody{Dev(xv), 6, got.v.data(), alpha, beta}(c);
   Cpu().SumRows(alpha, xv, beta, ViewOf(sums));

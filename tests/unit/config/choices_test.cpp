@@ -35,6 +35,8 @@ TEST(ConfigChoices, EveryChoiceKeyOffersItsEnumsTexts) {
       {"parallel.mode", EnumNames<ParallelMode>()},
       {"parallel.lr_scaling", EnumNames<LrScaling>()},
       {"parallel.algorithm", EnumNames<AveragingAlgorithm>()},
+      {"parallel.outer.type", EnumNames<OuterType>()},
+      {"parallel.combine.policy", EnumNames<CombinePolicyType>()},
       {"parallel.comm", EnumNames<CommChoice>()},
       {"device", EnumNames<Device>()},
   };

@@ -239,6 +239,49 @@ TEST(Config, RunIdOfLaterKeysAtTheirDefaults) {
   }
 }
 
+// Adam's and the outer optimizer's keys: out of every id until used (the ids of runs made before
+// them stay), in it when used; what does not fit is refused naming the key.
+TEST(Config, AdamAndOuterOptimizerKeys) {
+  RunConfig a = ParseConfigYaml(kGood, "c.yaml");
+  a.optimizer.type = OptimizerType::kSgd;
+  a.optimizer.momentum = 0.0;
+  a.parallel.workers = 4;
+  const std::string canonical = CanonicalJson(a);
+  EXPECT_EQ(canonical.find("adam"), std::string::npos) << canonical;
+  EXPECT_EQ(canonical.find("outer"), std::string::npos) << canonical;
+  RunConfig b = a;
+  b.optimizer.adam.beta2 = 0.5;
+  b.parallel.outer.lr = 0.1;
+  EXPECT_EQ(RunId(a), RunId(b)) << "unused adam and outer settings";
+  b.optimizer.type = OptimizerType::kAdam;
+  RunConfig c = b;
+  c.optimizer.adam.beta2 = 0.95;
+  EXPECT_NE(RunId(b), RunId(c));
+  b.parallel.outer.type = OuterType::kNesterov;
+  c = b;
+  c.parallel.outer.lr = 0.7;
+  EXPECT_NE(RunId(b), RunId(c));
+  EXPECT_NO_THROW(Validate(c, "c.yaml"));
+  c.optimizer.momentum = 0.9;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "c.yaml", "optimizer.momentum: 0.9",
+                   "optimizer.type adam has its own");
+  c.optimizer.momentum = 0.0;
+  c.optimizer.adam.weight_decay = 200;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "optimizer.adam.weight_decay: 200", "at least 1");
+  c.optimizer.adam.weight_decay = 0.1;
+  c.parallel.algorithm = AveragingAlgorithm::kBmuf;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"),
+                   "parallel.outer.type: nesterov with parallel.algorithm bmuf");
+  c.parallel.algorithm = AveragingAlgorithm::kAverage;
+  c.parallel.outer.lr = 0.0;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "parallel.outer.lr");
+  c.parallel.outer.lr = 0.7;
+  c.optimizer.type = OptimizerType::kNgsgd;
+  c.parallel.average_momentum = true;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"),
+                   "parallel.average_momentum: only for optimizer.type sgd or adam");
+}
+
 TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
   RunConfig a = ParseConfigYaml(kGood, "c.yaml");
   RunConfig b = a;

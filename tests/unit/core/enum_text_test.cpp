@@ -80,13 +80,15 @@ TEST(EnumText, EveryConfigChoiceRoundTrips) {
   ExpectRoundTrip<Activation>(3);
   ExpectRoundTrip<ModelInit>(2);
   ExpectRoundTrip<InitScheme>(4);
-  ExpectRoundTrip<OptimizerType>(2);
+  ExpectRoundTrip<OptimizerType>(3);
   ExpectRoundTrip<MaxChangeMode>(2);
   ExpectRoundTrip<RankCap>(2);
   ExpectRoundTrip<ScheduleType>(3);
   ExpectRoundTrip<ParallelMode>(2);
   ExpectRoundTrip<LrScaling>(2);
   ExpectRoundTrip<AveragingAlgorithm>(2);
+  ExpectRoundTrip<OuterType>(4);
+  ExpectRoundTrip<CombinePolicyType>(4);
   ExpectRoundTrip<CommChoice>(2);
   ExpectRoundTrip<Device>(2);
 }

@@ -4,6 +4,7 @@
 // (also one written by an earlier build) reads.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -128,6 +129,103 @@ TEST(BmufFilter, CheckpointedStateContinuesBitForBit) {
   const Matrix mean = ToDevice(*backend, testing::RandomHost(1, 17, 3));
   const std::vector<float> from_a = ToHost(*backend, *a.Apply(mean, false)).v;
   EXPECT_EQ(ToHost(*backend, *b.Apply(mean, false)).v, from_a);
+}
+
+// parallel.outer.type nesterov / momentum: DiLoCo's outer step, torch.optim.SGD on the outer
+// gradient g = θ - W̄ (θ: the outer parameters, where every block starts) with momentum μ and
+// lr, written here as PyTorch writes it (b = μb + g; θ -= lr (g + μb) with Nesterov, lr b
+// without). The filter the config makes is BMUF's with η = μ, ζ = lr: its block start is θ.
+TEST(OuterOptimizer, NesterovAndMomentumAreTorchSgdOnTheOuterGradient) {
+  auto backend = testing::MakeBackend("cpu");
+  const int64_t p = 19;
+  for (OuterType type : {OuterType::kNesterov, OuterType::kMomentum}) {
+    ParallelConfig par;
+    par.outer.type = type;
+    par.outer.lr = 0.7;
+    par.outer.momentum = 0.9;
+    const AveragerOptions o = AveragerOptionsFrom(par, 8);
+    ASSERT_TRUE(o.bmuf);
+    BmufFilter filter(*backend, o.block_momentum, o.block_lr, o.nesterov, p, o.model_is_start);
+    const std::vector<float> init = testing::RandomHost(1, p, 5).v;
+    filter.Reset(ToDevice(*backend, Row(init)));
+    std::vector<double> theta(init.begin(), init.end()), buf(p, 0.0);
+    Rng rng(11);
+    for (int t = 1; t <= 6; ++t) {
+      std::vector<float> mean(p);
+      for (int64_t i = 0; i < p; ++i) mean[i] = static_cast<float>(theta[i] + rng.Uniform() - 0.4);
+      for (int64_t i = 0; i < p; ++i) {
+        const double g = theta[i] - mean[i];
+        buf[i] = 0.9 * buf[i] + g;
+        theta[i] -= 0.7 * (type == OuterType::kNesterov ? g + 0.9 * buf[i] : buf[i]);
+      }
+      // (step 3 ends an epoch: the model evaluated is θ, DiLoCo's, and the next epoch starts
+      // from it)
+      const Matrix* next = filter.Apply(ToDevice(*backend, Row(mean)), t == 3);
+      ASSERT_NE(next, nullptr);
+      ExpectNear(ToHost(*backend, *next).v, theta, fmt::format("{} step {}", type, t));
+      if (t == 3) {
+        EXPECT_EQ(filter.EpochStart(), nullptr);
+      }
+    }
+  }
+}
+
+// BMUF with block momentum η and block lr ζ is outer Nesterov with momentum η and lr ζ: the
+// same filter with the same scalars, hence the same steps (tests/e2e/averaging_algorithms.sh
+// trains both and compares the workers' parameters mid-epoch, bit for bit).
+TEST(OuterOptimizer, BmufIsOuterNesterovWithItsEtaAndZeta) {
+  ParallelConfig bmuf, outer;
+  bmuf.algorithm = AveragingAlgorithm::kBmuf;
+  bmuf.bmuf.block_momentum = 0.8;
+  bmuf.bmuf.block_lr = 1.3;
+  outer.outer.type = OuterType::kNesterov;
+  outer.outer.momentum = 0.8;
+  outer.outer.lr = 1.3;
+  const AveragerOptions a = AveragerOptionsFrom(bmuf, 4), b = AveragerOptionsFrom(outer, 4);
+  EXPECT_TRUE(a.bmuf && b.bmuf && a.nesterov && b.nesterov);
+  EXPECT_EQ(a.block_momentum, b.block_momentum);
+  EXPECT_EQ(a.block_lr, b.block_lr);
+  // What an epoch's end evaluates is each method's own: BMUF's W_g, DiLoCo's θ = W_g + ηΔ.
+  EXPECT_FALSE(a.model_is_start);
+  EXPECT_TRUE(b.model_is_start);
+  bmuf.bmuf.nesterov = false;
+  outer.outer.type = OuterType::kMomentum;
+  EXPECT_FALSE(AveragerOptionsFrom(bmuf, 4).nesterov || AveragerOptionsFrom(outer, 4).nesterov);
+}
+
+// Outer Adam: torch.optim.Adam on g = θ - W̄, in double; a checkpoint continues bit for bit.
+TEST(OuterOptimizer, AdamIsTorchAdamOnTheOuterGradientAndResumes) {
+  auto backend = testing::MakeBackend("cpu");
+  const int64_t p = 21;
+  const double lr = 0.05, b1 = 0.9, b2 = 0.99, eps = 1e-6;
+  AdamOuterFilter filter(*backend, lr, b1, b2, eps, p);
+  const std::vector<float> init = testing::RandomHost(1, p, 6).v;
+  filter.Reset(ToDevice(*backend, Row(init)));
+  std::vector<double> theta(init.begin(), init.end()), m(p, 0.0), v(p, 0.0);
+  EXPECT_EQ(filter.EpochStart(), nullptr);  // the workers hold θ from the epoch's end
+  Rng rng(12);
+  for (int t = 1; t <= 5; ++t) {
+    std::vector<float> mean(p);
+    for (int64_t i = 0; i < p; ++i) mean[i] = static_cast<float>(theta[i] + rng.Uniform() - 0.4);
+    for (int64_t i = 0; i < p; ++i) {
+      const double g = theta[i] - mean[i];
+      m[i] = b1 * m[i] + (1 - b1) * g;
+      v[i] = b2 * v[i] + (1 - b2) * g * g;
+      theta[i] -=
+          lr * (m[i] / (1 - std::pow(b1, t))) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
+    }
+    const Matrix* next = filter.Apply(ToDevice(*backend, Row(mean)), t == 5);
+    ASSERT_NE(next, nullptr);
+    ExpectNear(ToHost(*backend, *next).v, theta, fmt::format("adam step {}", t));
+  }
+  testing::TempDir tmp;
+  const CheckpointDir dir(tmp.Path());
+  filter.Save(dir, 2, /*root=*/true);
+  AdamOuterFilter resumed(*backend, lr, b1, b2, eps, p);
+  resumed.Load(dir, 2);
+  const Matrix mean = ToDevice(*backend, testing::RandomHost(1, p, 7));
+  const std::vector<float> straight = ToHost(*backend, *filter.Apply(mean, false)).v;
+  EXPECT_EQ(ToHost(*backend, *resumed.Apply(mean, false)).v, straight);
 }
 
 TEST(AveragerFilter, IdentityLeavesTheMeanWhereItIs) {

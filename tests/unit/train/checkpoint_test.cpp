@@ -70,6 +70,7 @@ TEST(Checkpoint, EveryBadFieldIsNamedWithTheFile) {
       {{{"cv_losses", {0.9, -0.8, 0.7}}}, "'cv_losses'"},
       {{{"cv_losses", {0.9, "x", 0.7}}}, "'cv_losses'"},
       {{{"frames_total", -5}}, "'frames_total' is -5"},
+      {{{"steps_total", -2}}, "'steps_total' is -2"},
       {{{"progress", {{"minibatches", -1}}}}, "'progress'"},
       {{{"progress", 3}}, "'progress'"},
       {{{"schedule", 3}}, "'schedule' is not an object"},
