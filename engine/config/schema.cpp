@@ -1137,11 +1137,15 @@ void Validate(const RunConfig& config_in, const std::string& source,
           "(set it to 0)",
           config.optimizer.l2));
     }
-    if (config.optimizer.adam.weight_decay * config.schedule.lr >= 1.0) {
+    // (the lr a worker steps with: x N under the linear scaling)
+    const double lr = config.schedule.lr * (config.parallel.lr_scaling == LrScaling::kLinear
+                                                ? static_cast<double>(config.parallel.workers)
+                                                : 1.0);
+    if (config.optimizer.adam.weight_decay * lr >= 1.0) {
       problems.push_back(fmt::format(
-          "optimizer.adam.weight_decay: {} x schedule.lr {} is at least 1: every step would "
+          "optimizer.adam.weight_decay: {} x the workers' lr {} is at least 1: every step would "
           "zero or flip the weights",
-          config.optimizer.adam.weight_decay, config.schedule.lr));
+          config.optimizer.adam.weight_decay, lr));
     }
   }
   if (config.optimizer.type == OptimizerType::kNgsgd) {

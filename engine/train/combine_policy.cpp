@@ -20,7 +20,9 @@ namespace {
 int64_t FullMinibatches(const EpochCombineInput& in) { return in.min_shard_frames / in.minibatch; }
 
 // The epoch's points from a rule asked after every minibatch m (1-based) that fits: `after(m,
-// since)` with `since` the minibatches since the last combine (or the epoch's start).
+// since)` with `since` the minibatches since the last combine (or the epoch's start). A period
+// longer than the epoch (QSR's as the lr decays, a list's last) combines once, at the epoch's
+// last full minibatch: every epoch ends on a combine.
 template <class After>
 CombinePlan PlanByRule(const EpochCombineInput& in, const std::string& what, After after) {
   CombinePlan plan;
@@ -33,10 +35,11 @@ CombinePlan PlanByRule(const EpochCombineInput& in, const std::string& what, Aft
       since = 0;
     }
   }
-  MAVG_CHECK(!plan.points.empty(),
-             "epoch {}: the smallest shard has {} full minibatches, not enough for one combine "
-             "({}; use fewer workers, a smaller minibatch or a shorter period)",
-             in.epoch, full, what);
+  MAVG_CHECK(full > 0,
+             "epoch {}: the smallest shard has {} frames, not one full minibatch of {} ({}; use "
+             "fewer workers or a smaller minibatch)",
+             in.epoch, in.min_shard_frames, in.minibatch, what);
+  if (plan.points.empty()) plan.points.push_back(full);
   return plan;
 }
 

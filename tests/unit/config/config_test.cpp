@@ -268,6 +268,12 @@ TEST(Config, AdamAndOuterOptimizerKeys) {
   c.optimizer.momentum = 0.0;
   c.optimizer.adam.weight_decay = 200;
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "optimizer.adam.weight_decay: 200", "at least 1");
+  // (the lr the workers step with: x N under the linear scaling)
+  c.optimizer.adam.weight_decay = 0.9 / c.schedule.lr;
+  c.parallel.lr_scaling = LrScaling::kNone;
+  EXPECT_NO_THROW(Validate(c, "c.yaml"));
+  c.parallel.lr_scaling = LrScaling::kLinear;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "optimizer.adam.weight_decay", "workers' lr");
   c.optimizer.adam.weight_decay = 0.1;
   c.parallel.algorithm = AveragingAlgorithm::kBmuf;
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"),

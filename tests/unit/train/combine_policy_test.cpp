@@ -67,7 +67,7 @@ TEST(CombinePolicy, QsrGrowsThePeriodAsTheLrDecays) {
   EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.1), (Points{2, 4, 6, 8}));  // (0.1/0.1)^2 = 1 < K
   EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.05), (Points{4, 8}));       // (0.1/0.05)^2 = 4
   EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.04), (Points{6}));          // floor(6.25) = 6
-  EXPECT_THROW(PointsOf(p, 9, 1, 0, 0.01), Error);             // 100: not one in 9
+  EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.01), (Points{9}));  // 100: once, at the epoch's end
 }
 
 TEST(CombinePolicy, ListSetsThePeriodFromEachStepOn) {
@@ -85,14 +85,18 @@ TEST(CombinePolicy, PlanPointsAnswerCombineAfter) {
   for (int64_t m = 1; m <= 10; ++m) EXPECT_EQ(plan.CombineAfter(m), m == 2 || m == 5 || m == 9);
 }
 
-TEST(CombinePolicy, TooSmallAShardIsOneLine) {
+// A period longer than the epoch combines once, at its end; a shard without one full minibatch
+// is one line naming the epoch.
+TEST(CombinePolicy, APeriodBeyondTheEpochCombinesAtItsEndAndNoMinibatchIsOneLine) {
+  ParallelConfig p = Policy(CombinePolicyType::kList, 10);
+  p.combine.list = "0:50";
+  EXPECT_EQ(PointsOf(p, 8, 3, 100), (Points{8}));
   try {
-    ParallelConfig p = Policy(CombinePolicyType::kList, 10);
-    p.combine.list = "0:50";
-    PointsOf(p, 8, 3, 100);
+    CreateCombinePolicy(p, 100)->PlanEpoch(EpochCombineInput{3, 100, 0.01, 100, 99});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("epoch 3: the smallest shard has 8 full minibatches"),
+    EXPECT_NE(std::string(e.what()).find("epoch 3: the smallest shard has 99 frames, not one "
+                                         "full minibatch of 100"),
               std::string::npos)
         << e.what();
   }
