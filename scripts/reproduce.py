@@ -18,6 +18,8 @@
   reproduce.py corpora ARCHIVE                       whether the corpora here are the ones the
                                                      archived runs were made on
   reproduce.py code-version MAVG                     the code version MAVG's runs record
+  reproduce.py same-build ARCHIVE MAVG               fails when the pin's build (type and
+                                                     compiler) is not MAVG's
   reproduce.py pin ARCHIVE MAVG [--write]           the round's build and GEMM kernels
                                                      (ARCHIVE/pin.json): "COMMIT CODE_VERSION
                                                      CORETYPE", written first from MAVG
@@ -550,6 +552,7 @@ def pin(archive, mavg, write):
     elif write:
         b = build_of(mavg)
         p = {"commit": b["mavg"].strip(), "code_version": b["code_version"].strip(),
+             "build": b.get("build", "").strip(),
              "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE") or default_coretype()}
         if p["commit"].endswith("-dirty") or p["commit"] == "unknown":
             print(f"[reproduce] warning: {mavg} was built from a tree with uncommitted changes "
@@ -562,6 +565,16 @@ def pin(archive, mavg, write):
     else:
         return
     print(p["commit"], p["code_version"], p["openblas_coretype"] or "-")
+
+
+def same_build(archive, mavg):
+    """Exits naming both when the pin records a build (type, compiler) other than MAVG's."""
+    path = os.path.join(archive, "pin.json")
+    want = json.load(open(path)).get("build") if os.path.exists(path) else None
+    have = build_of(mavg).get("build", "").strip()
+    if want and have != want:
+        sys.exit(f"reproduce.py: {mavg} is a '{have}' build, this round's is '{want}' ({path}): "
+                 "another compiler gives other bits")
 
 
 def check_corpora(archive):
@@ -594,6 +607,8 @@ def main(argv):
         check_corpora(*args)
     elif cmd == "pin" and len(args) in (2, 3) and args[2:] in ([], ["--write"]):
         pin(args[0], args[1], args[2:] == ["--write"])
+    elif cmd == "same-build" and len(args) == 2:
+        same_build(*args)
     elif cmd == "code-version" and len(args) == 1:
         print(build_of(args[0])["code_version"].strip())
     else:

@@ -73,24 +73,37 @@ fi
 # what a run computes).
 report_mavg="$mavg"
 if [ -n "$archive" ] && [ "$mode" != --report ]; then
-  read -r pin_commit pin_code pin_core < <(/usr/bin/python3 scripts/reproduce.py pin "$archive" \
-    "$mavg" $([ "$mode" = run ] && echo --write); echo) || exit 1
-  if [ -n "${pin_code:-}" ]; then
+  pin_line=$(/usr/bin/python3 scripts/reproduce.py pin "$archive" "$mavg" \
+    $([ "$mode" = run ] && echo --write)) || exit 1
+  pin_code=
+  [ -z "$pin_line" ] || read -r pin_commit pin_code pin_core <<< "$pin_line"
+  if [ -n "$pin_code" ]; then
     have=$(/usr/bin/python3 scripts/reproduce.py code-version "$mavg") || exit 1
     if [ "$have" != "$pin_code" ]; then
       if [ -n "${MAVG:-}" ]; then
         echo "reproduce.sh: MAVG=$MAVG has code version $have, this round's is $pin_code ($archive/pin.json, commit $pin_commit): unset MAVG to have that commit built" >&2
         exit 1
       fi
+      if [ -x build-round/build/bin/mavg ] &&
+        [ "$(/usr/bin/python3 scripts/reproduce.py code-version build-round/build/bin/mavg)" = "$pin_code" ]; then
+        have=$pin_code
+        mavg=build-round/build/bin/mavg
+      elif [ "$mode" = --plan ]; then
+        echo "reproduce.sh --plan: this round's build (commit $pin_commit, $archive/pin.json) is not built here, and $mavg (code version $have) would count every run of the round as stale: \`scripts/reproduce.sh\` builds it in build-round/ first" >&2
+        exit 1
+      fi
+    fi
+    if [ "$have" != "$pin_code" ]; then
       commit=${pin_commit%-dirty}
       git rev-parse -q --verify "$commit^{commit}" > /dev/null || {
         echo "reproduce.sh: this round's commit $pin_commit ($archive/pin.json) is not in this repository" >&2
         exit 1
       }
       echo "[reproduce] building this round's commit $commit in build-round/ (build/bin/mavg has code version $have, the round $pin_code)" >&2
-      if [ -d build-round/src ]; then
+      if [ -d build-round/src/.git ] || [ -f build-round/src/.git ]; then
         git -C build-round/src checkout -q --detach "$commit"
       else
+        git worktree prune  # (a build-round/ removed by hand stays listed until pruned)
         git worktree add -q --detach build-round/src "$commit"
       fi
       # shellcheck disable=SC2086  # (MAVG_CMAKE_ARGS: words, as scripts/setup.sh takes them)
@@ -106,6 +119,8 @@ if [ -n "$archive" ] && [ "$mode" != --report ]; then
         exit 1
       }
     fi
+    # (the compiler too: another one gives other bits from the same sources)
+    /usr/bin/python3 scripts/reproduce.py same-build "$archive" "$mavg" || exit 1
     if [ "$pin_core" != - ]; then
       if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != "$pin_core" ]; then
         echo "reproduce.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but this round runs $pin_core kernels ($archive/pin.json): unset it" >&2

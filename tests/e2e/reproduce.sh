@@ -96,6 +96,23 @@ printf '#!/bin/sh\n[ "$1" = --version ] && { echo "mavg 0abc"; echo "code_versio
 chmod +x other-mavg
 MAVG=$PWD/other-mavg scripts/reproduce.sh --plan > /dev/null 2> pin.err && fail "another build was taken for the round"
 contains "has code version 0123456789abcdef, this round's is $pin_code" < pin.err || fail "other build: $(cat pin.err)"
+# The pin's build line (type and compiler): another is refused; a pin that cannot be read stops
+# the part (it never runs unpinned).
+cp arch/pin.json pin.keep
+python3 - <<'PY'
+import json
+p = json.load(open("arch/pin.json"))
+assert p["build"] == [l for l in __import__("subprocess").run(
+    [__import__("os").environ["MAVG"], "--version"], capture_output=True, text=True).stdout.splitlines()
+    if l.startswith("build ")][0][len("build "):], p
+p["build"] = "Release (GNU 1.0, with CUDA)"
+json.dump(p, open("arch/pin.json", "w"))
+PY
+scripts/reproduce.sh --plan > /dev/null 2> pin.err && fail "another compiler's build was taken"
+contains "this round's is 'Release (GNU 1.0, with CUDA)'" < pin.err || fail "other build line: $(cat pin.err)"
+echo '{"commit": "x"' > arch/pin.json
+scripts/reproduce.sh --plan > /dev/null 2> pin.err && fail "an unreadable pin was taken"
+cp pin.keep arch/pin.json
 if [ "$pin_core" != - ]; then
   OPENBLAS_CORETYPE=Sandybridge scripts/reproduce.sh --plan > /dev/null 2> pin.err && fail "other kernels were taken"
   contains "OPENBLAS_CORETYPE=Sandybridge, but this round runs $pin_core kernels" < pin.err || fail "kernels: $(cat pin.err)"
