@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "engine/core/error.h"
-#include "engine/optim/adam.h"
 
 namespace mavg {
 
@@ -62,9 +61,7 @@ AdamOuterFilter::AdamOuterFilter(Backend& backend, double lr, double beta1, doub
                                  double epsilon, int64_t num_params)
     : backend_(backend),
       lr_(lr),
-      beta1_(beta1),
-      beta2_(beta2),
-      epsilon_(epsilon),
+      options_{.beta1 = beta1, .beta2 = beta2, .epsilon = epsilon},
       theta_(backend, 1, num_params),
       m_(backend, 1, num_params),
       v_(backend, 1, num_params),
@@ -81,9 +78,7 @@ void AdamOuterFilter::Reset(ConstMatrixView model) {
 const Matrix* AdamOuterFilter::Apply(ConstMatrixView mean, bool /*epoch_end*/) {
   backend_.Copy(theta_, grad_);
   backend_.Axpby(-1.0f, mean, 1.0f, grad_);  // g = θ - W̄
-  AdamOptions o;
-  o.beta1 = beta1_, o.beta2 = beta2_, o.epsilon = epsilon_;
-  backend_.AdamUpdate(AdamOptimizer::Scalars(o, ++t_, lr_), grad_, m_, v_, theta_);
+  backend_.AdamUpdate(AdamOptimizer::Scalars(options_, ++t_, lr_), grad_, m_, v_, theta_);
   return &theta_;
 }
 

@@ -17,6 +17,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/backend/device_buffer.h"
+#include "engine/optim/adam.h"
 #include "engine/train/checkpoint.h"
 
 namespace mavg {
@@ -97,7 +98,8 @@ class AdamOuterFilter final : public CombineFilter {
 
  private:
   Backend& backend_;  // not owned
-  double lr_, beta1_, beta2_, epsilon_;
+  double lr_;
+  AdamOptions options_;          // beta1, beta2, epsilon (no weight decay)
   Matrix theta_, m_, v_, grad_;  // [1 x P]
   mutable Matrix steps_;         // [1 x 1] t_ staged for a checkpoint (a float: exact to 2^24)
   int64_t t_ = 0;

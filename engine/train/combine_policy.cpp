@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "engine/config/combine_list.h"
 #include "engine/core/error.h"

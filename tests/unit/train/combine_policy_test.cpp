@@ -67,7 +67,7 @@ TEST(CombinePolicy, QsrGrowsThePeriodAsTheLrDecays) {
   EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.1), (Points{2, 4, 6, 8}));  // (0.1/0.1)^2 = 1 < K
   EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.05), (Points{4, 8}));       // (0.1/0.05)^2 = 4
   EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.04), (Points{6}));          // floor(6.25) = 6
-  EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.01), (Points{9}));  // 100: once, at the epoch's end
+  EXPECT_EQ(PointsOf(p, 9, 1, 0, 0.01), (Points{9}));          // 100: once, at the epoch's end
 }
 
 TEST(CombinePolicy, ListSetsThePeriodFromEachStepOn) {
