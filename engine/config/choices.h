@@ -74,7 +74,6 @@ inline constexpr EnumText<LrScaling> kLrScalingTexts[] = {{LrScaling::kLinear, "
                                                           {LrScaling::kNone, "none"}};
 MAVG_ENUM_TEXTS(LrScaling, kLrScalingTexts)
 
-// parallel.algorithm: what a global combine makes of the workers' mean.
 // When the workers combine (engine/train/combine_policy.h).
 enum class CombinePolicyType { kConstant, kPostLocal, kQsr, kList };
 inline constexpr EnumText<CombinePolicyType> kCombinePolicyTypeTexts[] = {
@@ -92,6 +91,15 @@ inline constexpr EnumText<OuterType> kOuterTypeTexts[] = {{OuterType::kAverage, 
                                                           {OuterType::kAdam, "adam"}};
 MAVG_ENUM_TEXTS(OuterType, kOuterTypeTexts)
 
+// parallel.optimizer_state: what a combine does with each worker's optimizer state.
+enum class OptimizerStatePolicy { kKeep, kAverage, kReset };
+inline constexpr EnumText<OptimizerStatePolicy> kOptimizerStatePolicyTexts[] = {
+    {OptimizerStatePolicy::kKeep, "keep"},
+    {OptimizerStatePolicy::kAverage, "average"},
+    {OptimizerStatePolicy::kReset, "reset"}};
+MAVG_ENUM_TEXTS(OptimizerStatePolicy, kOptimizerStatePolicyTexts)
+
+// parallel.algorithm: what a global combine makes of the workers' mean.
 enum class AveragingAlgorithm { kAverage, kBmuf };
 inline constexpr EnumText<AveragingAlgorithm> kAveragingAlgorithmTexts[] = {
     {AveragingAlgorithm::kAverage, "average"}, {AveragingAlgorithm::kBmuf, "bmuf"}};
@@ -122,6 +130,7 @@ MAVG_ENUM_FORMATTER(mavg::ParallelMode);
 MAVG_ENUM_FORMATTER(mavg::LrScaling);
 MAVG_ENUM_FORMATTER(mavg::AveragingAlgorithm);
 MAVG_ENUM_FORMATTER(mavg::OuterType);
+MAVG_ENUM_FORMATTER(mavg::OptimizerStatePolicy);
 MAVG_ENUM_FORMATTER(mavg::CombinePolicyType);
 MAVG_ENUM_FORMATTER(mavg::CommChoice);
 MAVG_ENUM_FORMATTER(mavg::Device);

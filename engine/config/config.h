@@ -123,7 +123,10 @@ struct ParallelConfig {
   int64_t average_frames = 0;  // ... or when the frame count crosses a multiple of F (>0)
   LrScaling lr_scaling = LrScaling::kLinear;  // linear: per-worker lr = N x schedule lr | none
   bool deterministic = false;     // sum in rank order in every mode (bitwise reproducible)
-  bool average_momentum = false;  // also average optimizer momentum (paper: not averaged)
+  bool average_momentum = false;  // the older spelling of optimizer_state average
+  // What a combine does with each worker's optimizer state (SGD's momentum, Adam's moments,
+  // NG-SGD's statistics): keep it (the paper), average it as the parameters are, or reset it.
+  OptimizerStatePolicy optimizer_state = OptimizerStatePolicy::kKeep;
   AveragingAlgorithm algorithm = AveragingAlgorithm::kAverage;  // what a global combine makes
   BmufConfig bmuf;
   OuterConfig outer;

@@ -442,8 +442,15 @@ const std::vector<Binding>& Bindings() {
       KeyBuilder("parallel.deterministic", MAVG_FIELD(parallel.deterministic),
                  "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
       KeyBuilder("parallel.average_momentum", MAVG_FIELD(parallel.average_momentum),
-                 "also average the optimizer's state at every combine: SGD's momentum, Adam's "
-                 "moments (the paper averages parameters only; doubles or triples the bytes)")
+                 "the older spelling of parallel.optimizer_state: average (runs made with it "
+                 "keep their ids)")
+          .OneWorkerFree(),
+      KeyBuilder("parallel.optimizer_state", MAVG_FIELD(parallel.optimizer_state),
+                 "what every combine does with each worker's optimizer state (SGD's momentum, "
+                 "Adam's moments, NG-SGD's statistics): keep it local (the paper; no bytes), "
+                 "average it as the parameters (SGD momentum 2x, Adam 3x the bytes), reset it "
+                 "(no bytes)")
+          .OmittedAt("keep")
           .OneWorkerFree(),
       KeyBuilder("parallel.algorithm", MAVG_FIELD(parallel.algorithm),
                  "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
@@ -1107,8 +1114,18 @@ void Validate(const RunConfig& config_in, const std::string& source,
           "parallel.overlap: not available with two-level averaging (parallel.group_size)");
     }
   }
-  if (par.overlap && par.average_momentum) {
-    problems.push_back("parallel.overlap: not available with parallel.average_momentum");
+  if (par.average_momentum && par.optimizer_state != OptimizerStatePolicy::kKeep) {
+    problems.push_back(fmt::format(
+        "parallel.average_momentum: true is the older spelling of parallel.optimizer_state: "
+        "average, and parallel.optimizer_state is {} (set one of them)",
+        par.optimizer_state));
+  }
+  const bool average_state =
+      par.average_momentum || par.optimizer_state == OptimizerStatePolicy::kAverage;
+  if (par.overlap && average_state) {
+    problems.push_back(
+        "parallel.overlap: not available with parallel.optimizer_state average (the overlapped "
+        "mean carries the parameters only)");
   }
   if (config.optimizer.sgd_max_change) {
     if (config.optimizer.type != OptimizerType::kSgd) {
@@ -1159,10 +1176,13 @@ void Validate(const RunConfig& config_in, const std::string& source,
           fmt::format("optimizer.l2: {} but optimizer.type ngsgd takes no L2 penalty (set it to 0)",
                       config.optimizer.l2));
     }
-    if (config.parallel.average_momentum) {
-      problems.push_back(
-          "parallel.average_momentum: only for optimizer.type sgd or adam (NG-SGD's statistics are "
-          "not averaged)");
+    if (config.parallel.average_momentum ||
+        config.parallel.optimizer_state == OptimizerStatePolicy::kAverage) {
+      problems.push_back(fmt::format(
+          "{} is only for optimizer.type sgd or adam (each NG-SGD worker's statistics are a "
+          "low-rank basis of its own; their mean is no Fisher estimate): keep or reset them",
+          config.parallel.average_momentum ? "parallel.average_momentum: true"
+                                           : "parallel.optimizer_state: average"));
     }
   }
   if (config.model.init == ModelInit::kRbm) {

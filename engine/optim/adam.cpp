@@ -44,7 +44,10 @@ void AdamOptimizer::Prepare(const Network& net) {
 }
 
 void AdamOptimizer::Reset() {
-  if (!options_.reset_each_epoch) return;
+  if (options_.reset_each_epoch) ClearState();
+}
+
+void AdamOptimizer::ClearState() {
   for (LayerState& l : layers_) {
     for (Matrix* m : {&l.m_w, &l.v_w, &l.m_b, &l.v_b}) backend_->Fill(*m, 0.0f);
   }

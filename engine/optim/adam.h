@@ -32,6 +32,7 @@ class AdamOptimizer final : public Optimizer {
   void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in, MatrixView out_grad,
                     float lr) override;
   void Reset() override;
+  void ClearState() override;
   void Prepare(const Network& net) override;
   // Per layer m_W, v_W, m_b, v_b; then the step counts [1 x layers] (exact up to 2^24 steps).
   std::vector<MatrixView> State() override;

@@ -46,7 +46,11 @@ void NgsgdOptimizer::Prepare(const Network& net) {
 
 void NgsgdOptimizer::Reset() {
   FlushPending();
-  if (!options_.reset_each_epoch) return;
+  if (options_.reset_each_epoch) ClearState();
+}
+
+void NgsgdOptimizer::ClearState() {
+  FlushPending();
   for (auto& p : in_) p->Reset();
   for (auto& p : out_) p->Reset();
 }

@@ -52,6 +52,7 @@ class NgsgdOptimizer final : public Optimizer {
   void BeginStep() override;
   void FinishStep() override;
   void Reset() override;
+  void ClearState() override;
   void Prepare(const Network& net) override;
   std::vector<MatrixView> State() override;
   void StateLoaded() override;

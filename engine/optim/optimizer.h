@@ -3,7 +3,8 @@
 // derivatives G [N x out] of the *summed* minibatch loss w.r.t. its outputs (Kaldi's convention:
 // gradients are summed over the frames of a minibatch, not averaged, so a learning rate means
 // what it means in Kaldi nnet1 recipes, e.g. 0.008 for minibatch 256, 0.32 for 1024 x 2048).
-// Optimizer state (momentum, preconditioners) belongs to one worker and is never averaged.
+// Optimizer state (momentum, preconditioners) belongs to one worker: a combine keeps, averages
+// or clears it as parallel.optimizer_state says (engine/train/averager.h).
 
 #include <cstdint>
 #include <vector>
@@ -27,8 +28,12 @@ class Optimizer {
   // UpdateAffine updates at once.
   virtual void BeginStep() {}
   virtual void FinishStep() {}
-  // Forgets all state (momentum buffers, statistics).
+  // At an epoch's start: forgets the state that does not carry over from one epoch to the
+  // next (all of it unless KeepsStateAcrossEpochs).
   virtual void Reset() = 0;
+  // Forgets all state, whatever carries over (parallel.optimizer_state reset, at a combine):
+  // the next step is a fresh optimizer's first.
+  virtual void ClearState() = 0;
   // Allocates the state of every affine layer of `net`, so State() is complete from the start.
   virtual void Prepare(const Network& /*net*/) {}
   // The state tensors in a fixed order (for checkpoints and optional averaging); may be empty.

@@ -7,7 +7,9 @@
 
 namespace mavg {
 
-void SgdOptimizer::Reset() {
+void SgdOptimizer::Reset() { ClearState(); }
+
+void SgdOptimizer::ClearState() {
   for (Matrix& m : corr_w_) backend_->Fill(m, 0.0f);
   for (Matrix& m : corr_b_) backend_->Fill(m, 0.0f);
 }

@@ -32,6 +32,7 @@ class SgdOptimizer final : public Optimizer {
   void UpdateAffine(int affine_index, AffineLayer& layer, ConstMatrixView in, MatrixView out_grad,
                     float lr) override;
   void Reset() override;
+  void ClearState() override;
   void Prepare(const Network& net) override;
   std::vector<MatrixView> State() override;
   UpdateStats TakeUpdateStats() override;

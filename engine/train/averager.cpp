@@ -21,7 +21,8 @@ AveragerOptions AveragerOptionsFrom(const ParallelConfig& parallel, int world_si
   if (parallel.average_every_global > 0) {
     o.global_every = parallel.average_every_global / parallel.average_every;
   }
-  o.average_momentum = parallel.average_momentum;
+  o.optimizer_state =
+      parallel.average_momentum ? OptimizerStatePolicy::kAverage : parallel.optimizer_state;
   const OuterConfig& outer = parallel.outer;
   if (outer.type == OuterType::kNesterov || outer.type == OuterType::kMomentum) {
     o.bmuf = true;  // the same step (combine_filter.h), named as DiLoCo names it
@@ -39,11 +40,12 @@ AveragerOptions AveragerOptionsFrom(const ParallelConfig& parallel, int world_si
 
 namespace {
 
-// The tensors a combine averages: the parameters, with average_momentum the optimizer state too.
-TensorsOf CombinedTensors(bool average_momentum) {
-  return [average_momentum](Worker& w) {
+// The tensors a combine averages: the parameters, with optimizer_state average the optimizer
+// state too.
+TensorsOf CombinedTensors(bool average_state) {
+  return [average_state](Worker& w) {
     std::vector<MatrixView> v = {w.params};
-    if (average_momentum) {
+    if (average_state) {
       for (MatrixView s : w.optimizer->State()) v.push_back(s);
     }
     return v;
@@ -54,7 +56,9 @@ TensorsOf CombinedTensors(bool average_momentum) {
 
 Averager::Averager(Backend& backend, WorkerGroup& group, const AveragerOptions& options,
                    int64_t num_params)
-    : backend_(backend), group_(group) {
+    : backend_(backend),
+      group_(group),
+      clear_state_(options.optimizer_state == OptimizerStatePolicy::kReset) {
   MAVG_CHECK(options.global_every >= 1, "global combines every {} combine points",
              options.global_every);
   // A world of one is never combined (Combine returns at once): stateless parts.
@@ -69,7 +73,8 @@ Averager::Averager(Backend& backend, WorkerGroup& group, const AveragerOptions& 
   } else {
     filter_ = std::make_unique<IdentityFilter>();
   }
-  const TensorsOf tensors = CombinedTensors(options.average_momentum);
+  const TensorsOf tensors =
+      CombinedTensors(options.optimizer_state == OptimizerStatePolicy::kAverage);
   if (many && options.overlap) {
     schedule_ = std::make_unique<OverlappedSchedule>(backend, group, *filter_, tensors, num_params);
   } else {
@@ -94,14 +99,21 @@ void Averager::BeginEpoch() {
   }
 }
 
-void Averager::Combine(int64_t index, int64_t total) {
-  if (group_.WorldSize() == 1) return;
+bool Averager::Combine(int64_t index, int64_t total, std::span<double> stop_flags) {
+  if (group_.WorldSize() == 1) return true;  // one worker: one process
   double slowest = 0.0;
   for (Worker& w : group_.Workers()) {
     slowest = std::max(slowest, w.stats.interval_s);
     w.stats.interval_s = 0.0;
   }
+  tally_.stop_flags = stop_flags;
+  tally_.stop_flags_agreed = false;
   schedule_->Combine(index, total, slowest, tally_);
+  tally_.stop_flags = {};
+  if (clear_state_) {
+    for (Worker& w : group_.Workers()) w.optimizer->ClearState();
+  }
+  return tally_.stop_flags_agreed;
 }
 
 nlohmann::json Averager::Save(const CheckpointDir& dir, int64_t generation, bool root) {

@@ -12,11 +12,15 @@
 //   two-level            (parallel.group_size) wraps either schedule: groups of g workers
 //                        average at every combine point, the wrapped schedule combines all
 //                        workers at every (K2/K)-th and at the epoch's last
+//   parallel.optimizer_state  keep: each worker's optimizer state stays its own (the
+//                        paper); average: it is averaged with the parameters (more bytes);
+//                        reset: every worker clears it after each combine (no bytes)
 // The parts' state (W_g, Δ; the snapshot and mean of an overlapped block) is held identically
 // by every process, never communicated, and checkpointed, so a resumed run continues bit for
 // bit. A world of one worker has nothing to combine and costs nothing.
 
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "engine/backend/backend.h"
 #include "engine/config/config.h"
@@ -35,7 +39,9 @@ struct AveragerOptions {
   bool model_is_start = false;  // an epoch ends on the look-ahead S (outer nesterov: DiLoCo's θ)
   bool overlap = false;
   int64_t global_every = 1;  // combine points per global combine (K2 / K; 1: flat)
-  bool average_momentum = false;
+  // The workers' optimizer state at every combine (group or world): kept, averaged with the
+  // parameters, or cleared after the mean
+  OptimizerStatePolicy optimizer_state = OptimizerStatePolicy::kKeep;
   // parallel.outer.type adam: Adam on the outer gradient
   bool outer_adam = false;
   double outer_lr = 0.0, outer_beta1 = 0.9, outer_beta2 = 0.999, outer_epsilon = 1e-8;
@@ -57,7 +63,10 @@ class Averager {
   // After the block that ends at combine point `index` (1-based) of the epoch's `total`.
   // Adds comm_s / wait_s to the local workers' statistics and the block's time to
   // ProjectedSeconds(). The epoch's last combine leaves every worker with the model (W_g).
-  void Combine(int64_t index, int64_t total);
+  // `stop_flags`: values to max over all processes on the combine's way (WorkerGroup::Mean's
+  // `agree`); returns true when they now hold that max, false when this combine had no world
+  // mean to carry them (a group combine, an overlapped one) and they are as passed.
+  bool Combine(int64_t index, int64_t total, std::span<double> stop_flags = {});
   // True when every worker holds the same parameters (false after a group combine and while
   // an overlapped mean is pending).
   bool WorkersAgree() const { return tally_.agree; }
@@ -77,6 +86,7 @@ class Averager {
   WorkerGroup& group_;                         // not owned
   std::unique_ptr<CombineFilter> filter_;      // owned
   std::unique_ptr<CombineSchedule> schedule_;  // owned; uses *filter_
+  bool clear_state_;                           // optimizer_state reset
   CombineTally tally_;
 };
 

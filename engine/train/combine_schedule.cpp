@@ -24,7 +24,8 @@ SynchronousSchedule::SynchronousSchedule(Backend& backend, WorkerGroup& group,
 
 void SynchronousSchedule::Combine(int64_t index, int64_t total, double slowest,
                                   CombineTally& tally) {
-  const CommTime t = group_.Mean(Scope::kWorld, tensors_);
+  const CommTime t = group_.Mean(Scope::kWorld, tensors_, tally.stop_flags);
+  tally.stop_flags_agreed = t.agreed;
   AccountCombine(group_, t);
   tally.projected_s += slowest + t.comm_s;
   tally.agree = true;
@@ -150,7 +151,7 @@ void TwoLevelSchedule::Combine(int64_t index, int64_t total, double slowest, Com
     global_->Combine(index, total, slowest, tally);
     return;
   }
-  const CommTime t = group_.Mean(Scope::kGroup, tensors_);
+  const CommTime t = group_.Mean(Scope::kGroup, tensors_, {});
   AccountCombine(group_, t);
   tally.projected_s += slowest + t.comm_s;
   tally.agree = group_.GroupSize() == group_.WorldSize();

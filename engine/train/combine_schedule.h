@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -32,6 +33,10 @@ struct CombineTally {
   // communication that is not hidden.
   double projected_s = 0.0;
   bool agree = true;  // every worker holds the same parameters
+  // In: values every process passes to be maxed over all processes (the trainer's stop
+  // flags); out: whether a world mean of this combine did (WorkerGroup::Mean's `agree`).
+  std::span<double> stop_flags;
+  bool stop_flags_agreed = false;
 };
 
 class CombineSchedule {

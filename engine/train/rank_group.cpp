@@ -107,14 +107,22 @@ class RankGroup final : public WorkerGroup {
   int EvalShards() const override { return world_size_; }
   int EvalShard() const override { return world_.Rank(); }
 
-  CommTime Mean(Scope scope, const TensorsOf& tensors) override {
+  CommTime Mean(Scope scope, const TensorsOf& tensors, std::span<double> agree) override {
     const bool world = scope == Scope::kWorld || group_ == &world_;
     Communicator& comm = world ? world_ : *group_;
     DeviceSummer* device = world ? world_sums_.get() : group_sums_.get();
     CommTime time;
+    time.agreed = world && world_size_ == 1;
     if (comm.WorldSize() == 1) return time;
     Timer t;
-    comm.Barrier();  // time blocked waiting for slower ranks
+    // Time blocked waiting for slower ranks: a barrier, or the agreement's max, which waits
+    // as one does.
+    if (world && !agree.empty()) {
+      world_.AllReduceMax(agree);
+      time.agreed = true;
+    } else {
+      comm.Barrier();
+    }
     time.wait_s = t.Seconds();
     t.Reset();
     const float inv_n = 1.0f / static_cast<float>(comm.WorldSize());

@@ -759,10 +759,13 @@ EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
       } while (!plan_.CombineAfter(w.minibatches));
     });
     CollectStepStats();
-    averager_->Combine(++averagings_, plan_.Combines());
-    // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks.
+    // Agree on stopping: a non-finite loss or a stop signal on any rank stops all ranks. The
+    // flags ride on the combine's world mean where it has one (combining every step costs one
+    // collective wait, not two), else they are maxed on their own.
     double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};
-    group_->MaxOverProcesses(std::span<double>(flags, 2));
+    if (!averager_->Combine(++averagings_, plan_.Combines(), std::span<double>(flags, 2))) {
+      group_->MaxOverProcesses(std::span<double>(flags, 2));
+    }
     stop_signal_ = static_cast<int>(flags[1]);
     if (flags[0] > 0) {
       spdlog::error("[train] diverged: non-finite loss in epoch {} (lr {})", epoch, lr_);

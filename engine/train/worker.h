@@ -39,7 +39,7 @@ struct Worker {
   std::vector<int> shard;  // training utterances of this worker
   int64_t shard_frames = 0;
   Matrix params;  // [1 x num_params] owned: the parameters this worker trains
-  std::unique_ptr<Optimizer> optimizer;  // owned; never averaged unless average_momentum
+  std::unique_ptr<Optimizer> optimizer;  // owned; its state at a combine: optimizer_state
   // The optimizer's state after the last accepted epoch (before the first: its initial state),
   // kept only when the optimizer keeps state across epochs: a rejected epoch goes back to it.
   std::vector<Matrix> accepted_optimizer_state;

@@ -28,10 +28,11 @@ enum class Scope { kGroup, kWorld };
 struct CommTime {
   double wait_s = 0.0;  // blocked for slower workers (or for an overlapped sum to finish)
   double comm_s = 0.0;  // the communication itself
+  bool agreed = false;  // Mean's `agree` holds the max over all processes
 };
 
 // The tensors of a worker that one combine averages: its parameters, and with
-// parallel.average_momentum its optimizer state too. Views into the worker's own memory.
+// parallel.optimizer_state average its optimizer state too. Views into the worker's own memory.
 using TensorsOf = std::function<std::vector<MatrixView>(Worker&)>;
 
 // A world mean started by WorkerGroup::StartMean.
@@ -65,8 +66,12 @@ class WorkerGroup {
   virtual int EvalShard() const = 0;
 
   // Every local worker's tensors become the mean over its scope, summed in rank order (bit
-  // for bit the same in every implementation with deterministic sums).
-  virtual CommTime Mean(Scope scope, const TensorsOf& tensors) = 0;
+  // for bit the same in every implementation with deterministic sums). `agree` (may be
+  // empty): values every process passes that a world mean maxes over all processes on the
+  // way, in the collective that waits for the slower ones, so that flags agreed at a combine
+  // cost no collective of their own; CommTime::agreed says whether it did (not for a group
+  // mean of several processes).
+  virtual CommTime Mean(Scope scope, const TensorsOf& tensors, std::span<double> agree) = 0;
   // Mean(kWorld, ...) of one tensor per worker, finished by the handle's Wait(); the tensors
   // must not be touched before. At most one at a time.
   virtual std::unique_ptr<PendingMean> StartMean(const TensorsOf& tensors) = 0;

@@ -39,11 +39,19 @@ ng=(--set parallel.workers=2 --set parallel.deterministic=true --set optimizer.t
 "$MAVG" -q train eq.yaml "${ng[@]}" --out sim-ng --no-progress
 "${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${ng[@]}" --set parallel.mode=mpi --out mpi-ng --no-progress
 "$MAVG" model diff sim-ng/model.bin mpi-ng/model.bin --max-rel 0 || fail "ngsgd: MPI differs from simulated"
+# ... and with the statistics cleared at every combine (parallel.optimizer_state reset).
+"$MAVG" -q train eq.yaml "${ng[@]}" --set parallel.optimizer_state=reset --out sim-ng-reset --no-progress
+"${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${ng[@]}" --set parallel.optimizer_state=reset \
+  --set parallel.mode=mpi --out mpi-ng-reset --no-progress
+"$MAVG" model diff sim-ng-reset/model.bin mpi-ng-reset/model.bin --max-rel 0 ||
+  fail "ngsgd, state reset at every combine: MPI differs from simulated"
+"$MAVG" model diff sim-ng/model.bin sim-ng-reset/model.bin --max-rel 0 >/dev/null 2>&1 &&
+  fail "ngsgd: clearing the statistics at every combine changed nothing"
 # AdamW inside (its moments kept by every rank, averaged with the parameters) and DiLoCo's outer
 # Nesterov and an outer Adam step: bit for bit with deterministic averaging.
 adam=(--set parallel.workers=2 --set parallel.deterministic=true --set optimizer.type=adam
       --set optimizer.momentum=0 --set schedule.lr=0.001 --set optimizer.adam.weight_decay=0.1
-      --set parallel.average_momentum=true --set parallel.lr_scaling=none)
+      --set parallel.optimizer_state=average --set parallel.lr_scaling=none)
 for outer in nesterov adam; do
   o=(--set parallel.outer.type=$outer)
   [ $outer = adam ] && o+=(--set parallel.outer.lr=0.002)

@@ -285,7 +285,39 @@ TEST(Config, AdamAndOuterOptimizerKeys) {
   c.optimizer.type = OptimizerType::kNgsgd;
   c.parallel.average_momentum = true;
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"),
-                   "parallel.average_momentum: only for optimizer.type sgd or adam");
+                   "parallel.average_momentum: true is only for optimizer.type sgd or adam");
+}
+
+// parallel.optimizer_state: keep (left out of the run id, so runs made before the key keep
+// theirs), average (average_momentum's newer spelling; not NG-SGD's statistics, not
+// overlapped), reset (any optimizer).
+TEST(Config, OptimizerStatePolicyKey) {
+  RunConfig c = ParseConfigYaml(kGood, "c.yaml");
+  c.parallel.workers = 4;
+  const std::string id = RunId(c);
+  ApplyOverride(c, "parallel.optimizer_state=keep");
+  EXPECT_EQ(RunId(c), id);
+  EXPECT_ERROR_HAS(ApplyOverride(c, "parallel.optimizer_state=mean"), "parallel.optimizer_state",
+                   "keep", "average", "reset");
+  ApplyOverride(c, "parallel.optimizer_state=reset");
+  EXPECT_NE(RunId(c), id);
+  Validate(c, "c.yaml");
+  c.optimizer.type = OptimizerType::kNgsgd;
+  c.optimizer.momentum = 0.0;
+  Validate(c, "c.yaml");  // clearing NG-SGD's statistics is allowed
+  c.parallel.optimizer_state = OptimizerStatePolicy::kAverage;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"),
+                   "parallel.optimizer_state: average is only for optimizer.type sgd or adam");
+  c.optimizer.type = OptimizerType::kSgd;
+  Validate(c, "c.yaml");
+  c.parallel.overlap = true;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "parallel.overlap", "optimizer_state average");
+  c.parallel.overlap = false;
+  c.parallel.average_momentum = true;
+  EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "parallel.average_momentum: true is the older spelling",
+                   "set one of them");
+  c.parallel.optimizer_state = OptimizerStatePolicy::kKeep;
+  Validate(c, "c.yaml");
 }
 
 TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {

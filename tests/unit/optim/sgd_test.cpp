@@ -121,16 +121,16 @@ TEST_P(Sgd, MaxChangeScalesTheStepByTheBound) {
   const int in = 5, out = 3, n = 4;
   const float lr = 0.05f;
   HostMat x = RandomHost(n, in, 30), g = RandomHost(n, out, 31);
-  double bound = 0.0;
+  double norm_bound = 0.0;
   for (int r = 0; r < n; ++r) {
     double xx = 1.0, gg = 0.0;  // 1: the bias input
     for (int i = 0; i < in; ++i) xx += static_cast<double>(x(r, i)) * x(r, i);
     for (int o = 0; o < out; ++o) gg += static_cast<double>(g(r, o)) * g(r, o);
-    bound += std::sqrt(xx * gg);
+    norm_bound += std::sqrt(xx * gg);
   }
   for (bool with_lr : {false, true}) {
     const double c = with_lr ? lr : 1.0;
-    for (double per_sample : {1e3, 0.25 * c * bound / n}) {
+    for (double per_sample : {1e3, 0.25 * c * norm_bound / n}) {
       BoundLayer bound(*backend, in, out);
       AffineLayer& layer = bound.layer;
       HostAffine& ref = bound.ref;

@@ -4,11 +4,15 @@
 // (also one written by an earlier build) reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/comm/communicator.h"
 #include "engine/core/rng.h"
 #include "engine/train/averager.h"
 #include "engine/train/combine_filter.h"
@@ -251,7 +255,7 @@ class FixedTimeGroup final : public WorkerGroup {
   bool ProjectsWallTime() const override { return true; }
   int EvalShards() const override { return 1; }
   int EvalShard() const override { return 0; }
-  CommTime Mean(Scope scope, const TensorsOf& tensors) override {
+  CommTime Mean(Scope scope, const TensorsOf& tensors, std::span<double>) override {
     for (Worker& w : Workers()) tensors(w);
     calls.push_back(scope == Scope::kGroup ? "group" : "world");
     return mean_;
@@ -447,6 +451,137 @@ TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
                 ToHost(*backend, group->Workers()[i].params).v)
           << what << " worker " << i;
     }
+  }
+}
+
+// An optimizer whose state is one tensor, for the combine's state policies.
+class OneTensorOptimizer final : public Optimizer {
+ public:
+  OneTensorOptimizer(Backend& backend, const std::vector<float>& v) : backend_(backend) {
+    HostMat m(1, static_cast<int64_t>(v.size()));
+    m.v = v;
+    state_ = ToDevice(backend, m);
+  }
+  void UpdateAffine(int, AffineLayer&, ConstMatrixView, MatrixView, float) override {}
+  void Reset() override {}
+  void ClearState() override { backend_.Fill(state_, 0.0f); }
+  std::vector<MatrixView> State() override { return {state_}; }
+
+ private:
+  Backend& backend_;
+  Matrix state_;
+};
+
+// parallel.optimizer_state: keep leaves each worker's state its own, average makes it the
+// workers' mean (with the parameters), reset clears it; two-level applies it at every combine.
+TEST(AveragerOptimizerState, KeepAverageOrResetAtEveryCombine) {
+  const int n = 3;
+  const int64_t p = 4;
+  for (const int64_t global_every : {1, 2}) {
+    for (const OptimizerStatePolicy policy :
+         {OptimizerStatePolicy::kKeep, OptimizerStatePolicy::kAverage,
+          OptimizerStatePolicy::kReset}) {
+      const std::string what = fmt::format("{} global_every {}", policy, global_every);
+      auto backend = testing::MakeBackend("cpu");
+      auto group = CreateSimulatedGroup(*backend, n, global_every > 1 ? 1 : 0, p);
+      std::vector<float> sum(2, 0.0f);
+      for (Worker& w : group->Workers()) {
+        const std::vector<float> v = {1.0f + static_cast<float>(w.rank), 0.5f * w.rank};
+        w.optimizer = std::make_unique<OneTensorOptimizer>(*backend, v);
+        for (int i = 0; i < 2; ++i) sum[i] += v[i];
+        backend->Fill(w.params, static_cast<float>(w.rank));
+      }
+      AveragerOptions o;
+      o.optimizer_state = policy, o.global_every = global_every;
+      Averager avg(*backend, *group, o, p);
+      avg.Reset();
+      avg.BeginEpoch();
+      avg.Combine(1, 2);  // with two-level: a group combine (groups of one worker)
+      for (Worker& w : group->Workers()) {
+        const std::vector<float> got = ToHost(*backend, w.optimizer->State()[0]).v;
+        const std::vector<float> own = {1.0f + static_cast<float>(w.rank), 0.5f * w.rank};
+        if (policy == OptimizerStatePolicy::kReset) {
+          EXPECT_EQ(got, std::vector<float>(2, 0.0f)) << what;
+        } else if (policy == OptimizerStatePolicy::kAverage && global_every == 1) {
+          EXPECT_EQ(got, (std::vector<float>{sum[0] / n, sum[1] / n})) << what;
+        } else {  // kept, or averaged over a group of one
+          EXPECT_EQ(got, own) << what;
+        }
+      }
+      avg.Combine(2, 2);  // the epoch's last: a world combine either way
+      for (Worker& w : group->Workers()) {
+        const std::vector<float> got = ToHost(*backend, w.optimizer->State()[0]).v;
+        if (policy == OptimizerStatePolicy::kReset) {
+          EXPECT_EQ(got, std::vector<float>(2, 0.0f)) << what;
+        } else if (policy == OptimizerStatePolicy::kAverage) {
+          EXPECT_EQ(got, (std::vector<float>{sum[0] / n, sum[1] / n})) << what;
+        }
+      }
+    }
+  }
+}
+
+// Rank 0 of a world of two whose peer holds what it holds, with stop flags `peer_flags`: it
+// records the collectives it is asked for.
+class CountingComm final : public Communicator {
+ public:
+  explicit CountingComm(std::vector<double> peer_flags) : peer_flags_(std::move(peer_flags)) {}
+  int Rank() const override { return 0; }
+  int WorldSize() const override { return 2; }
+  std::string Name() const override { return "counting"; }
+  void AllReduceSum(std::span<float> data) override {
+    calls.push_back("sum");
+    for (float& x : data) x += x;
+  }
+  void AllReduceSum(std::span<double> data) override {
+    calls.push_back("sum");
+    for (double& x : data) x += x;
+  }
+  void AllReduceMax(std::span<double> data) override {
+    calls.push_back("max");
+    for (size_t i = 0; i < data.size(); ++i) data[i] = std::max(data[i], peer_flags_.at(i));
+  }
+  void Broadcast(std::span<float>, int) override { calls.push_back("broadcast"); }
+  void Barrier() override { calls.push_back("barrier"); }
+  void Abort(int) override {}
+  std::vector<std::string> calls;
+
+ private:
+  std::vector<double> peer_flags_;
+};
+
+// The trainer's stop flags ride on a synchronous combine's world mean: combining costs the
+// ranks one collective wait (the flags' max, which waits as the barrier did) and the sum, not
+// a third for the flags; where a combine has no world mean (an overlapped block's) the
+// averager says so and the flags are as passed.
+TEST(AveragerStopFlags, RideOnTheWorldMean) {
+  const int64_t p = 5;
+  for (const bool overlap : {false, true}) {
+    auto backend = testing::MakeBackend("cpu");
+    CountingComm comm({1.0, 0.0});  // the peer saw a non-finite loss
+    auto group = CreateRankGroup(*backend, comm, 0, p);
+    backend->Fill(group->Workers()[0].params, 2.0f);
+    AveragerOptions o;
+    o.overlap = overlap;
+    Averager avg(*backend, *group, o, p);
+    avg.Reset();
+    avg.BeginEpoch();
+    comm.calls.clear();
+    double flags[2] = {0.0, 15.0};  // this rank: a stop signal
+    const bool agreed = avg.Combine(1, 2, flags);
+    if (!overlap) {
+      EXPECT_TRUE(agreed);
+      EXPECT_EQ(comm.calls, (std::vector<std::string>{"max", "sum"}));
+      EXPECT_EQ(flags[0], 1.0);
+      EXPECT_EQ(flags[1], 15.0);
+      EXPECT_EQ(ToHost(*backend, group->Workers()[0].params).v, std::vector<float>(p, 2.0f));
+    } else {
+      EXPECT_FALSE(agreed);  // the mean was only started
+      EXPECT_EQ(flags[0], 0.0);
+    }
+    double last[2] = {0.0, 0.0};
+    EXPECT_TRUE(avg.Combine(2, 2, last));  // the epoch's last combine is synchronous
+    EXPECT_EQ(last[0], 1.0);
   }
 }
 
