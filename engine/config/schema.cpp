@@ -1122,6 +1122,14 @@ void Validate(const RunConfig& config_in, const std::string& source,
   }
   const bool average_state =
       par.average_momentum || par.optimizer_state == OptimizerStatePolicy::kAverage;
+  if ((average_state || par.optimizer_state == OptimizerStatePolicy::kReset) &&
+      config.optimizer.type == OptimizerType::kSgd && config.optimizer.momentum == 0.0) {
+    problems.push_back(fmt::format(
+        "{}: optimizer.type sgd with optimizer.momentum 0 keeps no state to {}",
+        par.average_momentum ? "parallel.average_momentum: true"
+                             : fmt::format("parallel.optimizer_state: {}", par.optimizer_state),
+        average_state ? "average" : "reset"));
+  }
   if (par.overlap && average_state) {
     problems.push_back(
         "parallel.overlap: not available with parallel.optimizer_state average (the overlapped "

@@ -54,8 +54,9 @@ struct CheckpointMeta {
   std::vector<double> cv_best;             // [loss_sum, correct, frames] of the last accepted epoch
   std::optional<std::vector<double>> cv_losses;  // [epochs_done] every epoch's CV loss (NaN:
                                                  // not finite); older checkpoints: absent
-  std::optional<double> compute_total;  // over the epochs done: the slowest worker's compute
-  std::optional<int64_t> frames_total;  // over the epochs done: frames trained by all workers
+  std::optional<double> compute_total;      // over the epochs done: the slowest worker's compute
+  std::optional<int64_t> frames_total;      // over the epochs done: frames trained by all workers
+  std::optional<int64_t> comm_bytes_total;  // over the epochs done: a worker's combine bytes
   // minibatches per worker of the accepted epochs done: the combine policy's step (older: absent)
   std::optional<int64_t> steps_total;
   // What the run's times add up to so far (the result's wall_s, train_s, ...): a resumed run
@@ -97,6 +98,7 @@ inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
      .member = &CheckpointMeta::compute_total,
      .timing = records::Timing::kMeasured},
     {"frames_total", &CheckpointMeta::frames_total},
+    {"comm_bytes_total", &CheckpointMeta::comm_bytes_total},
     {"steps_total", &CheckpointMeta::steps_total},
     {"attempts", &CheckpointMeta::attempts},
     {.name = "wall_total",

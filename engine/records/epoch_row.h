@@ -27,6 +27,11 @@ struct EpochRow {
   std::optional<int64_t> frames_dropped;  // not used (partial minibatch, beyond the plan)
   std::optional<int64_t> minibatches;     // per worker
   std::optional<int64_t> averagings;      // combine points
+  // Bytes every worker put into the epoch's combines, by the algorithm's count: per combine
+  // point (group or global) the parameters, and the optimizer state where it is averaged, as
+  // 4-byte floats (not the stop flags or the statistics' sums). A ring all-reduce moves about
+  // 2 (N - 1) / N times this over each worker's link.
+  std::optional<int64_t> comm_bytes;
   std::optional<int64_t> world_size;
   // Times are measured unless their name says projected (records::Timing, in the table).
   std::optional<double> wall_s;  // this epoch, over the attempts that ran it (resumed inside it)
@@ -74,6 +79,7 @@ inline constexpr records::Field<EpochRow> kEpochFields[] = {
      "frames_dropped_per_epoch"},
     {"minibatches", &EpochRow::minibatches},
     {"averagings", &EpochRow::averagings, records::Column::kInteger, "averagings"},
+    {"comm_bytes", &EpochRow::comm_bytes, records::Column::kNone, "comm_bytes_per_epoch"},
     {"world_size", &EpochRow::world_size, records::Column::kInteger},
     {.name = "wall_s",
      .member = &EpochRow::wall_s,

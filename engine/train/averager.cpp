@@ -73,8 +73,8 @@ Averager::Averager(Backend& backend, WorkerGroup& group, const AveragerOptions& 
   } else {
     filter_ = std::make_unique<IdentityFilter>();
   }
-  const TensorsOf tensors =
-      CombinedTensors(options.optimizer_state == OptimizerStatePolicy::kAverage);
+  tensors_ = CombinedTensors(options.optimizer_state == OptimizerStatePolicy::kAverage);
+  const TensorsOf& tensors = tensors_;
   if (many && options.overlap) {
     schedule_ = std::make_unique<OverlappedSchedule>(backend, group, *filter_, tensors, num_params);
   } else {
@@ -90,6 +90,18 @@ void Averager::Reset() {
   tally_.agree = true;
   schedule_->Reset();
   filter_->Reset(group_.Workers()[0].params);
+}
+
+int64_t Averager::PayloadBytes() {
+  if (group_.WorldSize() == 1) return 0;
+  int64_t floats = 0;
+  for (MatrixView v : tensors_(group_.Workers()[0])) floats += v.Size();
+  return floats * static_cast<int64_t>(sizeof(float));
+}
+
+MatrixView Averager::Model() {
+  if (Matrix* model = filter_->Model()) return *model;
+  return group_.Workers()[0].params;
 }
 
 void Averager::BeginEpoch() {

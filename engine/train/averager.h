@@ -67,6 +67,15 @@ class Averager {
   // `agree`); returns true when they now hold that max, false when this combine had no world
   // mean to carry them (a group combine, an overlapped one) and they are as passed.
   bool Combine(int64_t index, int64_t total, std::span<double> stop_flags = {});
+  // Bytes every worker puts into one combine (group or global): the tensors it averages, as
+  // 4-byte floats (EpochRow::comm_bytes). 0 for a world of one.
+  int64_t PayloadBytes();
+  // The model the averaging method names (its filter's global model: BMUF's W_g, DiLoCo's
+  // outer parameters; plain averaging's workers' mean), after Reset, Load and an epoch's last
+  // combine: what the run evaluates, keeps as the last accepted model and saves. The methods
+  // here also leave it on every worker, but the trainer reads it from here, so a method whose
+  // workers keep their own models needs no stash of them around an epoch's end.
+  MatrixView Model();
   // True when every worker holds the same parameters (false after a group combine and while
   // an overlapped mean is pending).
   bool WorkersAgree() const { return tally_.agree; }
@@ -87,6 +96,7 @@ class Averager {
   std::unique_ptr<CombineFilter> filter_;      // owned
   std::unique_ptr<CombineSchedule> schedule_;  // owned; uses *filter_
   bool clear_state_;                           // optimizer_state reset
+  TensorsOf tensors_;                          // what a combine averages of a worker
   CombineTally tally_;
 };
 

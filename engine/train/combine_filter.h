@@ -36,6 +36,10 @@ class CombineFilter {
   // from; nullptr: W̄ itself. `epoch_end`: the epoch ends here, and the point is the model it
   // evaluates and saves (no look-ahead). The result is valid until the filter's next call.
   virtual const Matrix* Apply(ConstMatrixView mean, bool epoch_end) = 0;
+  // The global model, where the filter keeps one: after Reset, Load and an epoch's last Apply,
+  // the model the run evaluates and saves (inside an epoch it may hold a look-ahead instead).
+  // nullptr: the workers' common parameters are the model.
+  virtual Matrix* Model() { return nullptr; }
 
   // Checkpoint: `root` writes the state every process shares.
   virtual void Save(const CheckpointDir& dir, int64_t generation, bool root) const = 0;
@@ -66,6 +70,7 @@ class BmufFilter final : public CombineFilter {
   void Reset(ConstMatrixView model) override;
   const Matrix* EpochStart() override;
   const Matrix* Apply(ConstMatrixView mean, bool epoch_end) override;
+  Matrix* Model() override { return &start_; }  // W_g (BMUF) or S (DiLoCo's θ)
   void Save(const CheckpointDir& dir, int64_t generation, bool root) const override;
   void Load(const CheckpointDir& dir, int64_t generation) override;
 
@@ -93,6 +98,7 @@ class AdamOuterFilter final : public CombineFilter {
   void Reset(ConstMatrixView model) override;
   const Matrix* EpochStart() override { return nullptr; }  // the epoch ended on θ
   const Matrix* Apply(ConstMatrixView mean, bool epoch_end) override;
+  Matrix* Model() override { return &theta_; }
   void Save(const CheckpointDir& dir, int64_t generation, bool root) const override;
   void Load(const CheckpointDir& dir, int64_t generation) override;
 

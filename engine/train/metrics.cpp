@@ -44,6 +44,7 @@ EpochRow MetricsRow(const EpochMetrics& m) {
   r.frames_dropped = m.frames_dropped;
   r.minibatches = m.minibatches;
   r.averagings = m.averagings;
+  r.comm_bytes = m.comm_bytes;
   r.world_size = m.world_size;
   r.wall_s = m.wall_s;
   r.compute_s = max.compute_s, r.compute_s_mean = sum.compute_s / workers;

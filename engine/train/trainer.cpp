@@ -31,6 +31,7 @@
 #include "engine/records/checkpoint_meta.h"
 #include "engine/records/pretrain_record.h"
 #include "engine/records/run_result.h"
+#include "engine/records/run_totals.h"
 #include "engine/train/averager.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/combine_policy.h"
@@ -76,8 +77,12 @@ class Trainer {
  private:
   bool IsRoot() const { return group_->IsRoot(); }
   std::vector<Worker>& Workers() { return group_->Workers(); }
-  // The model: what every worker holds at an epoch's end (worker 0's parameters).
-  MatrixView ModelParams() { return Workers()[0].params; }
+  // The model the averaging method names (Averager::Model): what is evaluated, kept as the
+  // last accepted model and saved.
+  MatrixView ModelParams() { return averager_->Model(); }
+  // Worker 0's parameters, which a model is written into before SetAllParams (an RBM stack, a
+  // checkpoint's), and which a checkpoint stores as the workers' common point.
+  MatrixView FirstWorkerParams() { return Workers()[0].params; }
   void Setup();
   // Continues from the checkpoint (--resume), or starts afresh: RBM pretraining (model.init
   // rbm), the initial CV loss (newbob).
@@ -90,7 +95,7 @@ class Trainer {
   RunResult Finish(RunState status);
   // Measured times over the attempts: the run's, the current epoch's (each with what earlier
   // attempts carried in the checkpoint).
-  double WallSeconds() const { return wall_before_s_ + wall_.Seconds(); }
+  double WallSeconds() const { return totals_.WallSeconds(wall_.Seconds()); }
   double EpochSeconds() const { return epoch_before_s_ + epoch_timer_.Seconds(); }
   // model.init rbm: the hidden layers from a pretrained stack (cached), on every worker.
   void InitializeFromRbm();
@@ -158,28 +163,20 @@ class Trainer {
   std::unique_ptr<CombinePolicy> policy_;  // when the workers combine (N > 1)
   CombinePlan plan_;                       // the epoch's combine points (N = 1: every minibatch)
   int64_t min_shard_frames_ = 0;           // the smallest worker's shard
-  int64_t steps_total_ = 0;  // minibatches per worker of the accepted epochs: the policy's step
-  float lr_ = 0.0f;          // per-worker lr of the current epoch
-  int epoch_ = 0;            // current epoch (1-based)
-  int stop_signal_ = 0;      // the signal that stopped training (agreed over ranks)
-  int64_t averagings_ = 0;   // combine points done in the current epoch
-  int64_t generation_ = 0;   // checkpoint generation
-  std::string kernels_;      // the GEMM kernels of every rank (Backend::Kernels)
+  float lr_ = 0.0f;                        // per-worker lr of the current epoch
+  int epoch_ = 0;                          // current epoch (1-based)
+  int stop_signal_ = 0;                    // the signal that stopped training (agreed over ranks)
+  int64_t averagings_ = 0;                 // combine points done in the current epoch
+  int64_t generation_ = 0;                 // checkpoint generation
+  std::string kernels_;                    // the GEMM kernels of every rank (Backend::Kernels)
   std::unique_ptr<StepLanes> lanes_;  // owned: where this process's workers step (step_lanes.h)
   double load_io_s_ = 0.0;            // reading the data, this attempt
-  double compute_total_ = 0.0;        // over the epochs: the slowest worker's compute
-  int64_t frames_total_ = 0;          // over the epochs: frames trained by all workers
-  double train_total_ = 0.0;          // over the epochs: measured training time (wall - CV)
-  double projected_total_ = 0.0;      // over the epochs: projected_wall_s (simulated workers)
+  RunTotals totals_;                  // over the epochs and the attempts (and the policy's step)
   // [kScaleBins] the max-change scale factors of this process's workers' layer updates in the
   // current epoch (backend/scale_histogram.h); a checkpoint inside an epoch holds every
   // process's sum, which the process holding worker 0 takes back.
   std::vector<double> max_change_scales_;
-  // Earlier attempts (from the checkpoint resumed): how many, their wall time and data reading.
-  int64_t attempts_before_ = 0;
-  double wall_before_s_ = 0.0, io_before_s_ = 0.0;
   double epoch_before_s_ = 0.0;     // the current epoch's time in earlier attempts (resumed inside)
-  bool totals_known_ = true;        // false: resumed from a checkpoint without the sums (older)
   Timer wall_;                      // this attempt, from Run()
   Timer epoch_timer_;               // the current epoch, this attempt
   double epoch_cpu_start_s_ = 0.0;  // the process's CPU seconds when the epoch (attempt) began
@@ -378,7 +375,7 @@ void Trainer::InitializeFromRbm() {
       if (stack->hit) {
         for (const auto& r : stack->records) record(r, true);
       }
-      ParamsBinding bind(*network_, ModelParams());
+      ParamsBinding bind(*network_, FirstWorkerParams());
       LoadDbnIntoNetwork(stack->dbn, *network_);
       result_.pretrain_s = stack->seconds;
       result_.pretrain_cached = stack->hit;
@@ -398,8 +395,8 @@ void Trainer::InitializeFromRbm() {
         stop_signal_, options_.run_dir);
     return;
   }
-  group_->BroadcastFromRoot(ModelParams());  // every rank starts from rank 0's stack
-  SetAllParams(ModelParams());
+  group_->BroadcastFromRoot(FirstWorkerParams());  // every rank starts from rank 0's stack
+  SetAllParams(FirstWorkerParams());
   averager_->Reset();
 }
 
@@ -542,7 +539,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress
   const nlohmann::json averager_state = averager_->Save(dir, gen, IsRoot());
   group_->Barrier();
   if (IsRoot()) {
-    dir.WriteTensors(*backend_, gen, "params", {ModelParams()});
+    dir.WriteTensors(*backend_, gen, "params", {FirstWorkerParams()});
     if (best_.Cols() > 0) dir.WriteTensors(*backend_, gen, "best", {best_});
     CheckpointMeta meta;
     meta.generation = gen;
@@ -556,16 +553,7 @@ void Trainer::WriteCheckpoint(int epochs_done, const std::optional<EpochProgress
     meta.averager = averager_state;
     meta.cv_best = {cv_best_.loss_sum, cv_best_.correct, cv_best_.frames};
     meta.cv_losses = cv_losses_;
-    meta.compute_total = compute_total_;
-    meta.frames_total = frames_total_;
-    meta.steps_total = steps_total_;
-    meta.attempts = attempts_before_ + 1;
-    meta.wall_total = WallSeconds();
-    meta.io_total = io_before_s_ + load_io_s_;
-    if (totals_known_) {
-      meta.train_total = train_total_;
-      meta.projected_total = projected_total_;
-    }
+    totals_.ToCheckpoint(meta, wall_.Seconds(), load_io_s_);
     if (result_.pretrain_key) {  // the result's pretraining fields, for the resumed run's result
       RunResult pretrain;
       pretrain.pretrain_s = result_.pretrain_s;
@@ -589,8 +577,8 @@ void Trainer::RestoreCheckpoint(const CheckpointMeta& meta) {
   generation_ = meta.generation;
   restored_ = true;
   resume_progress_ = meta.Progress(where);
-  dir.ReadTensors(*backend_, generation_, "params", {ModelParams()});
-  SetAllParams(ModelParams());
+  dir.ReadTensors(*backend_, generation_, "params", {FirstWorkerParams()});
+  SetAllParams(FirstWorkerParams());
   averager_->Load(dir, generation_, meta.averager.value_or(nlohmann::json::object()));
   if (!averager_->WorkersAgree()) {
     for (Worker& w : Workers()) {
@@ -629,17 +617,9 @@ void Trainer::RestoreCheckpoint(const CheckpointMeta& meta) {
   for (double x : meta.cv_losses.value_or(std::vector<double>{})) {
     cv_losses_.push_back(std::isnan(x) ? std::numeric_limits<double>::infinity() : x);
   }
-  compute_total_ = meta.compute_total.value_or(0.0);
-  frames_total_ = meta.frames_total.value_or(0);
-  steps_total_ = meta.steps_total.value_or(0);  // (older checkpoints: only constant periods)
-  // The earlier attempts' times; a checkpoint of an older mavg has none (its attempts' times
-  // are unknown: the result counts from this attempt, and has no throughput).
-  attempts_before_ = meta.attempts.value_or(1);
-  wall_before_s_ = meta.wall_total.value_or(0.0);
-  io_before_s_ = meta.io_total.value_or(0.0);
-  train_total_ = meta.train_total.value_or(0.0);
-  projected_total_ = meta.projected_total.value_or(0.0);
-  totals_known_ = meta.train_total.has_value();
+  // The earlier attempts' totals; a checkpoint of an older mavg has no times (its attempts'
+  // times are unknown: the result counts from this attempt, and has no throughput).
+  totals_ = RunTotals::FromCheckpoint(meta);
   if (!meta.wall_total) {
     spdlog::warn(
         "[train] {}: the checkpoint does not say how long the earlier attempts took (an older "
@@ -739,7 +719,7 @@ CombinePlan Trainer::PlanEpoch(int epoch, double lr) const {
     for (int64_t m = 1; m <= min_shard_frames_ / mb; ++m) plan.points.push_back(m);
     return plan;
   }
-  return policy_->PlanEpoch(EpochCombineInput{epoch, steps_total_, lr, mb, min_shard_frames_});
+  return policy_->PlanEpoch(EpochCombineInput{epoch, totals_.steps, lr, mb, min_shard_frames_});
 }
 
 EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
@@ -811,6 +791,7 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   for (int64_t f : shard_frames_) m.frames_dropped += f - trained;
   m.minibatches = Workers()[0].minibatches;
   m.averagings = n_ > 1 ? averagings_ : 0;
+  m.comm_bytes = m.averagings * averager_->PayloadBytes();
   m.world_size = n_;
   if (group_->ProjectsWallTime()) m.projected_wall_s = averager_->ProjectedSeconds();
   // CPU use and wait of this attempt's part of the epoch: the lowest use and the highest wait
@@ -887,7 +868,7 @@ EpochDecision Trainer::EndEpoch(int epoch) {
   const EpochDecision decision = schedule_->EndEpoch(cv.Loss());
   cv_losses_.push_back(cv.Loss());
   if (decision.accept) {
-    steps_total_ += plan_.Minibatches();
+    totals_.steps += plan_.Minibatches();
     cv_best_ = cv;
     if (best_.Cols() > 0) backend_->Copy(ModelParams(), best_);
     KeepAcceptedOptimizerState();
@@ -899,11 +880,9 @@ EpochDecision Trainer::EndEpoch(int epoch) {
   EpochMetrics m = EndEpochMetrics(epoch, cv, decision.accept);
   m.cv_s = cv_s;
   m.wall_s = EpochSeconds();
-  compute_total_ += m.stats.max.compute_s;
-  frames_total_ += static_cast<int64_t>(m.stats.sum.frames);
   const EpochRow row = MetricsRow(m);
-  train_total_ += row.TrainSeconds();
-  projected_total_ += m.projected_wall_s.value_or(0.0);
+  totals_.AddEpoch(m.stats.max.compute_s, static_cast<int64_t>(m.stats.sum.frames), m.comm_bytes,
+                   row.TrainSeconds(), m.projected_wall_s.value_or(0.0));
   if (IsRoot()) {
     run_->AppendMetrics(row);
     run_->State().epoch = epoch;
@@ -979,20 +958,7 @@ RunResult Trainer::Finish(RunState status) {
   }
   result_.run_id = run_id_;
   result_.epochs = schedule_->EpochsDone();
-  result_.attempts = attempts_before_ + 1;
-  result_.wall_s = WallSeconds();
-  result_.compute_s = compute_total_;
-  result_.io_s = io_before_s_ + load_io_s_;
-  result_.frames = frames_total_;
-  if (totals_known_) {
-    const auto rate = [&](double seconds) { return seconds > 0 ? frames_total_ / seconds : 0.0; };
-    result_.train_s = train_total_;
-    result_.measured_frames_per_s = rate(train_total_);
-    if (group_->ProjectsWallTime()) {
-      result_.projected_train_s = projected_total_;
-      result_.projected_frames_per_s = rate(projected_total_);
-    }
-  }
+  totals_.ToResult(result_, wall_.Seconds(), load_io_s_, group_->ProjectsWallTime());
   result_.num_params = network_->NumParams();
   result_.world_size = n_;
   result_.mode = n_ == 1 ? "single" : std::string(ToString(config_.parallel.mode));

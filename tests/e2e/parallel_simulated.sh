@@ -35,6 +35,20 @@ assert close(r["train_s"], sum(m["wall_s"] - m["cv_s"] for m in lines)), r
 assert close(r["projected_train_s"], sum(m["projected_wall_s"] for m in lines)), r
 assert close(r["measured_frames_per_s"], r["frames"] / r["train_s"]), r
 assert close(r["projected_frames_per_s"], r["frames"] / r["projected_train_s"]), r
+# Bytes every worker put into the combines: 6 a epoch, each the P parameters as 4-byte floats.
+for m in lines:
+    assert m["comm_bytes"] == 6 * r["num_params"] * 4, (m["comm_bytes"], r["num_params"])
+assert r["comm_bytes"] == sum(m["comm_bytes"] for m in lines), r
+PY
+# With the momentum averaged too, twice the bytes; with it reset, the parameters' alone.
+"$MAVG" -q train par.yaml --set parallel.optimizer_state=average --set schedule.epochs=1 --out avg-state --no-progress
+"$MAVG" -q train par.yaml --set parallel.optimizer_state=reset --set schedule.epochs=1 --out reset-state --no-progress
+python3 - <<'PY' || fail "comm_bytes does not count the optimizer state averaged"
+import json
+for run, copies in (("avg-state", 2), ("reset-state", 1)):
+    r = json.load(open(run + "/result.json"))
+    m = json.loads(open(run + "/metrics.jsonl").readline())
+    assert m["comm_bytes"] == 6 * copies * r["num_params"] * 4 == r["comm_bytes"], (run, m, r)
 PY
 
 # Preempted in the middle of epoch 2 (after minibatch 12, so at averaging 3), then resumed.
@@ -61,6 +75,8 @@ assert first["attempts"] == 1 and r["attempts"] == 2, (first, r)
 assert r["wall_s"] >= first["wall_s"] + m[2]["wall_s"], (first["wall_s"], m[2]["wall_s"], r["wall_s"])
 assert 0 < progress["wall_s"] < m[1]["wall_s"], (progress, m[1])
 assert abs(r["train_s"] - sum(x["wall_s"] - x["cv_s"] for x in m)) <= 1e-9 * r["train_s"], r
+full = json.load(open("full/result.json"))
+assert r["comm_bytes"] == full["comm_bytes"], (r["comm_bytes"], full["comm_bytes"])
 PY
 "$MAVG" model diff full/model.bin pre/model.bin --max-rel 0 || fail "resumed model differs"
 diff <(python3 -c 'import json; [print(json.loads(l)["train_loss"], json.loads(l)["cv_loss"]) for l in open("full/metrics.jsonl")]') \

@@ -36,6 +36,7 @@ TEST(ConfigChoices, EveryChoiceKeyOffersItsEnumsTexts) {
       {"parallel.lr_scaling", EnumNames<LrScaling>()},
       {"parallel.algorithm", EnumNames<AveragingAlgorithm>()},
       {"parallel.outer.type", EnumNames<OuterType>()},
+      {"parallel.optimizer_state", EnumNames<OptimizerStatePolicy>()},
       {"parallel.combine.policy", EnumNames<CombinePolicyType>()},
       {"parallel.comm", EnumNames<CommChoice>()},
       {"device", EnumNames<Device>()},

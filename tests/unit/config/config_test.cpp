@@ -301,6 +301,7 @@ TEST(Config, OptimizerStatePolicyKey) {
                    "keep", "average", "reset");
   ApplyOverride(c, "parallel.optimizer_state=reset");
   EXPECT_NE(RunId(c), id);
+  c.optimizer.momentum = 0.5;  // (the file's; SGD without momentum keeps no state, below)
   Validate(c, "c.yaml");
   c.optimizer.type = OptimizerType::kNgsgd;
   c.optimizer.momentum = 0.0;
@@ -309,6 +310,7 @@ TEST(Config, OptimizerStatePolicyKey) {
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"),
                    "parallel.optimizer_state: average is only for optimizer.type sgd or adam");
   c.optimizer.type = OptimizerType::kSgd;
+  c.optimizer.momentum = 0.5;
   Validate(c, "c.yaml");
   c.parallel.overlap = true;
   EXPECT_ERROR_HAS(Validate(c, "c.yaml"), "parallel.overlap", "optimizer_state average");
@@ -318,6 +320,15 @@ TEST(Config, OptimizerStatePolicyKey) {
                    "set one of them");
   c.parallel.optimizer_state = OptimizerStatePolicy::kKeep;
   Validate(c, "c.yaml");
+  // A policy for state the optimizer does not have: SGD without momentum keeps none.
+  c.parallel.average_momentum = false;
+  c.optimizer.momentum = 0.0;
+  for (const char* policy : {"average", "reset"}) {
+    ApplyOverride(c, std::string("parallel.optimizer_state=") + policy);
+    const std::string expected = std::string("parallel.optimizer_state: ") + policy +
+                                 ": optimizer.type sgd with optimizer.momentum 0 keeps no state";
+    EXPECT_ERROR_HAS(Validate(c, "c.yaml"), expected.c_str());
+  }
 }
 
 TEST(Config, GpuKeysAreCheckedAgainstTheDeviceAndMode) {
