@@ -74,22 +74,9 @@ inline constexpr EnumText<LrScaling> kLrScalingTexts[] = {{LrScaling::kLinear, "
                                                           {LrScaling::kNone, "none"}};
 MAVG_ENUM_TEXTS(LrScaling, kLrScalingTexts)
 
-// When the workers combine (engine/train/combine_policy.h).
-enum class CombinePolicyType { kConstant, kPostLocal, kQsr, kList };
-inline constexpr EnumText<CombinePolicyType> kCombinePolicyTypeTexts[] = {
-    {CombinePolicyType::kConstant, "constant"},
-    {CombinePolicyType::kPostLocal, "post_local"},
-    {CombinePolicyType::kQsr, "qsr"},
-    {CombinePolicyType::kList, "list"}};
-MAVG_ENUM_TEXTS(CombinePolicyType, kCombinePolicyTypeTexts)
+// parallel.combine.policy: engine/config/combine_config.h, with its keys and checks.
 
-// The step a global combine takes on the averaged delta (engine/train/combine_filter.h).
-enum class OuterType { kAverage, kNesterov, kMomentum, kAdam };
-inline constexpr EnumText<OuterType> kOuterTypeTexts[] = {{OuterType::kAverage, "average"},
-                                                          {OuterType::kNesterov, "nesterov"},
-                                                          {OuterType::kMomentum, "momentum"},
-                                                          {OuterType::kAdam, "adam"}};
-MAVG_ENUM_TEXTS(OuterType, kOuterTypeTexts)
+// parallel.outer.type: engine/config/outer_config.h, with its keys and checks.
 
 // parallel.optimizer_state: what a combine does with each worker's optimizer state.
 enum class OptimizerStatePolicy { kKeep, kAverage, kReset };
@@ -129,8 +116,6 @@ MAVG_ENUM_FORMATTER(mavg::ScheduleType);
 MAVG_ENUM_FORMATTER(mavg::ParallelMode);
 MAVG_ENUM_FORMATTER(mavg::LrScaling);
 MAVG_ENUM_FORMATTER(mavg::AveragingAlgorithm);
-MAVG_ENUM_FORMATTER(mavg::OuterType);
 MAVG_ENUM_FORMATTER(mavg::OptimizerStatePolicy);
-MAVG_ENUM_FORMATTER(mavg::CombinePolicyType);
 MAVG_ENUM_FORMATTER(mavg::CommChoice);
 MAVG_ENUM_FORMATTER(mavg::Device);

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "engine/config/choices.h"
+#include "engine/config/combine_config.h"
+#include "engine/config/outer_config.h"
 
 namespace mavg {
 
@@ -97,24 +99,9 @@ struct BmufConfig {
   bool nesterov = true;          // workers start each block from W_g + eta * Delta
 };
 
-// When the workers combine (engine/train/combine_policy.h); K is parallel.average_every.
-struct CombineConfig {
-  CombinePolicyType policy = CombinePolicyType::kConstant;
-  int64_t warmup_steps = 0;   // post_local: every step for the run's first steps, then every K
-  int64_t warmup_epochs = 0;  // post_local: ... or for its first epochs
-  double qsr_gamma = 0.0;     // qsr: H = max(K, floor((qsr_gamma / lr)^2))
-  std::string list;           // list: "STEP:PERIOD, ..." from step 0
-};
+// CombineConfig (parallel.combine.*): engine/config/combine_config.h.
 
-// An outer optimizer on the averaged delta (DiLoCo, Douillard et al. 2023): the outer gradient
-// is where the block started minus the workers' mean; docs/algorithms.md §1b.
-struct OuterConfig {
-  OuterType type = OuterType::kAverage;  // average: the mean itself (no outer step)
-  double lr = 0.7;                       // DiLoCo's outer lr
-  double momentum = 0.9;                 // nesterov, momentum: mu; adam: beta1
-  double beta2 = 0.999;                  // adam
-  double epsilon = 1e-8;                 // adam
-};
+// OuterConfig (parallel.outer.*): engine/config/outer_config.h.
 
 struct ParallelConfig {
   int64_t workers = 1;                           // data-parallel workers N

@@ -12,7 +12,9 @@
 #include <optional>
 #include <string_view>
 
-#include "engine/config/combine_list.h"
+#include "engine/config/combine_config.h"
+#include "engine/config/key_builder.h"
+#include "engine/config/outer_config.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
@@ -22,8 +24,10 @@
 namespace mavg {
 namespace {
 
-const char* TypeName(ValueType t);
-std::string Trim(const std::string& s);
+using schema_keys::Binding;
+using schema_keys::KeyBuilder;
+using schema_keys::Trim;
+using schema_keys::TypeName;
 
 // A range bound as the reference and errors print it: integers in full (1000000, not 1e+06).
 std::string Bound(const KeySpec& s, double v) {
@@ -31,151 +35,9 @@ std::string Bound(const KeySpec& s, double v) {
   return fmt::format("{}", v);
 }
 
-// A key of the schema bound to its field in RunConfig, typed: the field is reached through a
-// typed accessor (MAVG_FIELD below), from which come its value type, its parsing and its JSON
-// (as records/ binds its fields by member pointers); nothing is reached through void*.
-struct Binding {
-  KeySpec spec;
-  // Stores `raw` into the field, or returns why not ("" when stored).
-  std::function<std::string(RunConfig&, const std::string& raw)> assign;
-  std::function<nlohmann::json(const RunConfig&)> json;  // the field's value
-  // Run identity (schema.h: KeySpec::identity): in it only where `used` says so (null: always),
-  // and left out at `omitted_at` (a key added after runs were made without it: the value they
-  // had). TrainingKey also leaves out `one_worker_free` keys when there is one worker.
-  std::function<bool(const RunConfig&)> used;
-  std::optional<nlohmann::json> omitted_at;
-  bool one_worker_free = false;
-};
-
-template <class T>
-constexpr ValueType TypeOf() {
-  if constexpr (std::is_same_v<T, int64_t>) return ValueType::kInt;
-  if constexpr (std::is_same_v<T, double>) return ValueType::kFloat;
-  if constexpr (std::is_same_v<T, bool>) return ValueType::kBool;
-  return ValueType::kString;  // std::string, or a choice (an enum with texts)
-}
-
-// Parses `raw` into a T; returns an error message or "".
-template <class T>
-std::string Parse(const KeySpec& spec, const std::string& raw, T& out) {
-  const std::string value = spec.type == ValueType::kString ? raw : Trim(raw);
-  auto bad = [&]() {
-    return fmt::format("key '{}' expects {} {}, got '{}'", spec.path,
-                       spec.type == ValueType::kInt ? "an" : "a", TypeName(spec.type), value);
-  };
-  if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) {
-    T v{};
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) return bad();
-    if constexpr (std::is_same_v<T, double>) {
-      if (!std::isfinite(v)) return bad();
-    }
-    out = v;
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (value == "true" || value == "yes" || value == "on") {
-      out = true;
-    } else if (value == "false" || value == "no" || value == "off") {
-      out = false;
-    } else {
-      return bad();
-    }
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    // Run files, run ids and the database hold configs as JSON, which is UTF-8.
-    if (const size_t at = InvalidUtf8At(value); at != std::string::npos) {
-      return fmt::format("key '{}': the value is not valid UTF-8 (byte 0x{:02X} at offset {})",
-                         spec.path, static_cast<unsigned char>(value[at]), at);
-    }
-    out = value;
-  } else {
-    static_assert(HasTexts<T>, "a config field is an integer, number, bool, string or choice");
-    const std::optional<T> e = ParseEnum<T>(value);
-    if (!e) {
-      return fmt::format("{}: '{}' is not one of: {}", spec.path, value,
-                         fmt::join(spec.choices, ", "));
-    }
-    out = *e;
-  }
-  return "";
-}
-
-template <class T>
-nlohmann::json JsonOf(const T& v) {
-  if constexpr (HasTexts<T>) {
-    return std::string(ToString(v));
-  } else {
-    return v;
-  }
-}
-
-struct KeyBuilder {
-  Binding b;
-  // `get` is a typed accessor: (const) RunConfig& -> (const) T& (MAVG_FIELD).
-  template <class Get>
-  KeyBuilder(std::string path, Get get, std::string doc) {
-    using T = std::remove_cvref_t<decltype(get(std::declval<RunConfig&>()))>;
-    b.spec.path = std::move(path);
-    b.spec.type = TypeOf<T>();
-    b.spec.doc = std::move(doc);
-    if constexpr (HasTexts<T>) {
-      for (const EnumText<T>& row : TextsOf(T{})) b.spec.choices.emplace_back(row.text);
-    }
-    b.assign = [get, spec = b.spec](RunConfig& c, const std::string& raw) {
-      return Parse<T>(spec, raw, get(c));
-    };
-    b.json = [get](const RunConfig& c) { return JsonOf<T>(get(c)); };
-  }
-  KeyBuilder& Min(double v, bool exclusive = false) {
-    b.spec.min = v, b.spec.has_min = true, b.spec.min_exclusive = exclusive;
-    return *this;
-  }
-  KeyBuilder& Max(double v) {
-    b.spec.max = v, b.spec.has_max = true;
-    return *this;
-  }
-  // Execution only (threads, paths, a device ordinal): never part of the run identity.
-  KeyBuilder& NotIdentity() {
-    b.spec.identity = false;
-    b.spec.identity_rule = "never";
-    return *this;
-  }
-  // In the identity only where the config uses the key (an optimizer's or an algorithm's own
-  // settings): `when` says in words where that is.
-  KeyBuilder& UsedWhen(std::function<bool(const RunConfig&)> used, std::string when) {
-    b.used = std::move(used);
-    AddRule("when " + when);
-    return *this;
-  }
-  // Added after runs were made without it, which had `value`: left out of the identity at that
-  // value, so their ids stay (tests/unit/config/run_id_pins_test.cpp).
-  KeyBuilder& OmittedAt(nlohmann::json value) {
-    AddRule("unless " + (value.is_string() ? value.get<std::string>() : value.dump()));
-    b.omitted_at = std::move(value);
-    return *this;
-  }
-  // Changes nothing with one worker (an averaging setting): runs that differ only here train
-  // the same model (TrainingKey; still different run ids).
-  KeyBuilder& OneWorkerFree() {
-    b.one_worker_free = true;
-    return *this;
-  }
-  operator Binding() const { return b; }  // NOLINT(google-explicit-constructor)
-
- private:
-  void AddRule(const std::string& rule) {
-    b.spec.identity_rule =
-        b.spec.identity_rule == "always" ? rule : b.spec.identity_rule + ", " + rule;
-  }
-};
-
 // Where a key's setting is used (KeyBuilder::UsedWhen).
 bool RbmInit(const RunConfig& c) { return c.model.init == ModelInit::kRbm; }
 bool Bmuf(const RunConfig& c) { return c.parallel.algorithm == AveragingAlgorithm::kBmuf; }
-bool CombineIs(const RunConfig& c, CombinePolicyType t) { return c.parallel.combine.policy == t; }
-bool PostLocal(const RunConfig& c) { return CombineIs(c, CombinePolicyType::kPostLocal); }
-bool Qsr(const RunConfig& c) { return CombineIs(c, CombinePolicyType::kQsr); }
-bool CombineList(const RunConfig& c) { return CombineIs(c, CombinePolicyType::kList); }
-bool OuterStep(const RunConfig& c) { return c.parallel.outer.type != OuterType::kAverage; }
-bool OuterAdam(const RunConfig& c) { return c.parallel.outer.type == OuterType::kAdam; }
 bool SpeakerCmvn(const RunConfig& c) { return c.data.cmvn == Cmvn::kSpeaker; }
 bool Ngsgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kNgsgd; }
 bool Sgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kSgd; }
@@ -184,522 +46,465 @@ bool MaxChangeUsed(const RunConfig& c) {
   return Ngsgd(c) || (Sgd(c) && c.optimizer.sgd_max_change);
 }
 
-#define MAVG_FIELD(member) \
-  [](auto& c) -> auto& { return c.member; }
-
 const std::vector<Binding>& Bindings() {
-  static const std::vector<Binding> kBindings = {
-      KeyBuilder("data.train", MAVG_FIELD(data.train),
-                 "training data dir (Kaldi style: feats.scp or feats.ark, ali.ark); required"),
-      KeyBuilder("data.dev", MAVG_FIELD(data.dev),
-                 "held-out data dir: CV loss and frame accuracy after every epoch; required"),
-      KeyBuilder("data.test", MAVG_FIELD(data.test),
-                 "data dir for the final test metric (empty: none)"),
-      KeyBuilder("data.context", MAVG_FIELD(data.context),
-                 "splice +-context frames around each frame (edge frames repeated); "
-                 "5 gives the paper's 11 x 40 = 440 inputs")
-          .Min(0)
-          .Max(100),
-      KeyBuilder("data.cmvn", MAVG_FIELD(data.cmvn),
-                 "input normalisation: global = mean/variance estimated on the training data "
-                 "(nnet1's feature transform); speaker = Kaldi's apply-cmvn with each data "
-                 "dir's cmvn.scp and utt2spk first, then global; none"),
-      KeyBuilder("data.cmvn_norm_vars", MAVG_FIELD(data.cmvn_norm_vars),
-                 "data.cmvn speaker: normalise the variances too (apply-cmvn --norm-vars; "
-                 "Kaldi's default is false)")
-          .UsedWhen(SpeakerCmvn, "data.cmvn is speaker"),
-      KeyBuilder("data.deltas", MAVG_FIELD(data.deltas),
-                 "add-deltas order after speaker CMVN (window 2): 2 gives deltas and "
-                 "delta-deltas, 3 x the feature dimension; 0: none")
-          .Min(0)
-          .Max(4)
-          .OmittedAt(0),
-      KeyBuilder("data.ali", MAVG_FIELD(data.ali),
-                 "alignments of data.train and data.dev as a Kaldi rspecifier holding pdf ids: "
-                 "ark:FILE, FILE.gz, a glob (pdf.*.gz), scp:FILE, several separated by blanks, "
-                 "or a pipe 'ark:ali-to-pdf MDL \"ark:gunzip -c ali.*.gz|\" ark:- |' (Kaldi's "
-                 "ali.*.gz hold transition ids: convert them); empty: each dir's ali.ark")
-          .OmittedAt(""),
-      KeyBuilder("data.dev_ali", MAVG_FIELD(data.dev_ali),
-                 "alignments of data.dev alone (an rspecifier as data.ali); empty: data.ali, "
-                 "else the dir's ali.ark")
-          .OmittedAt(""),
-      KeyBuilder("data.randomizer_size", MAVG_FIELD(data.randomizer_size),
-                 "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
-                 "minibatch")
-          .Min(1)
-          .Max(100000000),
-      KeyBuilder("data.lang", MAVG_FIELD(data.lang),
-                 "lang dir (lexicon, phones, pdfs, transitions) to decode the test set with; "
-                 "empty: the train dir's sibling `lang` if it exists, else no decoding"),
-      KeyBuilder("model.hidden_layers", MAVG_FIELD(model.hidden_layers), "number of hidden layers")
-          .Min(0)
-          .Max(64),
-      KeyBuilder("model.hidden_dim", MAVG_FIELD(model.hidden_dim), "units per hidden layer")
-          .Min(1)
-          .Max(65536),
-      KeyBuilder("model.activation", MAVG_FIELD(model.activation), "hidden non-linearity"),
-      KeyBuilder("model.init", MAVG_FIELD(model.init),
-                 "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
-                 "Gaussian weights; sigmoid hidden biases U[-4,0], others 0); rbm = Kaldi nnet1 "
-                 "RBM pretraining of the hidden layers (pretrain.rbm.*), then a random output "
-                 "layer"),
-      KeyBuilder("model.init_scheme", MAVG_FIELD(model.init_scheme),
-                 "scale of the random weights (of every layer for init random, of the output "
-                 "layer for rbm): nnet1 = Kaldi's, made for sigmoid; he = N(0, 2/in) for relu "
-                 "(output layer N(0, 1/in)); glorot = N(0, 2/(in+out)) for tanh; auto = the "
-                 "one that fits model.activation (sigmoid nnet1, relu he, tanh glorot)")
-          .OmittedAt("nnet1"),
-      KeyBuilder("model.num_outputs", MAVG_FIELD(model.num_outputs),
-                 "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
-                 "a label outside the output layer is an error")
-          .Min(0)
-          .Max(1000000),
-      KeyBuilder("optimizer.type", MAVG_FIELD(optimizer.type),
-                 "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
-                 "Kaldi's online natural-gradient SGD with max-change; adam: Adam with "
-                 "decoupled weight decay (AdamW, as PyTorch's) on the minibatch's mean "
-                 "gradient (optimizer.adam.*; schedule.lr is Adam's lr, e.g. 0.001)"),
-      KeyBuilder("optimizer.minibatch", MAVG_FIELD(optimizer.minibatch),
-                 "frames per minibatch (the last partial minibatch of an epoch is dropped)")
-          .Min(1)
-          .Max(1048576),
-      KeyBuilder("optimizer.momentum", MAVG_FIELD(optimizer.momentum),
-                 "momentum (Kaldi nnet1 semantics; not averaged across workers)")
-          .Min(0)
-          .Max(0.999999),
-      KeyBuilder("optimizer.l2", MAVG_FIELD(optimizer.l2),
-                 "L2 penalty per frame on weights: W *= 1 - lr*l2*minibatch each step")
-          .Min(0)
-          .Max(1),
-      KeyBuilder("optimizer.max_change_per_sample", MAVG_FIELD(optimizer.max_change_per_sample),
-                 "ngsgd: bound on lr x sum_i |x_i| |g_i| per frame; larger steps are scaled "
-                 "down (nnet2 max-change-per-sample; 0: no limit)")
-          .Min(0)
-          .Max(1000)
-          .UsedWhen(MaxChangeUsed, "max-change applies (ngsgd, or sgd with sgd_max_change)"),
-      KeyBuilder("optimizer.sgd_max_change", MAVG_FIELD(optimizer.sgd_max_change),
-                 "sgd: scale each layer update down by NG-SGD's max-change rule "
-                 "(optimizer.max_change_per_sample, measured as optimizer.ngsgd.max_change_mode "
-                 "says); needs optimizer.momentum 0")
-          .UsedWhen(Sgd, "optimizer.type is sgd")
-          .OmittedAt(false),
-      KeyBuilder("optimizer.ngsgd.rank_in", MAVG_FIELD(optimizer.ngsgd.rank_in),
-                 "ngsgd: rank of the input-side Fisher model (at most input dim)")
-          .Min(1)
-          .Max(4096)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.rank_out", MAVG_FIELD(optimizer.ngsgd.rank_out),
-                 "ngsgd: rank of the output-side Fisher model (at most output dim - 1)")
-          .Min(1)
-          .Max(4096)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.update_period", MAVG_FIELD(optimizer.ngsgd.update_period),
-                 "ngsgd: update the Fisher models every this many minibatches (after 10)")
-          .Min(1)
-          .Max(1000000)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.alpha", MAVG_FIELD(optimizer.ngsgd.alpha),
-                 "ngsgd: smoothing of the Fisher model towards the identity")
-          .Min(0)
-          .Max(1000)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.num_samples_history",
-                 MAVG_FIELD(optimizer.ngsgd.num_samples_history),
-                 "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most eta_max")
-          .Min(1)
-          .Max(1000000000)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.epsilon", MAVG_FIELD(optimizer.ngsgd.epsilon),
-                 "ngsgd: absolute floor of the Fisher model's eigenvalues")
-          .Min(0, true)
-          .Max(1)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.delta", MAVG_FIELD(optimizer.ngsgd.delta),
-                 "ngsgd: floor of the eigenvalues relative to the largest")
-          .Min(0, true)
-          .Max(1)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("optimizer.ngsgd.eta_max", MAVG_FIELD(optimizer.ngsgd.eta_max),
-                 "ngsgd: cap of the forgetting factor eta (nnet2/3: 0.9; 1: none, as the "
-                 "authors' fork)")
-          .Min(0, true)
-          .Max(1)
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
-          .OmittedAt(0.9),
-      KeyBuilder("optimizer.ngsgd.max_change_mode", MAVG_FIELD(optimizer.ngsgd.max_change_mode),
-                 "ngsgd: nnet2: the max-change bound includes lr (a binding limit cancels a "
-                 "larger lr); fork: as Su & Chen's Kaldi fork, without lr, so the step still "
-                 "scales with lr")
-          .UsedWhen(MaxChangeUsed, "max-change applies (ngsgd, or sgd with sgd_max_change)")
-          .OmittedAt("nnet2"),
-      KeyBuilder("optimizer.ngsgd.rank_cap", MAVG_FIELD(optimizer.ngsgd.rank_cap),
-                 "ngsgd: the largest rank for a dimension D: nnet3 = (D+1)/2; nnet2 = D-1, as "
-                 "nnet2 and the authors' fork")
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
-          .OmittedAt("nnet3"),
-      KeyBuilder("optimizer.adam.beta1", MAVG_FIELD(optimizer.adam.beta1),
-                 "adam: decay of the first moment (PyTorch's betas[0])")
-          .Min(0)
-          .Max(0.999999)
-          .UsedWhen(Adam, "optimizer.type is adam"),
-      KeyBuilder("optimizer.adam.beta2", MAVG_FIELD(optimizer.adam.beta2),
-                 "adam: decay of the second moment (PyTorch's betas[1]; DiLoCo: 0.95)")
-          .Min(0)
-          .Max(0.999999)
-          .UsedWhen(Adam, "optimizer.type is adam"),
-      KeyBuilder("optimizer.adam.epsilon", MAVG_FIELD(optimizer.adam.epsilon),
-                 "adam: added to sqrt(v) (after bias correction) in the step's denominator")
-          .Min(0, true)
-          .Max(1)
-          .UsedWhen(Adam, "optimizer.type is adam"),
-      KeyBuilder("optimizer.adam.weight_decay", MAVG_FIELD(optimizer.adam.weight_decay),
-                 "adam: decoupled weight decay, p *= 1 - lr x weight_decay every step, on "
-                 "weights and biases (AdamW; 0: plain Adam; DiLoCo: 0.1)")
-          .Min(0)
-          .Max(1000)
-          .UsedWhen(Adam, "optimizer.type is adam"),
-      KeyBuilder("optimizer.adam.reset_each_epoch", MAVG_FIELD(optimizer.adam.reset_each_epoch),
-                 "adam: forget the moments and the step count at every epoch (false: kept, as "
-                 "PyTorch's are, and checkpointed)")
-          .UsedWhen(Adam, "optimizer.type is adam"),
-      KeyBuilder("optimizer.ngsgd.reset_each_epoch", MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
-                 "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)")
-          .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
-      KeyBuilder("schedule.type", MAVG_FIELD(schedule.type),
-                 "learning-rate schedule: exponential (lr * final_ratio^((k-1)/(E-1))), "
-                 "newbob (Kaldi nnet1 halving with epoch rejection), constant"),
-      KeyBuilder("schedule.lr", MAVG_FIELD(schedule.lr),
-                 "initial learning rate, for the gradient summed over the minibatch (0: the "
-                 "model never moves, a check of the averaging)")
-          .Min(0)
-          .Max(1000),
-      KeyBuilder("schedule.final_ratio", MAVG_FIELD(schedule.final_ratio),
-                 "exponential: lr of the last epoch divided by lr")
-          .Min(0, true)
-          .Max(1),
-      KeyBuilder("schedule.epochs", MAVG_FIELD(schedule.epochs),
-                 "epochs (exponential, constant); maximum epochs (newbob)")
-          .Min(1)
-          .Max(10000),
-      KeyBuilder("schedule.newbob.start_halving_impr",
-                 MAVG_FIELD(schedule.newbob.start_halving_impr),
-                 "newbob: start halving when the relative CV cross-entropy gain is below this")
-          .Min(0)
-          .Max(1),
-      KeyBuilder("schedule.newbob.end_halving_impr", MAVG_FIELD(schedule.newbob.end_halving_impr),
-                 "newbob: stop when halving and the relative gain is below this")
-          .Min(0)
-          .Max(1),
-      KeyBuilder("schedule.newbob.halving_factor", MAVG_FIELD(schedule.newbob.halving_factor),
-                 "newbob: lr multiplier when halving")
-          .Min(0, true)
-          .Max(1),
-      KeyBuilder(
-          "schedule.newbob.min_epochs", MAVG_FIELD(schedule.newbob.min_epochs),
-          "newbob: never stop before this many epochs (delays stopping only, as Kaldi nnet1)")
-          .Min(0)
-          .Max(10000),
-      KeyBuilder("schedule.newbob.keep_lr_epochs", MAVG_FIELD(schedule.newbob.keep_lr_epochs),
-                 "newbob: keep the initial lr and accept every epoch for this many epochs")
-          .Min(0)
-          .Max(10000),
-      KeyBuilder("schedule.collapse.chance_fraction", MAVG_FIELD(schedule.collapse.chance_fraction),
-                 "a run whose best CV loss is not below this x the input-free loss (CV labels "
-                 "scored by the training label frequencies, at most ln(outputs)) ends "
-                 "`collapsed`, not `completed` (0: no such check; not part of the run id)")
-          .Min(0)
-          .NotIdentity()
-          .Max(1),
-      KeyBuilder("schedule.collapse.growth", MAVG_FIELD(schedule.collapse.growth),
-                 "a run whose final CV loss is at least this x the first epoch's and at least "
-                 "half the input-free loss ends `collapsed` (0: no such check; not part of "
-                 "the run id)")
-          .Min(0)
-          .NotIdentity()
-          .Max(1000000),
-      KeyBuilder("parallel.workers", MAVG_FIELD(parallel.workers),
-                 "data-parallel workers N, each training on its own shard (balanced by frames)")
-          .Min(1)
-          .Max(4096),
-      KeyBuilder("parallel.mode", MAVG_FIELD(parallel.mode),
-                 "simulated: N replicas in one process, averaged in rank order; mpi: one "
-                 "process per worker under `mpirun -np N`"),
-      KeyBuilder("parallel.average_every", MAVG_FIELD(parallel.average_every),
-                 "average the workers' parameters after every K minibatches")
-          .Min(1)
-          .Max(1000000)
-          .OneWorkerFree(),
-      KeyBuilder("parallel.average_frames", MAVG_FIELD(parallel.average_frames),
-                 "instead average when a worker's frame count crosses a multiple of F (the "
-                 "paper's --frames-per-reduce; 0: use average_every)")
-          .Min(0)
-          .Max(1000000000000)
-          .OneWorkerFree(),
-      KeyBuilder("parallel.lr_scaling", MAVG_FIELD(parallel.lr_scaling),
-                 "linear: per-worker lr = N x the schedule's lr (the paper); none")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.deterministic", MAVG_FIELD(parallel.deterministic),
-                 "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
-      KeyBuilder("parallel.average_momentum", MAVG_FIELD(parallel.average_momentum),
-                 "the older spelling of parallel.optimizer_state: average (runs made with it "
-                 "keep their ids)")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.optimizer_state", MAVG_FIELD(parallel.optimizer_state),
-                 "what every combine does with each worker's optimizer state (SGD's momentum, "
-                 "Adam's moments, NG-SGD's statistics): keep it local (the paper; no bytes), "
-                 "average it as the parameters (SGD momentum 2x, Adam 3x the bytes), reset it "
-                 "(no bytes)")
-          .OmittedAt("keep")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.algorithm", MAVG_FIELD(parallel.algorithm),
-                 "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
-                 "over the means (Chen & Huo 2016)")
-          .OmittedAt("average")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.bmuf.block_momentum", MAVG_FIELD(parallel.bmuf.block_momentum),
-                 "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N")
-          .Min(-1)
-          .Max(0.999999)
-          .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.bmuf.block_lr", MAVG_FIELD(parallel.bmuf.block_lr),
-                 "bmuf: block learning rate zeta (the step along the block's mean update)")
-          .Min(0, true)
-          .Max(1000)
-          .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.bmuf.nesterov", MAVG_FIELD(parallel.bmuf.nesterov),
-                 "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
-                 "from W_g (classical block momentum)")
-          .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.combine.policy", MAVG_FIELD(parallel.combine.policy),
-                 "when the workers combine: constant = every parallel.average_every minibatches "
-                 "(or parallel.average_frames frames); post_local = every step during a warm-up, "
-                 "then every K (post-local SGD); qsr = every max(K, floor((qsr_gamma / lr)^2)) "
-                 "(the Quadratic Synchronization Rule, lr the epoch's); list = a schedule of "
-                 "periods by step (parallel.combine.list)")
-          .OmittedAt("constant")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.combine.warmup_steps", MAVG_FIELD(parallel.combine.warmup_steps),
-                 "post_local: combine after every step for the run's first this many steps, then "
-                 "after step s when (s - warmup_steps) is a multiple of K (PyTorch's "
-                 "PeriodicModelAverager)")
-          .Min(0)
-          .Max(1e12)
-          .UsedWhen(PostLocal, "parallel.combine.policy is post_local")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.combine.warmup_epochs", MAVG_FIELD(parallel.combine.warmup_epochs),
-                 "post_local: ... or for the first this many epochs (0: warmup_steps)")
-          .Min(0)
-          .Max(100000)
-          .UsedWhen(PostLocal, "parallel.combine.policy is post_local")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.combine.qsr_gamma", MAVG_FIELD(parallel.combine.qsr_gamma),
-                 "qsr: the growth coefficient gamma of H = max(K, floor((gamma / lr)^2)), lr the "
-                 "schedule's for the epoch (before parallel.lr_scaling)")
-          .Min(0)
-          .Max(1e6)
-          .UsedWhen(Qsr, "parallel.combine.policy is qsr")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.combine.list", MAVG_FIELD(parallel.combine.list),
-                 "list: periods by step, 'STEP:PERIOD, ...' from step 0 (e.g. '0:1, 1000:10'): "
-                 "from each step on, combine once PERIOD steps have passed since the last "
-                 "combine")
-          .UsedWhen(CombineList, "parallel.combine.policy is list")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.outer.type", MAVG_FIELD(parallel.outer.type),
-                 "the outer optimizer a global combine steps with, on the outer gradient "
-                 "(the block's start minus the workers' mean): average = take the mean (no "
-                 "step); nesterov / momentum = SGD with Nesterov / heavy-ball momentum "
-                 "(DiLoCo's outer step; BMUF with eta = momentum, zeta = lr); adam")
-          .OmittedAt("average")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.outer.lr", MAVG_FIELD(parallel.outer.lr),
-                 "outer: learning rate of the outer step (DiLoCo: 0.7; 1 with momentum 0 is "
-                 "plain averaging)")
-          .Min(0, true)
-          .Max(1000)
-          .UsedWhen(OuterStep, "parallel.outer.type is not average")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.outer.momentum", MAVG_FIELD(parallel.outer.momentum),
-                 "outer: momentum mu of nesterov and momentum, beta1 of adam (DiLoCo: 0.9)")
-          .Min(0)
-          .Max(0.999999)
-          .UsedWhen(OuterStep, "parallel.outer.type is not average")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.outer.beta2", MAVG_FIELD(parallel.outer.beta2),
-                 "outer adam: decay of the second moment")
-          .Min(0)
-          .Max(0.999999)
-          .UsedWhen(OuterAdam, "parallel.outer.type is adam")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.outer.epsilon", MAVG_FIELD(parallel.outer.epsilon),
-                 "outer adam: added to sqrt(v) in the step's denominator")
-          .Min(0, true)
-          .Max(1)
-          .UsedWhen(OuterAdam, "parallel.outer.type is adam")
-          .OneWorkerFree(),
-      KeyBuilder("parallel.overlap", MAVG_FIELD(parallel.overlap),
-                 "the all-reduce of each block runs while the next block trains; the model then "
-                 "takes the combined result plus the worker's progress since")
-          .OmittedAt(false)
-          .OneWorkerFree(),
-      KeyBuilder("parallel.group_size", MAVG_FIELD(parallel.group_size),
-                 "two-level averaging: groups of g consecutive workers average every "
-                 "average_every minibatches (0: no groups)")
-          .Min(0)
-          .Max(4096)
-          .OmittedAt(0)
-          .OneWorkerFree(),
-      KeyBuilder("parallel.average_every_global", MAVG_FIELD(parallel.average_every_global),
-                 "two-level averaging: all workers combine every K2 minibatches, a multiple of "
-                 "average_every (0: at every averaging)")
-          .Min(0)
-          .Max(1000000)
-          .OmittedAt(0)
-          .OneWorkerFree(),
-      KeyBuilder("parallel.comm", MAVG_FIELD(parallel.comm),
-                 "mpi ranks: mpi sums host-staged copies; nccl sums device memory directly "
-                 "(device cuda, one GPU per rank; ranks sharing a GPU fall back to mpi); not "
-                 "part of the run id")
-          .NotIdentity(),
-      KeyBuilder("pretrain.rbm.epochs", MAVG_FIELD(pretrain.rbm.epochs),
-                 "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
-          .Min(1)
-          .Max(10000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.epochs_gaussian", MAVG_FIELD(pretrain.rbm.epochs_gaussian),
-                 "rbm: epochs of CD-1 for the Gaussian-Bernoulli first layer")
-          .Min(1)
-          .Max(10000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.lr", MAVG_FIELD(pretrain.rbm.lr),
-                 "rbm: learning rate of the Bernoulli-Bernoulli layers (per frame; applied as "
-                 "lr x (1 - momentum))")
-          .Min(0, true)
-          .Max(1000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.lr_gaussian", MAVG_FIELD(pretrain.rbm.lr_gaussian),
-                 "rbm: learning rate of the Gaussian-Bernoulli first layer")
-          .Min(0, true)
-          .Max(1000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.minibatch", MAVG_FIELD(pretrain.rbm.minibatch),
-                 "rbm: frames per CD-1 step")
-          .Min(1)
-          .Max(1048576)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.l2", MAVG_FIELD(pretrain.rbm.l2),
-                 "rbm: L2 weight cost on W (not on biases)")
-          .Min(0)
-          .Max(1)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.momentum", MAVG_FIELD(pretrain.rbm.momentum),
-                 "rbm: initial momentum of the schedule")
-          .Min(0)
-          .Max(0.999999)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.momentum_max", MAVG_FIELD(pretrain.rbm.momentum_max),
-                 "rbm: final momentum of the schedule")
-          .Min(0)
-          .Max(0.999999)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.momentum_steps", MAVG_FIELD(pretrain.rbm.momentum_steps),
-                 "rbm: momentum rises in this many equal steps")
-          .Min(1)
-          .Max(1000000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.momentum_step_period", MAVG_FIELD(pretrain.rbm.momentum_step_period),
-                 "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
-          .Min(1)
-          .Max(1000000000000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.momentum_ramp_fraction",
-                 MAVG_FIELD(pretrain.rbm.momentum_ramp_fraction),
-                 "rbm: > 0: the momentum ramp spans this fraction of an epoch's training frames "
-                 "(the step period becomes fraction x frames / momentum_steps; Kaldi's 300 h "
-                 "recipe: 0.185); 0: momentum_step_period as given")
-          .Min(0)
-          .Max(100)
-          .UsedWhen(RbmInit, "model.init is rbm")
-          .OmittedAt(0.0),
-      KeyBuilder("pretrain.rbm.momentum_bug", MAVG_FIELD(pretrain.rbm.momentum_bug),
-                 "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
-                 "minibatch while the lr follows the schedule; false: both follow it")
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.param_stddev", MAVG_FIELD(pretrain.rbm.param_stddev),
-                 "rbm: initial weights ~ N(0, stddev^2); biases 0")
-          .Min(0, true)
-          .Max(1000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.vis_bias_utts", MAVG_FIELD(pretrain.rbm.vis_bias_utts),
-                 "rbm: utterances whose mean activations set the visible biases of layers >= 2 "
-                 "(logit of the mean, clipped to [1e-4, 0.9999])")
-          .Min(1)
-          .Max(1000000000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("pretrain.rbm.seed", MAVG_FIELD(pretrain.rbm.seed),
-                 "rbm: seed of initialisation, shuffling and sampling; not the run seed, so the "
-                 "runs of a sweep share one pretrained stack")
-          .Min(0)
-          .Max(1000000000000000000)
-          .UsedWhen(RbmInit, "model.init is rbm"),
-      KeyBuilder("decode.tune", MAVG_FIELD(decode.tune),
-                 "choose the acoustic scale and word penalty with the lowest dev WER on a grid "
-                 "(as Kaldi's scoring picks the LM weight), then decode test with them"),
-      KeyBuilder("decode.acoustic_scale", MAVG_FIELD(decode.acoustic_scale),
-                 "acoustic scale when decode.tune is false")
-          .Min(0, true)
-          .Max(1000),
-      KeyBuilder("decode.word_penalty", MAVG_FIELD(decode.word_penalty),
-                 "word insertion penalty (log units) when decode.tune is false")
-          .Min(-1000)
-          .Max(1000),
-      KeyBuilder("decode.beam", MAVG_FIELD(decode.beam),
-                 "Viterbi beam (log units, as Kaldi's --beam)")
-          .Min(0, true)
-          .Max(100000),
-      KeyBuilder("decode.sil_prob", MAVG_FIELD(decode.sil_prob),
-                 "probability of optional silence between words")
-          .Min(0)
-          .Max(1),
-      KeyBuilder("decode.allow_partial", MAVG_FIELD(decode.allow_partial),
-                 "an utterance whose paths all end outside a final state is scored by its best "
-                 "partial path, as Kaldi's recipes decode (--allow-partial=true); false: by no "
-                 "words (all deletions), mavg's rule before")
-          .OmittedAt(true),
-      KeyBuilder("device", MAVG_FIELD(device), "compute device"),
-      KeyBuilder("device_index", MAVG_FIELD(device_index),
-                 "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
-                 "(mod the visible devices)")
-          .Min(0)
-          .NotIdentity()
-          .Max(1024),
-      KeyBuilder("device_options.threads", MAVG_FIELD(device_options.threads),
-                 "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
-          .Min(0)
-          .NotIdentity()
-          .Max(4096),
-      KeyBuilder(
-          "device_options.concurrent_workers", MAVG_FIELD(device_options.concurrent_workers),
-          "cpu, simulated workers: how many step at once between combines, each on one "
-          "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
-          "each with every thread); at once, the model is bit for bit that of threads 1; "
-          "not part of the run id")
-          .Min(0)
-          .NotIdentity()
-          .Max(4096),
-      KeyBuilder("device_options.tf32", MAVG_FIELD(device_options.tf32),
-                 "cuda: FP32 GEMMs on TF32 tensor cores (inputs rounded to 10 mantissa bits; "
-                 "faster, less exact)")
-          .OmittedAt(false),
-      KeyBuilder("seed", MAVG_FIELD(seed),
-                 "random seed: initialisation, utterance order, frame shuffling")
-          .Min(0)
-          .Max(1000000000000000000),
-  };
+  static const std::vector<Binding> kBindings = [] {
+    std::vector<Binding> keys = {
+        KeyBuilder("data.train", MAVG_FIELD(data.train),
+                   "training data dir (Kaldi style: feats.scp or feats.ark, ali.ark); required"),
+        KeyBuilder("data.dev", MAVG_FIELD(data.dev),
+                   "held-out data dir: CV loss and frame accuracy after every epoch; required"),
+        KeyBuilder("data.test", MAVG_FIELD(data.test),
+                   "data dir for the final test metric (empty: none)"),
+        KeyBuilder("data.context", MAVG_FIELD(data.context),
+                   "splice +-context frames around each frame (edge frames repeated); "
+                   "5 gives the paper's 11 x 40 = 440 inputs")
+            .Min(0)
+            .Max(100),
+        KeyBuilder("data.cmvn", MAVG_FIELD(data.cmvn),
+                   "input normalisation: global = mean/variance estimated on the training data "
+                   "(nnet1's feature transform); speaker = Kaldi's apply-cmvn with each data "
+                   "dir's cmvn.scp and utt2spk first, then global; none"),
+        KeyBuilder("data.cmvn_norm_vars", MAVG_FIELD(data.cmvn_norm_vars),
+                   "data.cmvn speaker: normalise the variances too (apply-cmvn --norm-vars; "
+                   "Kaldi's default is false)")
+            .UsedWhen(SpeakerCmvn, "data.cmvn is speaker"),
+        KeyBuilder("data.deltas", MAVG_FIELD(data.deltas),
+                   "add-deltas order after speaker CMVN (window 2): 2 gives deltas and "
+                   "delta-deltas, 3 x the feature dimension; 0: none")
+            .Min(0)
+            .Max(4)
+            .OmittedAt(0),
+        KeyBuilder("data.ali", MAVG_FIELD(data.ali),
+                   "alignments of data.train and data.dev as a Kaldi rspecifier holding pdf ids: "
+                   "ark:FILE, FILE.gz, a glob (pdf.*.gz), scp:FILE, several separated by blanks, "
+                   "or a pipe 'ark:ali-to-pdf MDL \"ark:gunzip -c ali.*.gz|\" ark:- |' (Kaldi's "
+                   "ali.*.gz hold transition ids: convert them); empty: each dir's ali.ark")
+            .OmittedAt(""),
+        KeyBuilder("data.dev_ali", MAVG_FIELD(data.dev_ali),
+                   "alignments of data.dev alone (an rspecifier as data.ali); empty: data.ali, "
+                   "else the dir's ali.ark")
+            .OmittedAt(""),
+        KeyBuilder("data.randomizer_size", MAVG_FIELD(data.randomizer_size),
+                   "frames in the shuffling buffer (Kaldi's --randomizer-size); at least one "
+                   "minibatch")
+            .Min(1)
+            .Max(100000000),
+        KeyBuilder("data.lang", MAVG_FIELD(data.lang),
+                   "lang dir (lexicon, phones, pdfs, transitions) to decode the test set with; "
+                   "empty: the train dir's sibling `lang` if it exists, else no decoding"),
+        KeyBuilder("model.hidden_layers", MAVG_FIELD(model.hidden_layers),
+                   "number of hidden layers")
+            .Min(0)
+            .Max(64),
+        KeyBuilder("model.hidden_dim", MAVG_FIELD(model.hidden_dim), "units per hidden layer")
+            .Min(1)
+            .Max(65536),
+        KeyBuilder("model.activation", MAVG_FIELD(model.activation), "hidden non-linearity"),
+        KeyBuilder("model.init", MAVG_FIELD(model.init),
+                   "initialisation: random = Kaldi nnet1 make_nnet_proto.py (Glorot-scaled "
+                   "Gaussian weights; sigmoid hidden biases U[-4,0], others 0); rbm = Kaldi nnet1 "
+                   "RBM pretraining of the hidden layers (pretrain.rbm.*), then a random output "
+                   "layer"),
+        KeyBuilder("model.init_scheme", MAVG_FIELD(model.init_scheme),
+                   "scale of the random weights (of every layer for init random, of the output "
+                   "layer for rbm): nnet1 = Kaldi's, made for sigmoid; he = N(0, 2/in) for relu "
+                   "(output layer N(0, 1/in)); glorot = N(0, 2/(in+out)) for tanh; auto = the "
+                   "one that fits model.activation (sigmoid nnet1, relu he, tanh glorot)")
+            .OmittedAt("nnet1"),
+        KeyBuilder("model.num_outputs", MAVG_FIELD(model.num_outputs),
+                   "output units, e.g. the number of pdfs (0: 1 + the largest training label); "
+                   "a label outside the output layer is an error")
+            .Min(0)
+            .Max(1000000),
+        KeyBuilder("optimizer.type", MAVG_FIELD(optimizer.type),
+                   "sgd: plain SGD with momentum and L2 on the summed minibatch gradient; ngsgd: "
+                   "Kaldi's online natural-gradient SGD with max-change; adam: Adam with "
+                   "decoupled weight decay (AdamW, as PyTorch's) on the minibatch's mean "
+                   "gradient (optimizer.adam.*; schedule.lr is Adam's lr, e.g. 0.001)"),
+        KeyBuilder("optimizer.minibatch", MAVG_FIELD(optimizer.minibatch),
+                   "frames per minibatch (the last partial minibatch of an epoch is dropped)")
+            .Min(1)
+            .Max(1048576),
+        KeyBuilder("optimizer.momentum", MAVG_FIELD(optimizer.momentum),
+                   "momentum (Kaldi nnet1 semantics; not averaged across workers)")
+            .Min(0)
+            .Max(0.999999),
+        KeyBuilder("optimizer.l2", MAVG_FIELD(optimizer.l2),
+                   "L2 penalty per frame on weights: W *= 1 - lr*l2*minibatch each step")
+            .Min(0)
+            .Max(1),
+        KeyBuilder("optimizer.max_change_per_sample", MAVG_FIELD(optimizer.max_change_per_sample),
+                   "ngsgd: bound on lr x sum_i |x_i| |g_i| per frame; larger steps are scaled "
+                   "down (nnet2 max-change-per-sample; 0: no limit)")
+            .Min(0)
+            .Max(1000)
+            .UsedWhen(MaxChangeUsed, "max-change applies (ngsgd, or sgd with sgd_max_change)"),
+        KeyBuilder("optimizer.sgd_max_change", MAVG_FIELD(optimizer.sgd_max_change),
+                   "sgd: scale each layer update down by NG-SGD's max-change rule "
+                   "(optimizer.max_change_per_sample, measured as optimizer.ngsgd.max_change_mode "
+                   "says); needs optimizer.momentum 0")
+            .UsedWhen(Sgd, "optimizer.type is sgd")
+            .OmittedAt(false),
+        KeyBuilder("optimizer.ngsgd.rank_in", MAVG_FIELD(optimizer.ngsgd.rank_in),
+                   "ngsgd: rank of the input-side Fisher model (at most input dim)")
+            .Min(1)
+            .Max(4096)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.rank_out", MAVG_FIELD(optimizer.ngsgd.rank_out),
+                   "ngsgd: rank of the output-side Fisher model (at most output dim - 1)")
+            .Min(1)
+            .Max(4096)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.update_period", MAVG_FIELD(optimizer.ngsgd.update_period),
+                   "ngsgd: update the Fisher models every this many minibatches (after 10)")
+            .Min(1)
+            .Max(1000000)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.alpha", MAVG_FIELD(optimizer.ngsgd.alpha),
+                   "ngsgd: smoothing of the Fisher model towards the identity")
+            .Min(0)
+            .Max(1000)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.num_samples_history",
+                   MAVG_FIELD(optimizer.ngsgd.num_samples_history),
+                   "ngsgd: forgetting: eta = 1 - exp(-minibatch / this), at most eta_max")
+            .Min(1)
+            .Max(1000000000)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.epsilon", MAVG_FIELD(optimizer.ngsgd.epsilon),
+                   "ngsgd: absolute floor of the Fisher model's eigenvalues")
+            .Min(0, true)
+            .Max(1)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.delta", MAVG_FIELD(optimizer.ngsgd.delta),
+                   "ngsgd: floor of the eigenvalues relative to the largest")
+            .Min(0, true)
+            .Max(1)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("optimizer.ngsgd.eta_max", MAVG_FIELD(optimizer.ngsgd.eta_max),
+                   "ngsgd: cap of the forgetting factor eta (nnet2/3: 0.9; 1: none, as the "
+                   "authors' fork)")
+            .Min(0, true)
+            .Max(1)
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
+            .OmittedAt(0.9),
+        KeyBuilder("optimizer.ngsgd.max_change_mode", MAVG_FIELD(optimizer.ngsgd.max_change_mode),
+                   "ngsgd: nnet2: the max-change bound includes lr (a binding limit cancels a "
+                   "larger lr); fork: as Su & Chen's Kaldi fork, without lr, so the step still "
+                   "scales with lr")
+            .UsedWhen(MaxChangeUsed, "max-change applies (ngsgd, or sgd with sgd_max_change)")
+            .OmittedAt("nnet2"),
+        KeyBuilder("optimizer.ngsgd.rank_cap", MAVG_FIELD(optimizer.ngsgd.rank_cap),
+                   "ngsgd: the largest rank for a dimension D: nnet3 = (D+1)/2; nnet2 = D-1, as "
+                   "nnet2 and the authors' fork")
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd")
+            .OmittedAt("nnet3"),
+        KeyBuilder("optimizer.adam.beta1", MAVG_FIELD(optimizer.adam.beta1),
+                   "adam: decay of the first moment (PyTorch's betas[0])")
+            .Min(0)
+            .Max(0.999999)
+            .UsedWhen(Adam, "optimizer.type is adam"),
+        KeyBuilder("optimizer.adam.beta2", MAVG_FIELD(optimizer.adam.beta2),
+                   "adam: decay of the second moment (PyTorch's betas[1]; DiLoCo: 0.95)")
+            .Min(0)
+            .Max(0.999999)
+            .UsedWhen(Adam, "optimizer.type is adam"),
+        KeyBuilder("optimizer.adam.epsilon", MAVG_FIELD(optimizer.adam.epsilon),
+                   "adam: added to sqrt(v) (after bias correction) in the step's denominator")
+            .Min(0, true)
+            .Max(1)
+            .UsedWhen(Adam, "optimizer.type is adam"),
+        KeyBuilder("optimizer.adam.weight_decay", MAVG_FIELD(optimizer.adam.weight_decay),
+                   "adam: decoupled weight decay, p *= 1 - lr x weight_decay every step, on "
+                   "weights and biases (AdamW; 0: plain Adam; DiLoCo: 0.1)")
+            .Min(0)
+            .Max(1000)
+            .UsedWhen(Adam, "optimizer.type is adam"),
+        KeyBuilder("optimizer.adam.reset_each_epoch", MAVG_FIELD(optimizer.adam.reset_each_epoch),
+                   "adam: forget the moments and the step count at every epoch (false: kept, as "
+                   "PyTorch's are, and checkpointed)")
+            .UsedWhen(Adam, "optimizer.type is adam"),
+        KeyBuilder("optimizer.ngsgd.reset_each_epoch", MAVG_FIELD(optimizer.ngsgd.reset_each_epoch),
+                   "ngsgd: restart the preconditioners at every epoch (the paper's behaviour)")
+            .UsedWhen(Ngsgd, "optimizer.type is ngsgd"),
+        KeyBuilder("schedule.type", MAVG_FIELD(schedule.type),
+                   "learning-rate schedule: exponential (lr * final_ratio^((k-1)/(E-1))), "
+                   "newbob (Kaldi nnet1 halving with epoch rejection), constant"),
+        KeyBuilder("schedule.lr", MAVG_FIELD(schedule.lr),
+                   "initial learning rate, for the gradient summed over the minibatch (0: the "
+                   "model never moves, a check of the averaging)")
+            .Min(0)
+            .Max(1000),
+        KeyBuilder("schedule.final_ratio", MAVG_FIELD(schedule.final_ratio),
+                   "exponential: lr of the last epoch divided by lr")
+            .Min(0, true)
+            .Max(1),
+        KeyBuilder("schedule.epochs", MAVG_FIELD(schedule.epochs),
+                   "epochs (exponential, constant); maximum epochs (newbob)")
+            .Min(1)
+            .Max(10000),
+        KeyBuilder("schedule.newbob.start_halving_impr",
+                   MAVG_FIELD(schedule.newbob.start_halving_impr),
+                   "newbob: start halving when the relative CV cross-entropy gain is below this")
+            .Min(0)
+            .Max(1),
+        KeyBuilder("schedule.newbob.end_halving_impr", MAVG_FIELD(schedule.newbob.end_halving_impr),
+                   "newbob: stop when halving and the relative gain is below this")
+            .Min(0)
+            .Max(1),
+        KeyBuilder("schedule.newbob.halving_factor", MAVG_FIELD(schedule.newbob.halving_factor),
+                   "newbob: lr multiplier when halving")
+            .Min(0, true)
+            .Max(1),
+        KeyBuilder(
+            "schedule.newbob.min_epochs", MAVG_FIELD(schedule.newbob.min_epochs),
+            "newbob: never stop before this many epochs (delays stopping only, as Kaldi nnet1)")
+            .Min(0)
+            .Max(10000),
+        KeyBuilder("schedule.newbob.keep_lr_epochs", MAVG_FIELD(schedule.newbob.keep_lr_epochs),
+                   "newbob: keep the initial lr and accept every epoch for this many epochs")
+            .Min(0)
+            .Max(10000),
+        KeyBuilder("schedule.collapse.chance_fraction",
+                   MAVG_FIELD(schedule.collapse.chance_fraction),
+                   "a run whose best CV loss is not below this x the input-free loss (CV labels "
+                   "scored by the training label frequencies, at most ln(outputs)) ends "
+                   "`collapsed`, not `completed` (0: no such check; not part of the run id)")
+            .Min(0)
+            .NotIdentity()
+            .Max(1),
+        KeyBuilder("schedule.collapse.growth", MAVG_FIELD(schedule.collapse.growth),
+                   "a run whose final CV loss is at least this x the first epoch's and at least "
+                   "half the input-free loss ends `collapsed` (0: no such check; not part of "
+                   "the run id)")
+            .Min(0)
+            .NotIdentity()
+            .Max(1000000),
+        KeyBuilder("parallel.workers", MAVG_FIELD(parallel.workers),
+                   "data-parallel workers N, each training on its own shard (balanced by frames)")
+            .Min(1)
+            .Max(4096),
+        KeyBuilder("parallel.mode", MAVG_FIELD(parallel.mode),
+                   "simulated: N replicas in one process, averaged in rank order; mpi: one "
+                   "process per worker under `mpirun -np N`"),
+        KeyBuilder("parallel.average_every", MAVG_FIELD(parallel.average_every),
+                   "average the workers' parameters after every K minibatches")
+            .Min(1)
+            .Max(1000000)
+            .OneWorkerFree(),
+        KeyBuilder("parallel.average_frames", MAVG_FIELD(parallel.average_frames),
+                   "instead average when a worker's frame count crosses a multiple of F (the "
+                   "paper's --frames-per-reduce; 0: use average_every)")
+            .Min(0)
+            .Max(1000000000000)
+            .OneWorkerFree(),
+        KeyBuilder("parallel.lr_scaling", MAVG_FIELD(parallel.lr_scaling),
+                   "linear: per-worker lr = N x the schedule's lr (the paper); none")
+            .OneWorkerFree(),
+        KeyBuilder("parallel.deterministic", MAVG_FIELD(parallel.deterministic),
+                   "MPI sums in rank order, so mpi and simulated runs agree bit for bit"),
+        KeyBuilder("parallel.average_momentum", MAVG_FIELD(parallel.average_momentum),
+                   "the older spelling of parallel.optimizer_state: average (runs made with it "
+                   "keep their ids)")
+            .OneWorkerFree(),
+        KeyBuilder("parallel.optimizer_state", MAVG_FIELD(parallel.optimizer_state),
+                   "what every combine does with each worker's optimizer state (SGD's momentum, "
+                   "Adam's moments, NG-SGD's statistics): keep it local (the paper; no bytes), "
+                   "average it as the parameters (SGD momentum 2x, Adam 3x the bytes), reset it "
+                   "(no bytes)")
+            .OmittedAt("keep")
+            .OneWorkerFree(),
+        KeyBuilder("parallel.algorithm", MAVG_FIELD(parallel.algorithm),
+                   "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
+                   "over the means (Chen & Huo 2016)")
+            .OmittedAt("average")
+            .OneWorkerFree(),
+        KeyBuilder("parallel.bmuf.block_momentum", MAVG_FIELD(parallel.bmuf.block_momentum),
+                   "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N")
+            .Min(-1)
+            .Max(0.999999)
+            .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+            .OneWorkerFree(),
+        KeyBuilder("parallel.bmuf.block_lr", MAVG_FIELD(parallel.bmuf.block_lr),
+                   "bmuf: block learning rate zeta (the step along the block's mean update)")
+            .Min(0, true)
+            .Max(1000)
+            .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+            .OneWorkerFree(),
+        KeyBuilder("parallel.bmuf.nesterov", MAVG_FIELD(parallel.bmuf.nesterov),
+                   "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
+                   "from W_g (classical block momentum)")
+            .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
+            .OneWorkerFree(),
+    };
+    // parallel.combine.*: declared with the combine policies' checks (combine_config.cpp)
+    for (Binding& b : CombineKeys()) keys.push_back(std::move(b));
+    // parallel.outer.*: declared with the outer optimizers' checks (outer_config.cpp)
+    for (Binding& b : OuterKeys()) keys.push_back(std::move(b));
+    const std::vector<Binding> rest = {
+        KeyBuilder("parallel.overlap", MAVG_FIELD(parallel.overlap),
+                   "the all-reduce of each block runs while the next block trains; the model then "
+                   "takes the combined result plus the worker's progress since")
+            .OmittedAt(false)
+            .OneWorkerFree(),
+        KeyBuilder("parallel.group_size", MAVG_FIELD(parallel.group_size),
+                   "two-level averaging: groups of g consecutive workers average every "
+                   "average_every minibatches (0: no groups)")
+            .Min(0)
+            .Max(4096)
+            .OmittedAt(0)
+            .OneWorkerFree(),
+        KeyBuilder("parallel.average_every_global", MAVG_FIELD(parallel.average_every_global),
+                   "two-level averaging: all workers combine every K2 minibatches, a multiple of "
+                   "average_every (0: at every averaging)")
+            .Min(0)
+            .Max(1000000)
+            .OmittedAt(0)
+            .OneWorkerFree(),
+        KeyBuilder("parallel.comm", MAVG_FIELD(parallel.comm),
+                   "mpi ranks: mpi sums host-staged copies; nccl sums device memory directly "
+                   "(device cuda, one GPU per rank; ranks sharing a GPU fall back to mpi); not "
+                   "part of the run id")
+            .NotIdentity(),
+        KeyBuilder("pretrain.rbm.epochs", MAVG_FIELD(pretrain.rbm.epochs),
+                   "rbm: epochs of CD-1 per Bernoulli-Bernoulli layer")
+            .Min(1)
+            .Max(10000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.epochs_gaussian", MAVG_FIELD(pretrain.rbm.epochs_gaussian),
+                   "rbm: epochs of CD-1 for the Gaussian-Bernoulli first layer")
+            .Min(1)
+            .Max(10000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.lr", MAVG_FIELD(pretrain.rbm.lr),
+                   "rbm: learning rate of the Bernoulli-Bernoulli layers (per frame; applied as "
+                   "lr x (1 - momentum))")
+            .Min(0, true)
+            .Max(1000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.lr_gaussian", MAVG_FIELD(pretrain.rbm.lr_gaussian),
+                   "rbm: learning rate of the Gaussian-Bernoulli first layer")
+            .Min(0, true)
+            .Max(1000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.minibatch", MAVG_FIELD(pretrain.rbm.minibatch),
+                   "rbm: frames per CD-1 step")
+            .Min(1)
+            .Max(1048576)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.l2", MAVG_FIELD(pretrain.rbm.l2),
+                   "rbm: L2 weight cost on W (not on biases)")
+            .Min(0)
+            .Max(1)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.momentum", MAVG_FIELD(pretrain.rbm.momentum),
+                   "rbm: initial momentum of the schedule")
+            .Min(0)
+            .Max(0.999999)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.momentum_max", MAVG_FIELD(pretrain.rbm.momentum_max),
+                   "rbm: final momentum of the schedule")
+            .Min(0)
+            .Max(0.999999)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.momentum_steps", MAVG_FIELD(pretrain.rbm.momentum_steps),
+                   "rbm: momentum rises in this many equal steps")
+            .Min(1)
+            .Max(1000000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder(
+            "pretrain.rbm.momentum_step_period", MAVG_FIELD(pretrain.rbm.momentum_step_period),
+            "rbm: frames per momentum step (the applied lr is lr x (1 - scheduled momentum))")
+            .Min(1)
+            .Max(1000000000000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.momentum_ramp_fraction",
+                   MAVG_FIELD(pretrain.rbm.momentum_ramp_fraction),
+                   "rbm: > 0: the momentum ramp spans this fraction of an epoch's training frames "
+                   "(the step period becomes fraction x frames / momentum_steps; Kaldi's 300 h "
+                   "recipe: 0.185); 0: momentum_step_period as given")
+            .Min(0)
+            .Max(100)
+            .UsedWhen(RbmInit, "model.init is rbm")
+            .OmittedAt(0.0),
+        KeyBuilder("pretrain.rbm.momentum_bug", MAVG_FIELD(pretrain.rbm.momentum_bug),
+                   "rbm: Kaldi's with_bug default: the update uses momentum_max from the first "
+                   "minibatch while the lr follows the schedule; false: both follow it")
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.param_stddev", MAVG_FIELD(pretrain.rbm.param_stddev),
+                   "rbm: initial weights ~ N(0, stddev^2); biases 0")
+            .Min(0, true)
+            .Max(1000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.vis_bias_utts", MAVG_FIELD(pretrain.rbm.vis_bias_utts),
+                   "rbm: utterances whose mean activations set the visible biases of layers >= 2 "
+                   "(logit of the mean, clipped to [1e-4, 0.9999])")
+            .Min(1)
+            .Max(1000000000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("pretrain.rbm.seed", MAVG_FIELD(pretrain.rbm.seed),
+                   "rbm: seed of initialisation, shuffling and sampling; not the run seed, so the "
+                   "runs of a sweep share one pretrained stack")
+            .Min(0)
+            .Max(1000000000000000000)
+            .UsedWhen(RbmInit, "model.init is rbm"),
+        KeyBuilder("decode.tune", MAVG_FIELD(decode.tune),
+                   "choose the acoustic scale and word penalty with the lowest dev WER on a grid "
+                   "(as Kaldi's scoring picks the LM weight), then decode test with them"),
+        KeyBuilder("decode.acoustic_scale", MAVG_FIELD(decode.acoustic_scale),
+                   "acoustic scale when decode.tune is false")
+            .Min(0, true)
+            .Max(1000),
+        KeyBuilder("decode.word_penalty", MAVG_FIELD(decode.word_penalty),
+                   "word insertion penalty (log units) when decode.tune is false")
+            .Min(-1000)
+            .Max(1000),
+        KeyBuilder("decode.beam", MAVG_FIELD(decode.beam),
+                   "Viterbi beam (log units, as Kaldi's --beam)")
+            .Min(0, true)
+            .Max(100000),
+        KeyBuilder("decode.sil_prob", MAVG_FIELD(decode.sil_prob),
+                   "probability of optional silence between words")
+            .Min(0)
+            .Max(1),
+        KeyBuilder("decode.allow_partial", MAVG_FIELD(decode.allow_partial),
+                   "an utterance whose paths all end outside a final state is scored by its best "
+                   "partial path, as Kaldi's recipes decode (--allow-partial=true); false: by no "
+                   "words (all deletions), mavg's rule before")
+            .OmittedAt(true),
+        KeyBuilder("device", MAVG_FIELD(device), "compute device"),
+        KeyBuilder("device_index", MAVG_FIELD(device_index),
+                   "CUDA device ordinal; MPI ranks take device_index + their rank on the machine "
+                   "(mod the visible devices)")
+            .Min(0)
+            .NotIdentity()
+            .Max(1024),
+        KeyBuilder("device_options.threads", MAVG_FIELD(device_options.threads),
+                   "CPU threads for BLAS and kernels (0: all cores); not part of the run id")
+            .Min(0)
+            .NotIdentity()
+            .Max(4096),
+        KeyBuilder(
+            "device_options.concurrent_workers", MAVG_FIELD(device_options.concurrent_workers),
+            "cpu, simulated workers: how many step at once between combines, each on one "
+            "thread with single-threaded BLAS (0: min(workers, threads); 1: one after another, "
+            "each with every thread); at once, the model is bit for bit that of threads 1; "
+            "not part of the run id")
+            .Min(0)
+            .NotIdentity()
+            .Max(4096),
+        KeyBuilder("device_options.tf32", MAVG_FIELD(device_options.tf32),
+                   "cuda: FP32 GEMMs on TF32 tensor cores (inputs rounded to 10 mantissa bits; "
+                   "faster, less exact)")
+            .OmittedAt(false),
+        KeyBuilder("seed", MAVG_FIELD(seed),
+                   "random seed: initialisation, utterance order, frame shuffling")
+            .Min(0)
+            .Max(1000000000000000000),
+    };
+    keys.insert(keys.end(), rest.begin(), rest.end());
+    return keys;
+  }();
   return kBindings;
 }
 
@@ -734,27 +539,6 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 std::string LastComponent(const std::string& path) {
   const size_t dot = path.rfind('.');
   return dot == std::string::npos ? path : path.substr(dot + 1);
-}
-
-const char* TypeName(ValueType t) {
-  switch (t) {
-    case ValueType::kInt:
-      return "integer";
-    case ValueType::kFloat:
-      return "number";
-    case ValueType::kString:
-      return "string";
-    case ValueType::kBool:
-      return "boolean";
-  }
-  return "?";
-}
-
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 // Converts `value` for `binding` and stores it; returns an error message or "".
@@ -1030,47 +814,8 @@ void Validate(const RunConfig& config_in, const std::string& source,
         fmt::format("parallel.bmuf.block_momentum: {} must be below 1 (negative: 1 - 1/N)",
                     par.bmuf.block_momentum));
   }
-  if (par.combine.policy != CombinePolicyType::kConstant) {
-    const std::string name = fmt::format("parallel.combine.policy: {}", par.combine.policy);
-    if (par.average_frames > 0) {
-      problems.push_back(name + " counts minibatches, not frames: unset parallel.average_frames");
-    }
-    if (par.group_size > 0) {
-      problems.push_back(name +
-                         " with two-level averaging (parallel.group_size): not available "
-                         "(a group combine every K and a global one every K2 assume one "
-                         "period)");
-    }
-    const CombineConfig& cc = par.combine;
-    if (cc.policy == CombinePolicyType::kPostLocal) {
-      if (cc.warmup_steps > 0 && cc.warmup_epochs > 0) {
-        problems.push_back(
-            "parallel.combine.warmup_steps and warmup_epochs: give one warm-up, not both");
-      }
-      if (cc.warmup_epochs >= config.schedule.epochs) {
-        problems.push_back(fmt::format(
-            "parallel.combine.warmup_epochs: {} is not shorter than the run (schedule.epochs {})",
-            cc.warmup_epochs, config.schedule.epochs));
-      }
-    }
-    if (cc.policy == CombinePolicyType::kQsr && !(cc.qsr_gamma > 0)) {
-      problems.push_back("parallel.combine.qsr_gamma: qsr needs a growth coefficient > 0");
-    }
-    if (cc.policy == CombinePolicyType::kList) {
-      try {
-        ParseCombineList(cc.list);
-      } catch (const Error& e) {
-        problems.push_back(e.what());
-      }
-    }
-  }
-  if (par.algorithm == AveragingAlgorithm::kBmuf && par.outer.type != OuterType::kAverage) {
-    problems.push_back(fmt::format(
-        "parallel.outer.type: {} with parallel.algorithm bmuf: BMUF is itself an outer optimizer "
-        "(parallel.outer.type nesterov or momentum, lr = block_lr, momentum = block_momentum); "
-        "choose one",
-        par.outer.type));
-  }
+  CheckCombine(config, problems);  // parallel.combine.* (combine_config.cpp)
+  CheckOuter(config, problems);    // parallel.outer.* (outer_config.cpp)
   if (par.comm == CommChoice::kNccl) {
     if (config.device != Device::kCuda || par.mode != ParallelMode::kMpi) {
       problems.push_back(fmt::format(
@@ -1358,5 +1103,30 @@ std::string ConfigReferenceMarkdown() {
   }
   return out;
 }
+
+namespace schema_keys {
+
+const char* TypeName(ValueType t) {
+  switch (t) {
+    case ValueType::kInt:
+      return "integer";
+    case ValueType::kFloat:
+      return "number";
+    case ValueType::kString:
+      return "string";
+    case ValueType::kBool:
+      return "boolean";
+  }
+  return "?";
+}
+
+std::string Trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace schema_keys
 
 }  // namespace mavg

@@ -11,7 +11,7 @@
 namespace mavg {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoEstimate = std::numeric_limits<double>::quiet_NaN();
 
 std::string Plural(int n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -354,7 +354,7 @@ Multiplicity SummarizeMultiplicity(const std::vector<EffectVerdict>& verdicts,
              verdicts.size(), confirmatory.size());
   Multiplicity m;
   m.alpha = alpha;
-  std::vector<double> family(verdicts.size(), kNaN);
+  std::vector<double> family(verdicts.size(), kNoEstimate);
   for (size_t i = 0; i < verdicts.size(); ++i) {
     const EffectVerdict& v = verdicts[i];
     if (!Tested(v.verdict)) {

@@ -15,8 +15,10 @@
 //   list        a user's schedule "S0:K0, S1:K1, ...": from the run's step Si on, combine once
 //               Ki steps have passed since the last combine
 // Every epoch ends on a combine: the workers stop after the epoch's last combine point, the
-// frames beyond it dropped (counted). To add a policy: a class here and its line in
-// CreateCombinePolicy, its keys in config/schema.cpp.
+// frames beyond it dropped (counted). To add a policy: its class in combine_policy.cpp and its
+// line in CreateCombinePolicy; its config (enum value, fields, keys, checks) in
+// config/combine_config.{h,cpp}. Two files; the schema, the run id and the reference take the
+// keys from there.
 
 #include <cstdint>
 #include <memory>

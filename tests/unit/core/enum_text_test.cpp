@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "engine/config/choices.h"
+#include "engine/config/combine_config.h"
+#include "engine/config/outer_config.h"
 
 namespace mavg {
 namespace enum_text_test {
@@ -87,6 +89,7 @@ TEST(EnumText, EveryConfigChoiceRoundTrips) {
   ExpectRoundTrip<ParallelMode>(2);
   ExpectRoundTrip<LrScaling>(2);
   ExpectRoundTrip<AveragingAlgorithm>(2);
+  ExpectRoundTrip<OptimizerStatePolicy>(3);
   ExpectRoundTrip<OuterType>(4);
   ExpectRoundTrip<CombinePolicyType>(4);
   ExpectRoundTrip<CommChoice>(2);
