@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""docs/local-sgd.md from the local-SGD sweep's results (read-only): one table after DiLoCo's
+(Douillard et al. 2023) at our scale, one row per arm of sweeps/local-sgd/local-sgd.yaml: what
+it is, its combines and the bytes every worker put into them per epoch, its test WER with a
+95 % t interval over the seeds, its paired difference to data parallel (`mavg report
+compare`, the statistics of the reproduction's page), the final CV loss, and the steps each
+worker took until the CV loss first reached data parallel's final one (the same seed).
+
+  analysis/local_sgd.py results/local-sgd/mavg.db --mavg build/bin/mavg \
+      --spec sweeps/local-sgd/local-sgd.yaml --out docs/local-sgd.md
+
+Run by scripts/local_sgd.sh. The numbers are `mavg report runs`, `report epochs` and `report
+compare`; this script only lays them out.
+"""
+import argparse
+import datetime
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot  # noqa: E402
+from reproduction import Mavg, fmt, sgn, table  # noqa: E402
+
+SWEEP = "local-sgd"
+
+# (name, what it is, its source, the axis values that select its runs)
+ARMS = [
+    ("1 worker", "one worker, AdamW", "the baseline", {"parallel.workers": "1"}),
+    ("data parallel", "8 workers averaging after every step", "synchronous SGD",
+     {"parallel.workers": "8", "parallel.average_every": "1"}),
+    ("local SGD", "8 workers averaging every H = 46 steps", "Su & Chen 2015; Stich 2019",
+     {"parallel.workers": "8", "parallel.average_every": "46",
+      "parallel.combine.policy": "constant", "parallel.outer.type": "average"}),
+    ("post-local SGD", "every step for the first epoch, then every H = 46",
+     "Lin et al. 2020 (PyTorch's PostLocalSGDOptimizer)",
+     {"parallel.combine.policy": "post_local"}),
+    ("DiLoCo", "every H = 46, an outer Nesterov step (lr 0.7, momentum 0.9)",
+     "Douillard et al. 2023", {"parallel.outer.type": "nesterov"}),
+    ("QSR", "H = max(10, ⌊(0.002 / lr)²⌋): 10 steps at first, a whole epoch at the end",
+     "Gu et al. 2024 (ICLR)", {"parallel.combine.policy": "qsr"}),
+]
+BASE = "data parallel"
+
+
+def selects(axes, row):
+    return all(str(row.get(k)) == v for k, v in axes.items())
+
+
+def number(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def interval(res, key="difference"):
+    """'x [lo, hi]' from `report compare`'s JSON, or '–'."""
+    if not res or key not in res:
+        return "–"
+    d = res[key]
+    est, lo, hi = d.get("estimate"), d.get("ci_low"), d.get("ci_high")
+    if est is None:
+        return "–"
+    if lo is None or hi is None:
+        return sgn(est)
+    return f"{sgn(est)} [{sgn(lo)}, {sgn(hi)}]"
+
+
+def mean_interval(m, vals):
+    if not vals:
+        return "–"
+    res = m.mean_ci(vals) if len(vals) > 1 else None
+    if not res:
+        return fmt(mean(vals))
+    d = res.get("difference", {})
+    lo, hi = d.get("ci_low"), d.get("ci_high")
+    if lo is None or hi is None:
+        return fmt(mean(vals))
+    return f"{fmt(mean(vals))} [{fmt(lo)}, {fmt(hi)}]"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("db")
+    ap.add_argument("--mavg", default="build/bin/mavg")
+    ap.add_argument("--spec", default="sweeps/local-sgd/local-sgd.yaml")
+    ap.add_argument("--out", default="docs/local-sgd.md")
+    ap.add_argument("--sweep", default=SWEEP, help="the sweep's name in the store")
+    a = ap.parse_args(argv)
+    reports = plot.Reports(a.mavg, a.db, a.sweep)
+    runs = reports.get(["runs", a.sweep])
+    epochs = reports.get(["epochs", a.sweep])
+    m = Mavg(a.mavg)
+
+    by_arm = {}
+    for name, _, _, axes in ARMS:
+        by_arm[name] = {r["replicate"]: r for r in runs if selects(axes, r)}
+    # every run in exactly one arm
+    for r in runs:
+        owners = [n for n, _, _, axes in ARMS if selects(axes, r)]
+        if len(owners) != 1:
+            plot.fail(f"run {r['run_id']}: in {len(owners)} arms ({owners}): the arms and "
+                      f"{a.spec} disagree")
+    curves = {}
+    for e in epochs:
+        curves.setdefault(e["run_id"], []).append(e)
+    for c in curves.values():
+        c.sort(key=lambda e: e["epoch"])
+
+    def completed(arm):
+        return {k: r for k, r in by_arm[arm].items() if r.get("status") == "completed"}
+
+    base = completed(BASE)
+
+    def steps_to(run, target):
+        """Minibatches per worker until the CV loss first reached `target`, or None."""
+        steps = 0
+        for e in curves.get(run["run_id"], []):
+            steps += int(e.get("minibatches") or 0)
+            if e.get("cv_loss") is not None and e["cv_loss"] <= target:
+                return steps
+        return None
+
+    rows = []
+    contended = 0
+    total_epochs = 0
+    for name, what, source, _ in ARMS:
+        done = completed(name)
+        n_all = len(by_arm[name])
+        wers = {k: number(r.get("wer")) for k, r in done.items()}
+        diff = None
+        if name != BASE:
+            pairs = sorted(set(wers) & set(base))
+            if len(pairs) >= 2:
+                diff = m.compare({k: number(base[k].get("wer")) for k in pairs},
+                                 {k: wers[k] for k in pairs})
+        reach = []
+        for k, r in done.items():
+            if k in base and base[k].get("final_cv_loss") is not None:
+                reach.append(steps_to(r, float(base[k]["final_cv_loss"])))
+        reached = [s for s in reach if s is not None]
+        reach_text = "–" if not reach else (
+            f"{mean(reached):.0f}" + ("" if len(reached) == len(reach) else
+                                      f" ({len(reach) - len(reached)} of {len(reach)} never)")
+            if reached else f"never ({len(reach)} of {len(reach)})")
+        for r in done.values():
+            for e in curves.get(r["run_id"], []):
+                total_epochs += 1
+                contended += 1 if e.get("contended") else 0
+        rows.append([
+            f"**{name}**", what, source, f"{len(done)}/{n_all}",
+            fmt(mean(number(r.get("averagings")) for r in done.values()), 1),
+            fmt(mean(number(r.get("frames_per_epoch")) for r in done.values()) / 1e3
+                if done else None, 1),
+            fmt(mean(number(r.get("comm_bytes_per_epoch")) for r in done.values()) / 1e6
+                if done else None, 2),
+            mean_interval(m, [w for w in wers.values() if w is not None]),
+            "–" if name == BASE else interval(diff),
+            fmt(mean(number(r.get("final_cv_loss")) for r in done.values()), 3),
+            reach_text,
+        ])
+
+    any_run = next(iter(runs), {})
+    today = datetime.date.today().isoformat()
+    out = []
+    out.append("# Local SGD as it is run now, at our scale\n")
+    out.append(
+        "*Written by `scripts/local_sgd.sh` (analysis/local_sgd.py) from the runs of "
+        f"`{a.spec}`; {today}. Simulated workers: every run trains the same frames; "
+        "bytes are counted by the algorithm (`comm_bytes`, docs/algorithms.md §1f), "
+        "not measured on a link.*\n")
+    out.append(
+        "Six ways to combine 8 workers on the digits task's small corpus (142,709 training "
+        "frames, 1,617 test words), after the table of DiLoCo (Douillard et al. 2023): the "
+        "same 2 x 256 sigmoid network, AdamW inside every worker (lr 0.003, exponential decay "
+        "to 0.0003 over 8 epochs, minibatch 128: about 139 steps per worker per epoch at 8 "
+        "workers), no lr scaling, and the same seeds in every arm (replicate k of one arm is "
+        "paired with replicate k of another).\n")
+    out.append(table(
+        ["arm", "what", "source", "runs", "combines / epoch", "k frames trained / epoch",
+         "MB per worker / epoch",
+         "test WER % [95 % CI]", "Δ WER vs data parallel [95 % CI, paired]", "final CV loss",
+         "steps per worker to data parallel's CV loss"], rows))
+    out.append(
+        "\nHow to read it. *combines / epoch*: the combine points a worker took part in; *frames "
+        "trained*: an epoch ends at its last combine point and the frames beyond it are left "
+        "out (docs/algorithms.md §1a), so an arm whose period does not divide the epoch trains "
+        "fewer; "
+        "*MB per worker / epoch*: what each worker put into them (the 194,879 parameters as "
+        "4-byte floats per combine; a ring all-reduce moves about 2(N−1)/N = 1.75 times that "
+        "over each worker's link). *Δ WER*: the arm's WER minus data parallel's on the same "
+        "seed, with the paired t interval of `mavg report compare`; an interval that holds 0 "
+        "does not tell the arms apart with these seeds. *Steps to data parallel's CV loss*: "
+        "the minibatches each worker trained until the epoch whose CV loss first reached data "
+        "parallel's final CV loss on the same seed, counted at epoch ends (\"never\": not within "
+        "the 8 epochs); the 1-worker run's steps are all one worker's.\n")
+    if total_epochs:
+        out.append(
+            f"Wall times are left out: {contended} of {total_epochs} epochs ran on cores "
+            "shared with other work (`contended` in metrics.jsonl), so their times measure "
+            "the sharing, not the methods. The table compares what the methods compute: the "
+            "steps, the combines and the bytes.\n")
+    out.append("## What the papers measured, and what this table can say\n")
+    out.append(
+        "- **DiLoCo** (Douillard et al. 2023): 8 workers, inner AdamW, an outer Nesterov step "
+        "with lr 0.7 and momentum 0.9 every H = 500 inner steps, on C4 language models; it "
+        "matched synchronous data parallel's perplexity with 500 times less communication. "
+        "Here H = 46 (an epoch is 139 steps per worker; H divides 138 of them), so DiLoCo "
+        "communicates about 46 times less than data parallel.\n"
+        "- **Post-local SGD** (Lin et al. 2020): synchronous for a warm-up, then local steps; "
+        "PyTorch ships it as `PostLocalSGDOptimizer`. Here the warm-up is the first epoch.\n"
+        "- **QSR** (Gu et al., ICLR 2024): the period grows as the learning rate decays, "
+        "H ∝ 1/η²; here H = max(10, ⌊(0.002/η)²⌋) with the schedule's η.\n"
+        "- **Local SGD every H** is Su & Chen's (2015) periodic averaging, at a longer period.\n"
+        "\nAt this scale (a 0.2 M-parameter network, 3 seeds, a 1,617-word test set) the "
+        "intervals are wide: the table shows the methods running side by side under one set of "
+        "statistics, with their communication counted, rather than settling which is best. "
+        f"Its runs: `mavg report runs {a.sweep} --results results/local-sgd`, and "
+        "[local-sgd/runs.csv](local-sgd/runs.csv).\n")
+    out.append(
+        f"\nBuild: code version {any_run.get('build.code_version', '–')}, CPU "
+        f"{any_run.get('build.cpu', '–')}, kernels {any_run.get('blas_kernels', '–')}.\n")
+    text = "\n".join(out)
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, a.out)
+    print(f"wrote {a.out} (sweep {a.sweep})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
