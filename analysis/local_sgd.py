@@ -36,7 +36,8 @@ ARMS = [
      {"parallel.combine.policy": "post_local"}),
     ("DiLoCo", "every H = 46, an outer Nesterov step (lr 0.7, momentum 0.9)",
      "Douillard et al. 2023", {"parallel.outer.type": "nesterov"}),
-    ("QSR", "H = max(10, ⌊(0.002 / lr)²⌋): 10 steps at first, a whole epoch at the end",
+    ("QSR", "H = max(10, ⌊(0.002 / lr)²⌋): 10 steps until the lr falls below 0.00063, then "
+     "growing, to 44 in the last epoch",
      "Gu et al. 2024 (ICLR)", {"parallel.combine.policy": "qsr"}),
 ]
 BASE = "data parallel"
@@ -171,7 +172,7 @@ def main(argv):
     out.append("# Local SGD as it is run now, at our scale\n")
     out.append(
         "*Written by `scripts/local_sgd.sh` (analysis/local_sgd.py) from the runs of "
-        f"`{a.spec}`; {today}. Simulated workers: every run trains the same frames; "
+        f"`{a.spec}`; {today}. Simulated workers; "
         "bytes are counted by the algorithm (`comm_bytes`, docs/algorithms.md §1f), "
         "not measured on a link.*\n")
     out.append(
@@ -215,7 +216,8 @@ def main(argv):
         "- **Post-local SGD** (Lin et al. 2020): synchronous for a warm-up, then local steps; "
         "PyTorch ships it as `PostLocalSGDOptimizer`. Here the warm-up is the first epoch.\n"
         "- **QSR** (Gu et al., ICLR 2024): the period grows as the learning rate decays, "
-        "H ∝ 1/η²; here H = max(10, ⌊(0.002/η)²⌋) with the schedule's η.\n"
+        "H ∝ 1/η²; here H = max(10, ⌊(0.002/η)²⌋) with the schedule's η, from 10 to 44 "
+        "steps; its periods divide the epoch less well, so it trains the fewest frames.\n"
         "- **Local SGD every H** is Su & Chen's (2015) periodic averaging, at a longer period.\n"
         "\nAt this scale (a 0.2 M-parameter network, 3 seeds, a 1,617-word test set) the "
         "intervals are wide: the table shows the methods running side by side under one set of "

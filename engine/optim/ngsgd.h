@@ -17,7 +17,8 @@
 // run together, one launch per phase (Backend::RunNgsgdSmallBatch): each layer's maths and
 // order of operations are those of an update at once, which the CPU keeps.
 // The preconditioners belong to the worker and are never averaged; they restart every epoch by
-// default (reset_each_epoch, as the paper's setup, where every epoch was a new process).
+// default (reset_each_epoch, as the paper's setup, where every epoch was a new process), and
+// at every combine with parallel.optimizer_state reset.
 // Momentum and L2 are not used by this update (as in Kaldi's NG components).
 
 #include <memory>

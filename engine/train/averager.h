@@ -65,7 +65,8 @@ class Averager {
   // ProjectedSeconds(). The epoch's last combine leaves every worker with the model (W_g).
   // `stop_flags`: values to max over all processes on the combine's way (WorkerGroup::Mean's
   // `agree`); returns true when they now hold that max, false when this combine had no world
-  // mean to carry them (a group combine, an overlapped one) and they are as passed.
+  // mean to carry them (a group combine, an overlapped block's started mean: not the epoch's
+  // last, which is synchronous) and they are as passed.
   bool Combine(int64_t index, int64_t total, std::span<double> stop_flags = {});
   // Bytes every worker puts into one combine (group or global): the tensors it averages, as
   // 4-byte floats (EpochRow::comm_bytes). 0 for a world of one.

@@ -7,7 +7,7 @@
 //   params-<worker>.G.bin  each worker's parameters where they differ at the checkpoint
 //                       (between the global combines of two-level or overlapped averaging)
 //   best.G.bin          the last accepted parameters, for schedules that can reject (newbob)
-//   opt-<worker>.G.bin  each worker's optimizer state (never averaged, so one file per worker)
+//   opt-<worker>.G.bin  each worker's optimizer state (its own unless optimizer_state average)
 //   opt-accepted-<worker>.G.bin  that state after the last accepted epoch, for optimizers whose
 //                       state outlives an epoch (a rejected epoch goes back to it)
 //   bmuf.G.bin          BMUF: the global model W_g and the block momentum Δ (train/averager.h)

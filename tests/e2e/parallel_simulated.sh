@@ -50,6 +50,12 @@ for run, copies in (("avg-state", 2), ("reset-state", 1)):
     m = json.loads(open(run + "/metrics.jsonl").readline())
     assert m["comm_bytes"] == 6 * copies * r["num_params"] * 4 == r["comm_bytes"], (run, m, r)
 PY
+# ... and each trains another model than keeping the momentum does.
+"$MAVG" -q train par.yaml --set schedule.epochs=1 --out keep-state --no-progress
+for run in avg-state reset-state; do
+  "$MAVG" model diff keep-state/model.bin $run/model.bin --max-rel 0 > /dev/null 2>&1 &&
+    fail "parallel.optimizer_state of $run changed nothing"
+done
 
 # Preempted in the middle of epoch 2 (after minibatch 12, so at averaging 3), then resumed.
 rc=0
