@@ -86,11 +86,7 @@ inline constexpr EnumText<OptimizerStatePolicy> kOptimizerStatePolicyTexts[] = {
     {OptimizerStatePolicy::kReset, "reset"}};
 MAVG_ENUM_TEXTS(OptimizerStatePolicy, kOptimizerStatePolicyTexts)
 
-// parallel.algorithm: what a global combine makes of the workers' mean.
-enum class AveragingAlgorithm { kAverage, kBmuf };
-inline constexpr EnumText<AveragingAlgorithm> kAveragingAlgorithmTexts[] = {
-    {AveragingAlgorithm::kAverage, "average"}, {AveragingAlgorithm::kBmuf, "bmuf"}};
-MAVG_ENUM_TEXTS(AveragingAlgorithm, kAveragingAlgorithmTexts)
+// parallel.algorithm: engine/config/averaging_config.h, with BMUF's keys and checks.
 
 // parallel.comm: how MPI ranks sum, host-staged (mpi) or device to device (nccl).
 enum class CommChoice { kMpi, kNccl };
@@ -115,7 +111,6 @@ MAVG_ENUM_FORMATTER(mavg::RankCap);
 MAVG_ENUM_FORMATTER(mavg::ScheduleType);
 MAVG_ENUM_FORMATTER(mavg::ParallelMode);
 MAVG_ENUM_FORMATTER(mavg::LrScaling);
-MAVG_ENUM_FORMATTER(mavg::AveragingAlgorithm);
 MAVG_ENUM_FORMATTER(mavg::OptimizerStatePolicy);
 MAVG_ENUM_FORMATTER(mavg::CommChoice);
 MAVG_ENUM_FORMATTER(mavg::Device);

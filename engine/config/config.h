@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/config/averaging_config.h"
 #include "engine/config/choices.h"
 #include "engine/config/combine_config.h"
 #include "engine/config/outer_config.h"
@@ -92,12 +93,7 @@ struct ScheduleConfig {
   CollapseConfig collapse;
 };
 
-// Block-wise model-update filtering (Chen & Huo 2016; docs/algorithms.md §1b).
-struct BmufConfig {
-  double block_momentum = -1.0;  // eta; < 0: 1 - 1/N
-  double block_lr = 1.0;         // zeta
-  bool nesterov = true;          // workers start each block from W_g + eta * Delta
-};
+// BmufConfig (parallel.bmuf.*): engine/config/averaging_config.h.
 
 // CombineConfig (parallel.combine.*): engine/config/combine_config.h.
 

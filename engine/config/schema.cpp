@@ -12,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+#include "engine/config/averaging_config.h"
 #include "engine/config/combine_config.h"
 #include "engine/config/key_builder.h"
 #include "engine/config/outer_config.h"
@@ -37,7 +38,6 @@ std::string Bound(const KeySpec& s, double v) {
 
 // Where a key's setting is used (KeyBuilder::UsedWhen).
 bool RbmInit(const RunConfig& c) { return c.model.init == ModelInit::kRbm; }
-bool Bmuf(const RunConfig& c) { return c.parallel.algorithm == AveragingAlgorithm::kBmuf; }
 bool SpeakerCmvn(const RunConfig& c) { return c.data.cmvn == Cmvn::kSpeaker; }
 bool Ngsgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kNgsgd; }
 bool Sgd(const RunConfig& c) { return c.optimizer.type == OptimizerType::kSgd; }
@@ -314,29 +314,9 @@ const std::vector<Binding>& Bindings() {
                    "(no bytes)")
             .OmittedAt("keep")
             .OneWorkerFree(),
-        KeyBuilder("parallel.algorithm", MAVG_FIELD(parallel.algorithm),
-                   "average: the model is the workers' mean (Su & Chen); bmuf: block momentum "
-                   "over the means (Chen & Huo 2016)")
-            .OmittedAt("average")
-            .OneWorkerFree(),
-        KeyBuilder("parallel.bmuf.block_momentum", MAVG_FIELD(parallel.bmuf.block_momentum),
-                   "bmuf: block momentum eta in [0, 1); negative: 1 - 1/N")
-            .Min(-1)
-            .Max(0.999999)
-            .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
-            .OneWorkerFree(),
-        KeyBuilder("parallel.bmuf.block_lr", MAVG_FIELD(parallel.bmuf.block_lr),
-                   "bmuf: block learning rate zeta (the step along the block's mean update)")
-            .Min(0, true)
-            .Max(1000)
-            .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
-            .OneWorkerFree(),
-        KeyBuilder("parallel.bmuf.nesterov", MAVG_FIELD(parallel.bmuf.nesterov),
-                   "bmuf: workers start each block from W_g + eta x Delta (Nesterov); false: "
-                   "from W_g (classical block momentum)")
-            .UsedWhen(Bmuf, "parallel.algorithm is bmuf")
-            .OneWorkerFree(),
     };
+    // parallel.algorithm, parallel.bmuf.*: declared with BMUF's checks (averaging_config.cpp)
+    for (Binding& b : AveragingKeys()) keys.push_back(std::move(b));
     // parallel.combine.*: declared with the combine policies' checks (combine_config.cpp)
     for (Binding& b : CombineKeys()) keys.push_back(std::move(b));
     // parallel.outer.*: declared with the outer optimizers' checks (outer_config.cpp)
@@ -809,13 +789,9 @@ void Validate(const RunConfig& config_in, const std::string& source,
         mc.hidden_dim, mc.num_outputs, mc.num_outputs, mc.hidden_dim));
   }
   const ParallelConfig& par = config.parallel;
-  if (par.algorithm == AveragingAlgorithm::kBmuf && par.bmuf.block_momentum >= 1.0) {
-    problems.push_back(
-        fmt::format("parallel.bmuf.block_momentum: {} must be below 1 (negative: 1 - 1/N)",
-                    par.bmuf.block_momentum));
-  }
-  CheckCombine(config, problems);  // parallel.combine.* (combine_config.cpp)
-  CheckOuter(config, problems);    // parallel.outer.* (outer_config.cpp)
+  CheckAveraging(config, problems);  // parallel.algorithm, parallel.bmuf.*
+  CheckCombine(config, problems);    // parallel.combine.* (combine_config.cpp)
+  CheckOuter(config, problems);      // parallel.outer.* (outer_config.cpp)
   if (par.comm == CommChoice::kNccl) {
     if (config.device != Device::kCuda || par.mode != ParallelMode::kMpi) {
       problems.push_back(fmt::format(

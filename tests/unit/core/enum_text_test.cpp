@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "engine/config/averaging_config.h"
 #include "engine/config/choices.h"
 #include "engine/config/combine_config.h"
 #include "engine/config/outer_config.h"
