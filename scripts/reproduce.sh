@@ -201,7 +201,9 @@ if [ "$mode" != --report ]; then
           echo "[reproduce] queue $1: stopping before $s's run $id (about $((seconds / 60)) min): it would end after UNTIL" >&2
           break
         fi
-        echo "[reproduce] queue $1: run $id (about $((seconds / 60)) min)" >&2
+        # (the dry run's pick: two queues asking at once see the same one, and `sweep run` gives
+        # the second queue the run after it)
+        echo "[reproduce] queue $1: run (about $((seconds / 60)) min; next in line: $id)" >&2
         # A failed, diverged or collapsed run is a result, not an error of this script.
         out=$("$mavg" -q sweep run "$s" --results "$results" --jobs 1 --threads 1 --max-runs 1) || true
         printf '%s\n' "$out"
