@@ -19,7 +19,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot  # noqa: E402
-from reproduction import Mavg, fmt, sgn, table  # noqa: E402
+from plot import number  # noqa: E402
+from reproduction import Mavg, ci_text, fmt, table  # noqa: E402
 
 SWEEP = "local-sgd"
 
@@ -47,29 +48,9 @@ def selects(axes, row):
     return all(str(row.get(k)) == v for k, v in axes.items())
 
 
-def number(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
 def mean(xs):
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
-
-
-def interval(res, key="difference"):
-    """'x [lo, hi]' from `report compare`'s JSON, or '–'."""
-    if not res or key not in res:
-        return "–"
-    d = res[key]
-    est, lo, hi = d.get("estimate"), d.get("ci_low"), d.get("ci_high")
-    if est is None:
-        return "–"
-    if lo is None or hi is None:
-        return sgn(est)
-    return f"{sgn(est)} [{sgn(lo)}, {sgn(hi)}]"
 
 
 def mean_interval(m, vals):
@@ -176,7 +157,7 @@ def main(argv):
             fmt(mean(number(r.get("comm_bytes_per_epoch")) for r in done.values()) / 1e6
                 if done else None, 2),
             mean_interval(m, [w for w in wers.values() if w is not None]),
-            "–" if name == BASE else interval(diff),
+            "–" if name == BASE else ci_text(diff),
             fmt(mean(number(r.get("final_cv_loss")) for r in done.values()), 3),
             reach_text,
         ])
@@ -200,7 +181,7 @@ def main(argv):
     out.append(table(
         ["arm", "what", "source", "runs", "combines / epoch", "k frames trained / epoch",
          "MB per worker / epoch",
-         "test WER % [95 % CI]", "Δ WER vs data parallel [95 % CI, paired]", "final CV loss",
+         "test WER % [95 % CI]", "Δ WER vs data parallel [95 % CI] (pairs)", "final CV loss",
          "steps per worker to data parallel's CV loss"], rows))
     out.append(
         "\nHow to read it. *combines / epoch*: the combine points a worker took part in; *frames "
