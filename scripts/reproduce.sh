@@ -201,15 +201,23 @@ if [ "$mode" != --report ]; then
           echo "[reproduce] queue $1: stopping before $s's run $id (about $((seconds / 60)) min): it would end after UNTIL" >&2
           break
         fi
-        # (the dry run's pick: two queues asking at once see the same one, and `sweep run` gives
-        # the second queue the run after it)
+        # (the dry run's pick: two queues asking at once see the same one; the second is told
+        # it is claimed, and asks again below)
         echo "[reproduce] queue $1: run (about $((seconds / 60)) min; next in line: $id)" >&2
         # A failed, diverged or collapsed run is a result, not an error of this script.
-        out=$("$mavg" -q sweep run "$s" --results "$results" --jobs 1 --threads 1 --max-runs 1) || true
+        out=$("$mavg" -q sweep run "$s" --results "$results" --jobs 1 --threads 1 --max-runs 1 2>&1) || true
         printf '%s\n' "$out"
         save
-        # Nothing launchable (the next run is another queue's, still running): the next spec.
-        case "$out" in *": launched 0"*) break ;; esac
+        # The run it picked was claimed by another queue a moment before (both asked at once):
+        # ask again, once per run, for the one after it; nothing launchable otherwise (the next
+        # run is another queue's, still running): the next spec.
+        case "$out" in
+          *"being launched by another controller"*": launched 0"*)
+            [ "$id" = "${skipped:-}" ] && break
+            skipped=$id
+            continue ;;
+          *": launched 0"*) break ;;
+        esac
       done
     done
   }
