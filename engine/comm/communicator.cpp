@@ -25,6 +25,7 @@ class LocalCommunicator final : public Communicator {
   void AllReduceSum(std::span<double> /*data*/) override {}
   void AllReduceMax(std::span<double> /*data*/) override {}
   void Broadcast(std::span<float> /*data*/, int /*root*/) override {}
+  void AllGather(std::span<std::byte> /*all*/) override {}
   void Barrier() override {}
   void Abort(int /*code*/) override {}
   std::unique_ptr<Communicator> Split(int /*color*/) override {

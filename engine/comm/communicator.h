@@ -8,6 +8,7 @@
 // holds N replicas in one process and averages them itself, in rank order, so that it matches a
 // deterministic communicator bit for bit.
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -44,6 +45,10 @@ class Communicator {
   // Element-wise maximum (for agreeing on flags: NaN seen, stop requested).
   virtual void AllReduceMax(std::span<double> data) = 0;
   virtual void Broadcast(std::span<float> data, int root) = 0;
+  // Every rank's block of `all` on every rank: `all` holds WorldSize() equal blocks, rank r's
+  // at r * all.size() / WorldSize(); each rank fills its own before the call, and the call
+  // fills the others (MPI_Allgather in place). Packed compressed deltas travel this way.
+  virtual void AllGather(std::span<std::byte> all) = 0;
   // AllReduceSum(data) started now and finished by the returned handle's Wait(), so the caller
   // can compute meanwhile (overlapped averaging). Every rank starts the same sums in the same
   // order. The default sums synchronously; MPI sums on a communication thread.

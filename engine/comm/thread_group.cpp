@@ -88,6 +88,19 @@ class ThreadGroupMember final : public Communicator {
     group_->Collective(rank_, std::span<float>(tmp), [](float a, float b) { return a + b; });
     std::copy(tmp.begin(), tmp.end(), d.begin());
   }
+  void AllGather(std::span<std::byte> all) override {
+    // Every rank's copy holds zeros outside its own block, so an OR in rank order leaves each
+    // block exactly as its rank wrote it.
+    MAVG_CHECK(all.size() % static_cast<size_t>(n_) == 0, "all-gather of {} bytes over {} ranks",
+               all.size(), n_);
+    const size_t block = all.size() / static_cast<size_t>(n_);
+    std::vector<std::byte> mine(all.size(), std::byte{0});
+    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(block * rank_), block,
+                mine.begin() + static_cast<std::ptrdiff_t>(block * rank_));
+    group_->Collective(rank_, std::span<std::byte>(mine),
+                       [](std::byte a, std::byte b) { return a | b; });
+    std::copy(mine.begin(), mine.end(), all.begin());
+  }
   void Barrier() override {
     double x = 0;
     AllReduceMax(std::span<double>(&x, 1));

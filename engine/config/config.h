@@ -9,6 +9,7 @@
 #include "engine/config/averaging_config.h"
 #include "engine/config/choices.h"
 #include "engine/config/combine_config.h"
+#include "engine/config/compress_config.h"
 #include "engine/config/outer_config.h"
 
 namespace mavg {
@@ -99,6 +100,8 @@ struct ScheduleConfig {
 
 // OuterConfig (parallel.outer.*): engine/config/outer_config.h.
 
+// CompressConfig (parallel.compress.*): engine/config/compress_config.h.
+
 struct ParallelConfig {
   int64_t workers = 1;                           // data-parallel workers N
   ParallelMode mode = ParallelMode::kSimulated;  // N replicas in one process | one MPI rank each
@@ -114,6 +117,7 @@ struct ParallelConfig {
   BmufConfig bmuf;
   OuterConfig outer;
   CombineConfig combine;
+  CompressConfig compress;             // how the outer deltas travel (compress_config.h)
   bool overlap = false;                // the global all-reduce of block t runs during block t+1
   int64_t group_size = 0;              // two-level: groups of g workers (0: one group of all)
   int64_t average_every_global = 0;    // two-level: all workers every K2 minibatches (0: every K)

@@ -14,6 +14,7 @@
 
 #include "engine/config/averaging_config.h"
 #include "engine/config/combine_config.h"
+#include "engine/config/compress_config.h"
 #include "engine/config/key_builder.h"
 #include "engine/config/outer_config.h"
 #include "engine/core/error.h"
@@ -321,6 +322,8 @@ const std::vector<Binding>& Bindings() {
     for (Binding& b : CombineKeys()) keys.push_back(std::move(b));
     // parallel.outer.*: declared with the outer optimizers' checks (outer_config.cpp)
     for (Binding& b : OuterKeys()) keys.push_back(std::move(b));
+    // parallel.compress.*: declared with the exchange's checks (compress_config.cpp)
+    for (Binding& b : CompressKeys()) keys.push_back(std::move(b));
     const std::vector<Binding> rest = {
         KeyBuilder("parallel.overlap", MAVG_FIELD(parallel.overlap),
                    "the all-reduce of each block runs while the next block trains; the model then "
@@ -792,6 +795,7 @@ void Validate(const RunConfig& config_in, const std::string& source,
   CheckAveraging(config, problems);  // parallel.algorithm, parallel.bmuf.*
   CheckCombine(config, problems);    // parallel.combine.* (combine_config.cpp)
   CheckOuter(config, problems);      // parallel.outer.* (outer_config.cpp)
+  CheckCompress(config, problems);   // parallel.compress.* (compress_config.cpp)
   if (par.comm == CommChoice::kNccl) {
     if (config.device != Device::kCuda || par.mode != ParallelMode::kMpi) {
       problems.push_back(fmt::format(

@@ -35,6 +35,9 @@ AveragerOptions AveragerOptionsFrom(const ParallelConfig& parallel, int world_si
     o.outer_lr = outer.lr, o.outer_beta1 = outer.momentum;
     o.outer_beta2 = outer.beta2, o.outer_epsilon = outer.epsilon;
   }
+  o.compress = parallel.compress.format;
+  o.compress_block = parallel.compress.block;
+  o.error_feedback = parallel.compress.error_feedback;
   return o;
 }
 
@@ -75,10 +78,21 @@ Averager::Averager(Backend& backend, WorkerGroup& group, const AveragerOptions& 
   }
   tensors_ = CombinedTensors(options.optimizer_state == OptimizerStatePolicy::kAverage);
   const TensorsOf& tensors = tensors_;
+  if (many && options.compress != DeltaFormat::kFp32) {
+    MAVG_CHECK(!options.overlap && options.global_every == 1 &&
+                   options.optimizer_state != OptimizerStatePolicy::kAverage,
+               "compressed deltas go with a synchronous flat schedule of the parameters only");
+    std::vector<int64_t> sizes = options.tensor_sizes;
+    if (sizes.empty()) sizes = {num_params};
+    exchange_ = std::make_unique<DeltaExchange>(
+        backend, group, DeltaCodec(options.compress, options.compress_block, std::move(sizes)),
+        options.error_feedback);
+  }
   if (many && options.overlap) {
     schedule_ = std::make_unique<OverlappedSchedule>(backend, group, *filter_, tensors, num_params);
   } else {
-    schedule_ = std::make_unique<SynchronousSchedule>(backend, group, *filter_, tensors);
+    schedule_ =
+        std::make_unique<SynchronousSchedule>(backend, group, *filter_, tensors, exchange_.get());
   }
   if (many && options.global_every > 1) {
     schedule_ = std::make_unique<TwoLevelSchedule>(group, tensors, options.global_every,
@@ -90,10 +104,12 @@ void Averager::Reset() {
   tally_.agree = true;
   schedule_->Reset();
   filter_->Reset(group_.Workers()[0].params);
+  if (exchange_) exchange_->SetAnchor(true);
 }
 
 int64_t Averager::PayloadBytes() {
   if (group_.WorldSize() == 1) return 0;
+  if (exchange_) return exchange_->PayloadBytes();
   int64_t floats = 0;
   for (MatrixView v : tensors_(group_.Workers()[0])) floats += v.Size();
   return floats * static_cast<int64_t>(sizeof(float));
@@ -109,6 +125,7 @@ void Averager::BeginEpoch() {
   if (const Matrix* start = filter_->EpochStart()) {
     for (Worker& w : group_.Workers()) backend_.Copy(*start, w.params);
   }
+  if (exchange_) exchange_->SetAnchor(false);
 }
 
 bool Averager::Combine(int64_t index, int64_t total, std::span<double> stop_flags) {
@@ -132,6 +149,7 @@ nlohmann::json Averager::Save(const CheckpointDir& dir, int64_t generation, bool
   nlohmann::json state = {{"agree", tally_.agree}, {"pending", schedule_->Pending()}};
   filter_->Save(dir, generation, root);
   schedule_->Save(dir, generation, root, state);
+  if (exchange_) exchange_->Save(dir, generation, root);
   return state;
 }
 
@@ -139,6 +157,7 @@ void Averager::Load(const CheckpointDir& dir, int64_t generation, const nlohmann
   tally_.agree = state.value("agree", true);
   filter_->Load(dir, generation);
   schedule_->Load(dir, generation, state);
+  if (exchange_) exchange_->Load(dir, generation);
 }
 
 }  // namespace mavg

@@ -12,6 +12,8 @@
 //   two-level            (parallel.group_size) wraps either schedule: groups of g workers
 //                        average at every combine point, the wrapped schedule combines all
 //                        workers at every (K2/K)-th and at the epoch's last
+//   parallel.compress    the workers send compressed outer deltas (delta_exchange.h) to a
+//                        synchronous flat schedule, instead of their parameters
 //   parallel.optimizer_state  keep: each worker's optimizer state stays its own (the
 //                        paper); average: it is averaged with the parameters (more bytes);
 //                        reset: every worker clears it after each combine (no bytes)
@@ -21,12 +23,14 @@
 
 #include <nlohmann/json.hpp>
 #include <span>
+#include <vector>
 
 #include "engine/backend/backend.h"
 #include "engine/config/config.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/combine_filter.h"
 #include "engine/train/combine_schedule.h"
+#include "engine/train/delta_exchange.h"
 #include "engine/train/worker_group.h"
 
 namespace mavg {
@@ -45,6 +49,12 @@ struct AveragerOptions {
   // parallel.outer.type adam: Adam on the outer gradient
   bool outer_adam = false;
   double outer_lr = 0.0, outer_beta1 = 0.9, outer_beta2 = 0.999, outer_epsilon = 1e-8;
+  // parallel.compress: the format of the workers' outer deltas (fp32: uncompressed means),
+  // values per scale, error feedback; the model's tensors in order (empty: one of all)
+  DeltaFormat compress = DeltaFormat::kFp32;
+  int64_t compress_block = 0;
+  bool error_feedback = false;
+  std::vector<int64_t> tensor_sizes;
 };
 
 // From the config; η < 0 becomes 1 - 1/N.
@@ -95,6 +105,7 @@ class Averager {
   Backend& backend_;                           // not owned
   WorkerGroup& group_;                         // not owned
   std::unique_ptr<CombineFilter> filter_;      // owned
+  std::unique_ptr<DeltaExchange> exchange_;    // owned; null: uncompressed means
   std::unique_ptr<CombineSchedule> schedule_;  // owned; uses *filter_
   bool clear_state_;                           // optimizer_state reset
   TensorsOf tensors_;                          // what a combine averages of a worker

@@ -13,6 +13,8 @@
 //   bmuf.G.bin          BMUF: the global model W_g and the block momentum Δ (train/averager.h)
 //   pending.G.bin, snapshot-<worker>.G.bin  overlapped averaging: the mean in flight and each
 //                       worker's parameters when it was started
+//   compress-anchor.G.bin, residual-<worker>.G.bin  compressed deltas: where the block
+//                       started, each worker's rounding residual (train/delta_exchange.h)
 // Tensor files are written first (atomically), then meta.json (atomically): a checkpoint exists
 // exactly when meta.json names its generation; files of other generations are removed after.
 // Tensor file: magic "MAVGTNSR", u64 count, count float32, u32 CRC-32.

@@ -19,12 +19,18 @@ void AccountCombine(WorkerGroup& group, const CommTime& t) {
 }  // namespace
 
 SynchronousSchedule::SynchronousSchedule(Backend& backend, WorkerGroup& group,
-                                         CombineFilter& filter, TensorsOf tensors)
-    : backend_(backend), group_(group), filter_(filter), tensors_(std::move(tensors)) {}
+                                         CombineFilter& filter, TensorsOf tensors,
+                                         DeltaExchange* exchange)
+    : backend_(backend),
+      group_(group),
+      filter_(filter),
+      tensors_(std::move(tensors)),
+      exchange_(exchange) {}
 
 void SynchronousSchedule::Combine(int64_t index, int64_t total, double slowest,
                                   CombineTally& tally) {
-  const CommTime t = group_.Mean(Scope::kWorld, tensors_, tally.stop_flags);
+  const CommTime t = exchange_ ? exchange_->Mean(tally.stop_flags)
+                               : group_.Mean(Scope::kWorld, tensors_, tally.stop_flags);
   tally.stop_flags_agreed = t.agreed;
   AccountCombine(group_, t);
   tally.projected_s += slowest + t.comm_s;
@@ -33,6 +39,7 @@ void SynchronousSchedule::Combine(int64_t index, int64_t total, double slowest,
   if (const Matrix* start = filter_.Apply(workers[0].params, index == total)) {
     for (Worker& w : workers) backend_.Copy(*start, w.params);
   }
+  if (exchange_) exchange_->SetAnchor(false);  // the next block's start
 }
 
 void SynchronousSchedule::Load(const CheckpointDir& dir, int64_t, const nlohmann::json& state) {

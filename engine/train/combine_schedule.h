@@ -23,6 +23,7 @@
 #include "engine/backend/backend.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/combine_filter.h"
+#include "engine/train/delta_exchange.h"
 #include "engine/train/worker_group.h"
 
 namespace mavg {
@@ -63,9 +64,11 @@ class CombineSchedule {
 // Combines all workers at every combine point it is called for.
 class SynchronousSchedule final : public CombineSchedule {
  public:
-  // `filter` is not owned and must outlive the schedule.
+  // `filter` (and `exchange`, if given) are not owned and must outlive the schedule. With an
+  // exchange the mean is formed from the workers' compressed deltas (delta_exchange.h), else
+  // from their tensors.
   SynchronousSchedule(Backend& backend, WorkerGroup& group, CombineFilter& filter,
-                      TensorsOf tensors);
+                      TensorsOf tensors, DeltaExchange* exchange = nullptr);
 
   void Reset() override {}
   void Combine(int64_t index, int64_t total, double slowest, CombineTally& tally) override;
@@ -75,10 +78,11 @@ class SynchronousSchedule final : public CombineSchedule {
   void Load(const CheckpointDir& dir, int64_t generation, const nlohmann::json& state) override;
 
  private:
-  Backend& backend_;       // not owned
-  WorkerGroup& group_;     // not owned
-  CombineFilter& filter_;  // not owned
-  TensorsOf tensors_;      // what a combine averages
+  Backend& backend_;         // not owned
+  WorkerGroup& group_;       // not owned
+  CombineFilter& filter_;    // not owned
+  TensorsOf tensors_;        // what a combine averages
+  DeltaExchange* exchange_;  // not owned; null: uncompressed means
 };
 
 // One-step-delayed world means (docs/algorithms.md §1c). The block's projected time is

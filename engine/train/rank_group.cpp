@@ -139,6 +139,25 @@ class RankGroup final : public WorkerGroup {
     return time;
   }
 
+  CommTime Gather(std::span<std::byte> all, std::span<double> agree) override {
+    CommTime time;
+    time.agreed = world_size_ == 1;
+    if (world_size_ == 1) return time;
+    Timer t;
+    // Blocked for slower ranks: the agreement's max (which waits as a barrier does), else one.
+    if (!agree.empty()) {
+      world_.AllReduceMax(agree);
+      time.agreed = true;
+    } else {
+      world_.Barrier();
+    }
+    time.wait_s = t.Seconds();
+    t.Reset();
+    world_.AllGather(all);
+    time.comm_s = t.Seconds();
+    return time;
+  }
+
   std::unique_ptr<PendingMean> StartMean(const TensorsOf& tensors) override {
     const std::vector<MatrixView> v = tensors(workers_[0]);
     MAVG_CHECK(v.size() == 1, "an overlapped mean takes one tensor per worker");

@@ -55,6 +55,13 @@ class SimulatedGroup final : public WorkerGroup {
     return time;
   }
 
+  // Every worker is local: the blocks are all filled already.
+  CommTime Gather(std::span<std::byte>, std::span<double>) override {
+    CommTime time;
+    time.agreed = true;
+    return time;
+  }
+
   std::unique_ptr<PendingMean> StartMean(const TensorsOf& tensors) override {
     return std::make_unique<DoneMean>(Mean(Scope::kWorld, tensors, {}).comm_s);
   }

@@ -288,8 +288,13 @@ void Trainer::Setup() {
   }
   KeepAcceptedOptimizerState();  // before epoch 1: the initial state
   SetAllParams(network_->Params());
-  averager_ = std::make_unique<Averager>(*backend_, *group_,
-                                         AveragerOptionsFrom(config_.parallel, n_), num_params);
+  AveragerOptions averaging = AveragerOptionsFrom(config_.parallel, n_);
+  for (int k = 0; k < network_->NumAffine(); ++k) {  // each layer's weights, then its biases
+    const AffineLayer& layer = network_->Affine(k);
+    averaging.tensor_sizes.push_back(static_cast<int64_t>(layer.OutputDim()) * layer.InputDim());
+    averaging.tensor_sizes.push_back(layer.OutputDim());
+  }
+  averager_ = std::make_unique<Averager>(*backend_, *group_, averaging, num_params);
   averager_->Reset();
   const int threads = config_.device_options.threads > 0
                           ? static_cast<int>(config_.device_options.threads)

@@ -75,6 +75,11 @@ class WorkerGroup {
   // Mean(kWorld, ...) of one tensor per worker, finished by the handle's Wait(); the tensors
   // must not be touched before. At most one at a time.
   virtual std::unique_ptr<PendingMean> StartMean(const TensorsOf& tensors) = 0;
+  // Every worker's block of `all` on every process: `all` holds N equal blocks, worker r's at
+  // r * all.size() / N; each process fills its local workers' blocks before the call and the
+  // call fills the others (compressed deltas: train/delta_exchange.h). `agree` as a world
+  // Mean's. CommTime::comm_s is the gather's own time.
+  virtual CommTime Gather(std::span<std::byte> all, std::span<double> agree) = 0;
   // Element-wise sum / max over the processes (each passes what its local workers hold).
   virtual void SumOverProcesses(std::span<double> data) = 0;
   virtual void MaxOverProcesses(std::span<double> data) = 0;

@@ -149,4 +149,12 @@ expect_error "with two-level averaging" "$MAVG" train alg.yaml "${two[@]}" "${po
 expect_error "counts minibatches, not frames" "$MAVG" train alg.yaml "${post[@]}" --set parallel.average_frames=96 --out bad
 expect_error "BMUF is itself an outer optimizer" "$MAVG" train alg.yaml --set parallel.algorithm=bmuf --set parallel.outer.type=adam --out bad
 expect_error "parallel.outer.lr" "$MAVG" train alg.yaml --set parallel.outer.type=nesterov --set parallel.outer.lr=0 --out bad
+# Compressed deltas: what they do not compose with, before any run starts.
+z=(--set parallel.compress.format=int4)
+expect_error "error feedback carries a compression's rounding error, and fp32 deltas have none" "$MAVG" train alg.yaml --set parallel.compress.error_feedback=true --out bad
+expect_error "parallel.compress.format: int4 with parallel.overlap" "$MAVG" train alg.yaml "${z[@]}" --set parallel.overlap=true --out bad
+expect_error "parallel.compress.format: int4 with two-level averaging" "$MAVG" train alg.yaml "${z[@]}" "${two[@]}" --out bad
+expect_error "parallel.compress.format: int4 with parallel.optimizer_state average" "$MAVG" train alg.yaml "${z[@]}" --set optimizer.momentum=0.5 --set parallel.optimizer_state=average --out bad
+expect_error "parallel.compress.format" "$MAVG" train alg.yaml --set parallel.compress.format=fp4 --out bad
+expect_error "parallel.compress.block" "$MAVG" train alg.yaml "${z[@]}" --set parallel.compress.block=-1 --out bad
 echo PASS

@@ -84,6 +84,39 @@ print(sys.argv[1], "max-change statistics per epoch:", sim)
 assert sim == mpi, (sim, mpi)
 PY
 done
+# Compressed outer deltas (parallel.compress): the ranks all-gather the packed bytes that
+# simulated workers decode too, and both sum the decoded deltas in rank order: bit for bit even
+# without parallel.deterministic. Each worker's bytes per combine are the packed size, counted
+# here from the model's tensors.
+for c in "int4 16 true" "fp8 0 false" "bf16 0 true"; do
+  read -r f b ef <<<"$c"
+  z=(--set parallel.workers=2 --set parallel.outer.type=nesterov --set parallel.average_every=8
+     --set parallel.compress.format=$f --set parallel.compress.error_feedback=$ef)
+  [ "$f" = bf16 ] || z+=(--set parallel.compress.block=$b)
+  "$MAVG" -q train eq.yaml "${z[@]}" --out sim-z-$f --no-progress
+  "${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${z[@]}" --set parallel.mode=mpi \
+    --out mpi-z-$f --no-progress
+  "$MAVG" model diff sim-z-$f/model.bin mpi-z-$f/model.bin --max-rel 0 ||
+    fail "compressed $f: MPI differs from simulated"
+  python3 - "$f" "$b" <<'PY' || fail "compressed $f: bytes per combine are not the packed size"
+import json, math, sys
+fmt, block = sys.argv[1], int(sys.argv[2])
+dims = [784, 64, 64, 10]  # the data's features, two hidden layers, its classes
+tensors = []
+for i, o in zip(dims, dims[1:]):
+    tensors += [i * o, o]
+n = sum(tensors)
+scales = sum(math.ceil(t / block) if block else 1 for t in tensors)
+packed = {"int4": 4 * scales + (n + 1) // 2, "fp8": 4 * scales + n, "bf16": 2 * n}[fmt]
+for run in ("sim", "mpi"):
+    for line in open(f"{run}-z-{fmt}/metrics.jsonl"):
+        row = json.loads(line)
+        assert row["comm_bytes"] == row["averagings"] * packed, (run, row["comm_bytes"], row["averagings"], packed)
+print(fmt, "bytes per combine", packed, "of", 4 * n, "uncompressed")
+PY
+done
+"$MAVG" model diff sim-z-int4/model.bin sim-z-fp8/model.bin --max-rel 0 >/dev/null 2>&1 &&
+  fail "int4 and fp8 deltas gave the same model"
 # A rank count that does not match parallel.workers is a clear error on every rank.
 rc=0
 out=$("${MPIRUN[@]}" -np 2 "$MAVG" train eq.yaml --set parallel.workers=3 --set parallel.mode=mpi \

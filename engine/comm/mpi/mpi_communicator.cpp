@@ -180,6 +180,17 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
+  void AllGather(std::span<std::byte> all) override {
+    MAVG_CHECK(all.size() % static_cast<size_t>(size_) == 0, "all-gather of {} bytes over {} ranks",
+               all.size(), size_);
+    const size_t block = all.size() / static_cast<size_t>(size_);
+    MAVG_CHECK(block <= static_cast<size_t>(std::numeric_limits<int>::max()),
+               "all-gather: {} bytes per rank, more than one MPI call takes", block);
+    Check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), static_cast<int>(block),
+                        MPI_BYTE, comm_),
+          "MPI_Allgather");
+  }
+
   std::unique_ptr<PendingSum> StartAllReduceSum(std::span<float> data) override {
     if (thread_level_ < MPI_THREAD_MULTIPLE || size_ == 1) {
       if (size_ > 1 && !warned_synchronous_) {

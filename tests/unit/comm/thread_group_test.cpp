@@ -41,6 +41,29 @@ TEST(ThreadGroup, AllReduceSumMaxAndBroadcastClosedForms) {
   }
 }
 
+// Every rank's block on every rank, whatever the others held there before (garbage outside a
+// rank's own block must not leak in); odd block sizes.
+TEST(ThreadGroup, AllGatherHandsEveryRankEveryBlock) {
+  for (int n : {1, 2, 3, 5}) {
+    for (size_t block : {size_t{1}, size_t{7}, size_t{64}}) {
+      RunThreadGroup(n, [n, block](Communicator& comm) {
+        const int r = comm.Rank();
+        std::vector<std::byte> all(block * n, std::byte{0xAB});  // not zeros
+        for (size_t i = 0; i < block; ++i) {
+          all[r * block + i] = static_cast<std::byte>((r * 31 + i) & 0xFF);
+        }
+        comm.AllGather(all);
+        for (int q = 0; q < n; ++q) {
+          for (size_t i = 0; i < block; ++i) {
+            ASSERT_EQ(all[q * block + i], static_cast<std::byte>((q * 31 + i) & 0xFF))
+                << "n " << n << " rank " << r << " block of " << q;
+          }
+        }
+      });
+    }
+  }
+}
+
 TEST(ThreadGroup, SumsInRankOrder) {
   // Values whose float sum depends on the order: rank order must be used, every time.
   const int n = 4;

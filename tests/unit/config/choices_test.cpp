@@ -38,6 +38,7 @@ TEST(ConfigChoices, EveryChoiceKeyOffersItsEnumsTexts) {
       {"parallel.outer.type", EnumNames<OuterType>()},
       {"parallel.optimizer_state", EnumNames<OptimizerStatePolicy>()},
       {"parallel.combine.policy", EnumNames<CombinePolicyType>()},
+      {"parallel.compress.format", EnumNames<DeltaFormat>()},
       {"parallel.comm", EnumNames<CommChoice>()},
       {"device", EnumNames<Device>()},
   };

@@ -265,6 +265,10 @@ class FixedTimeGroup final : public WorkerGroup {
     calls.push_back("start");
     return std::make_unique<Pending>(started_);
   }
+  CommTime Gather(std::span<std::byte>, std::span<double>) override {
+    calls.push_back("gather");
+    return mean_;
+  }
   void SumOverProcesses(std::span<double>) override {}
   void MaxOverProcesses(std::span<double>) override {}
   void BroadcastFromRoot(MatrixView) override {}
@@ -395,6 +399,7 @@ TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
     int64_t global_every;
     std::set<std::string> keys;
     std::vector<std::string> sets;
+    DeltaFormat compress = DeltaFormat::kFp32;  // with error feedback
   };
   const std::vector<Case> cases = {
       {false, 1, {"agree", "pending"}, {"bmuf"}},
@@ -403,6 +408,13 @@ TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
        {"agree", "pending", "pending_comm_s", "pending_wait_s"},
        {"bmuf", "pending", "snapshot-0", "snapshot-1", "snapshot-2"}},
       {false, 2, {"agree", "pending"}, {"bmuf"}},
+      // Compressed deltas: the anchor and each worker's residual; the checkpoint is taken
+      // inside a block (the workers have moved from the anchor).
+      {false,
+       1,
+       {"agree", "pending"},
+       {"bmuf", "compress-anchor", "residual-0", "residual-1", "residual-2"},
+       DeltaFormat::kInt4},
   };
   for (const Case& c : cases) {
     const std::string what =
@@ -410,6 +422,7 @@ TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
     AveragerOptions o;
     o.bmuf = true, o.block_momentum = 0.5f, o.block_lr = 1.25f;
     o.overlap = c.overlap, o.global_every = c.global_every;
+    o.compress = c.compress, o.compress_block = 4, o.error_feedback = true;
     auto backend = testing::MakeBackend("cpu");
     auto group = CreateSimulatedGroup(*backend, n, c.global_every > 1 ? 1 : 0, p);
     for (Worker& w : group->Workers()) backend->CopyFromHost(init.data(), w.params);
@@ -421,6 +434,7 @@ TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
       avg.Combine(t, 5);
     }
     // Combine point 3: an overlapped mean is in flight; two-level workers differ.
+    if (c.compress != DeltaFormat::kFp32) Perturb(*backend, *group, 35);
     testing::TempDir tmp;
     const CheckpointDir dir(tmp.Path());
     const nlohmann::json state = avg.Save(dir, 2, true);
@@ -531,6 +545,7 @@ class CountingComm final : public Communicator {
   std::string Name() const override { return "counting"; }
   void AllReduceSum(std::span<float> data) override {
     calls.push_back("sum");
+    bytes.push_back(data.size() * sizeof(float));
     for (float& x : data) x += x;
   }
   void AllReduceSum(std::span<double> data) override {
@@ -542,9 +557,16 @@ class CountingComm final : public Communicator {
     for (size_t i = 0; i < data.size(); ++i) data[i] = std::max(data[i], peer_flags_.at(i));
   }
   void Broadcast(std::span<float>, int) override { calls.push_back("broadcast"); }
+  void AllGather(std::span<std::byte> all) override {  // the peer sent what this rank sent
+    calls.push_back("gather");
+    const size_t block = all.size() / 2;
+    bytes.push_back(block);
+    std::copy_n(all.begin(), block, all.begin() + static_cast<std::ptrdiff_t>(block));
+  }
   void Barrier() override { calls.push_back("barrier"); }
   void Abort(int) override {}
   std::vector<std::string> calls;
+  std::vector<size_t> bytes;  // of each sum of floats or each rank's block of a gather
 
  private:
   std::vector<double> peer_flags_;
@@ -582,6 +604,42 @@ TEST(AveragerStopFlags, RideOnTheWorldMean) {
     double last[2] = {0.0, 0.0};
     EXPECT_TRUE(avg.Combine(2, 2, last));  // the epoch's last combine is synchronous
     EXPECT_EQ(last[0], 1.0);
+  }
+}
+
+// The bytes a combine records (Averager::PayloadBytes, EpochRow::comm_bytes) are the bytes the
+// rank hands its communicator: the parameters' floats to the sum, or its packed delta to the
+// gather; the flags ride on the max. A peer holding the same parameters leaves them in place.
+TEST(AveragerBytes, PayloadIsWhatTheCommunicatorCarries) {
+  const int64_t p = 301;  // odd, for int4's padding
+  for (const DeltaFormat f : {DeltaFormat::kFp32, DeltaFormat::kFp16, DeltaFormat::kBf16,
+                              DeltaFormat::kFp8, DeltaFormat::kInt4}) {
+    auto backend = testing::MakeBackend("cpu");
+    CountingComm comm({0.0});
+    auto group = CreateRankGroup(*backend, comm, 0, p);
+    const std::vector<float> init = testing::RandomHost(1, p, 4).v;
+    backend->CopyFromHost(init.data(), group->Workers()[0].params);
+    AveragerOptions o;
+    o.compress = f, o.compress_block = 32, o.tensor_sizes = {200, 1, 100};
+    Averager avg(*backend, *group, o, p);
+    avg.Reset();
+    avg.BeginEpoch();
+    comm.calls.clear();
+    double flags[1] = {0.0};
+    EXPECT_TRUE(avg.Combine(1, 1, flags));
+    EXPECT_EQ(comm.calls,
+              (std::vector<std::string>{"max", f == DeltaFormat::kFp32 ? "sum" : "gather"}))
+        << f;
+    ASSERT_EQ(comm.bytes.size(), 1u) << f;
+    EXPECT_EQ(static_cast<int64_t>(comm.bytes[0]), avg.PayloadBytes()) << f;
+    // groups of 32 in tensors of 200, 1, 100: 7 + 1 + 4 scales
+    const int64_t want = f == DeltaFormat::kFp32   ? 4 * p
+                         : f == DeltaFormat::kFp8  ? p + 4 * 12
+                         : f == DeltaFormat::kInt4 ? (p + 1) / 2 + 4 * 12
+                                                   : 2 * p;
+    EXPECT_EQ(avg.PayloadBytes(), want) << f;
+    // Both ranks sent a zero delta: the model stays the anchor.
+    EXPECT_EQ(ToHost(*backend, group->Workers()[0].params).v, init) << f;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "engine/comm/thread_group.h"
+#include "engine/core/delta_codec.h"
 #include "engine/core/rng.h"
 #include "tests/testing/test_util.h"
 
@@ -232,6 +233,55 @@ TEST(WorkerGroups, SimulatedEqualsRanksBitForBit) {
       EXPECT_EQ(RunBlocks(3, 0, o, 4), RunRanks(3, o, 4))
           << "overlap " << overlap << " bmuf " << bmuf;
     }
+  }
+}
+
+// Compressed deltas (parallel.compress): simulated workers and ranks over a communicator hold
+// the same bits for every format, with and without error feedback, under plain averaging and
+// an outer Nesterov step; and each format changes the model (the comparison can fail).
+TEST(Compressed, SimulatedEqualsRanksBitForBit) {
+  const std::vector<std::vector<float>> plain = RunBlocks(3, 0, AveragerOptions{}, 4);
+  for (const DeltaFormat f :
+       {DeltaFormat::kFp16, DeltaFormat::kBf16, DeltaFormat::kFp8, DeltaFormat::kInt4}) {
+    for (const bool ef : {false, true}) {
+      for (const bool bmuf : {false, true}) {
+        AveragerOptions o = bmuf ? Bmuf(0.75f, 1.25f, true) : AveragerOptions{};
+        o.compress = f, o.compress_block = 8, o.error_feedback = ef, o.tensor_sizes = {30, 7};
+        const std::vector<std::vector<float>> sim = RunBlocks(3, 0, o, 4);
+        EXPECT_EQ(sim, RunRanks(3, o, 4)) << f << " ef " << ef << " bmuf " << bmuf;
+        if (!bmuf) {
+          EXPECT_NE(sim, plain) << f << " ef " << ef;
+        }
+      }
+    }
+  }
+}
+
+// The mean by hand (int4, one scale per tensor; every number exact in binary): W̄ = S + the
+// mean of the decoded deltas, the next block's deltas measured from W̄, and error feedback
+// sending the first block's rounding error with the second.
+TEST(Compressed, MeanIsTheAnchorPlusTheMeanOfTheDecodedDeltas) {
+  for (const bool ef : {false, true}) {
+    AveragerOptions o;
+    o.compress = DeltaFormat::kInt4, o.compress_block = 0, o.error_feedback = ef;
+    Sim s(2, 0, o, {0, 0, 0, 0});
+    // Worker 0: scale 7 / 7 = 1, codes 7, 3, -7, 0 (3.5 rounds to the even 4? no: 3.25 -> 3).
+    Set(*s.backend, s.W(0), {7, 3.25f, -7, 0});
+    // Worker 1: scale 1.75 / 7 = 0.25: 7, 7, 1, -0.5 -> 0 (ties to even).
+    Set(*s.backend, s.W(1), {1.75f, 1.75f, 0.25f, -0.125f});
+    s.avg->Combine(1, 2);
+    const std::vector<float> first = {4.375f, 2.375f, -3.375f, 0};
+    EXPECT_EQ(s.P(0), first);
+    EXPECT_EQ(s.P(1), first);
+    // No progress in block 2: without error feedback nothing moves; with it, worker 0 sends its
+    // residual (0, 0.25, 0, 0): scale 0.25 / 7, code 7: +0.125 in the mean; worker 1 sends
+    // (0, 0, 0, -0.125): scale 0.125 / 7, code -7: -0.0625.
+    s.avg->Combine(2, 2);
+    const std::vector<float> second =
+        ef ? std::vector<float>{4.375f, 2.5f, -3.375f, -0.0625f} : first;
+    const std::vector<float> got = s.P(0);
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], second[i], 1e-6) << "ef " << ef << " " << i;
+    EXPECT_EQ(s.avg->PayloadBytes(), 4 + 2);  // one scale, four codes in two bytes
   }
 }
 

@@ -1,0 +1,92 @@
+#include "engine/train/delta_exchange.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/core/error.h"
+#include "engine/core/timer.h"
+
+namespace mavg {
+
+DeltaExchange::DeltaExchange(Backend& backend, WorkerGroup& group, DeltaCodec codec,
+                             bool error_feedback)
+    : backend_(backend), group_(group), codec_(std::move(codec)), error_feedback_(error_feedback) {
+  const auto p = static_cast<size_t>(codec_.Values());
+  MAVG_CHECK(group.Workers().empty() || group.Workers()[0].params.Cols() == codec_.Values(),
+             "compressed exchange of {} values for a model of {} parameters", p,
+             group.Workers().empty() ? 0 : group.Workers()[0].params.Cols());
+  anchor_.assign(p, 0.0f);
+  delta_.assign(p, 0.0f);
+  sum_.assign(p, 0.0f);
+  if (error_feedback_) residuals_.assign(group.Workers().size(), std::vector<float>(p, 0.0f));
+  packed_.assign(static_cast<size_t>(group.WorldSize() * codec_.PackedBytes()), std::byte{0});
+}
+
+void DeltaExchange::SetAnchor(bool clear_residuals) {
+  backend_.CopyToHost(group_.Workers()[0].params, anchor_.data());
+  if (clear_residuals) {
+    for (std::vector<float>& e : residuals_) std::fill(e.begin(), e.end(), 0.0f);
+  }
+}
+
+CommTime DeltaExchange::Mean(std::span<double> agree) {
+  std::vector<Worker>& workers = group_.Workers();
+  const int64_t bytes = codec_.PackedBytes();
+  const size_t p = anchor_.size();
+  Timer coding;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    backend_.CopyToHost(workers[i].params, delta_.data());
+    for (size_t j = 0; j < p; ++j) delta_[j] -= anchor_[j];
+    if (error_feedback_) {
+      for (size_t j = 0; j < p; ++j) delta_[j] += residuals_[i][j];
+    }
+    std::span<std::byte> mine(packed_.data() + workers[i].rank * bytes, static_cast<size_t>(bytes));
+    codec_.Encode(delta_, mine);
+    if (error_feedback_) {  // e = u - D(Q(u))
+      codec_.Decode(mine, residuals_[i]);
+      for (size_t j = 0; j < p; ++j) residuals_[i][j] = delta_[j] - residuals_[i][j];
+    }
+  }
+  // One worker's share of the encoding (each device encodes its own), the gather, the decoding
+  // every worker does.
+  const double encode_s = coding.Seconds() / static_cast<double>(workers.size());
+  CommTime time = group_.Gather(packed_, agree);
+  coding.Reset();
+  std::fill(sum_.begin(), sum_.end(), 0.0f);
+  for (int r = 0; r < group_.WorldSize(); ++r) {
+    codec_.DecodeAdd(
+        std::span<const std::byte>(packed_.data() + r * bytes, static_cast<size_t>(bytes)), sum_);
+  }
+  const float inv_n = 1.0f / static_cast<float>(group_.WorldSize());
+  for (size_t j = 0; j < p; ++j) sum_[j] = anchor_[j] + sum_[j] * inv_n;
+  for (Worker& w : workers) backend_.CopyFromHost(sum_.data(), w.params);
+  backend_.Synchronize();
+  time.comm_s += encode_s + coding.Seconds();
+  return time;
+}
+
+void DeltaExchange::Save(const CheckpointDir& dir, int64_t generation, bool root) const {
+  Matrix staged(backend_, 1, codec_.Values());
+  if (root) {
+    backend_.CopyFromHost(anchor_.data(), staged);
+    dir.WriteTensors(backend_, generation, "compress-anchor", {staged});
+  }
+  for (size_t i = 0; i < residuals_.size(); ++i) {
+    backend_.CopyFromHost(residuals_[i].data(), staged);
+    dir.WriteTensors(backend_, generation, fmt::format("residual-{}", group_.Workers()[i].rank),
+                     {staged});
+  }
+}
+
+void DeltaExchange::Load(const CheckpointDir& dir, int64_t generation) {
+  Matrix staged(backend_, 1, codec_.Values());
+  dir.ReadTensors(backend_, generation, "compress-anchor", {staged});
+  backend_.CopyToHost(staged, anchor_.data());
+  for (size_t i = 0; i < residuals_.size(); ++i) {
+    dir.ReadTensors(backend_, generation, fmt::format("residual-{}", group_.Workers()[i].rank),
+                    {staged});
+    backend_.CopyToHost(staged, residuals_[i].data());
+  }
+}
+
+}  // namespace mavg
