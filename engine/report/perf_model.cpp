@@ -24,6 +24,9 @@ const std::vector<Interconnect>& InterconnectPresets() {
        "adapter manual)"},
       {"ib-ndr", "InfiniBand NDR 4x (400 Gb/s)", 400e9 / 8, 0.6e-6,
        "IBTA: 100 Gb/s per lane (PAM4), 4 lanes (ConnectX-7 product brief)"},
+      {"eth-1g", "Gigabit Ethernet", 1e9 / 8, 30e-6,
+       "IEEE 802.3ab (1000BASE-T); latency: an assumption of ~30 us per message through the "
+       "kernel's TCP stack, not a measurement"},
       {"eth-10g", "10 Gigabit Ethernet", 10e9 / 8, 5e-6, "IEEE 802.3ae; TCP latency ~5 us"},
       {"eth-100g", "100 Gigabit Ethernet", 100e9 / 8, 3e-6, "IEEE 802.3ba/bj"},
       {"pcie2-x16", "PCIe 2.0 x16 (host staging of a K20)", 8.0e9, 5e-6,
@@ -73,12 +76,19 @@ Interconnect FitInterconnect(const std::string& path) {
 }
 
 AveragingCost AveragingTime(double bytes, int workers, const Interconnect& link,
-                            const Interconnect* staging) {
+                            const Interconnect* staging, Collective collective,
+                            double staged_bytes) {
   AveragingCost c;
   if (workers <= 1) return c;
   const double n = workers;
-  c.allreduce_s = 2.0 * (n - 1) * link.latency + 2.0 * (n - 1) / n * bytes / link.bandwidth;
-  if (staging != nullptr) c.staging_s = 2.0 * bytes / staging->bandwidth;
+  if (collective == Collective::kAllGather) {
+    c.allreduce_s = (n - 1) * link.latency + (n - 1) * bytes / link.bandwidth;
+  } else {
+    c.allreduce_s = 2.0 * (n - 1) * link.latency + 2.0 * (n - 1) / n * bytes / link.bandwidth;
+  }
+  if (staging != nullptr) {
+    c.staging_s = 2.0 * (staged_bytes < 0 ? bytes : staged_bytes) / staging->bandwidth;
+  }
   return c;
 }
 
@@ -92,7 +102,9 @@ EpochModel ModelEpoch(const EpochShape& s, const ModelLinks& links) {
   EpochModel m;
   m.compute_s = s.compute_s;
   if (s.workers <= 1 || s.combines <= 0) return m;
-  const double global_one = AveragingTime(s.bytes, s.workers, *links.inter, links.staging).Total();
+  const double global_one =
+      AveragingTime(s.bytes, s.workers, *links.inter, links.staging, s.collective, s.staged_bytes)
+          .Total();
   if (IsTwoLevel(s)) {
     // Every (K2/K)-th combine point is global, and so is the epoch's last.
     m.global_combines = s.global_combines >= 0

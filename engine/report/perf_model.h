@@ -3,7 +3,10 @@
 // over N workers on a link of bandwidth B and latency a is, for a ring all-reduce,
 //   T(S, N) = 2 (N-1) a + 2 (N-1)/N * S / B
 // plus, with host staging (no GPU-aware MPI, as in the paper), a copy device->host and back
-// over the host link: 2 S / B_host. An epoch on N workers is then
+// over the host link: 2 S / B_host. Compressed outer deltas (parallel.compress) are
+// all-gathered instead, each worker's S_c bytes to every other, on a ring:
+//   T_ag(S_c, N) = (N-1) a + (N-1) S_c / B
+// with the staging of the uncompressed parameters. An epoch on N workers is then
 //   T_N = compute_N + R_N * T(S, N)
 // with R_N averagings per epoch. Bandwidths are the links' nominal data rates per direction.
 // Two-level runs (groups of g workers every K minibatches, all N every K2) price the group
@@ -38,13 +41,22 @@ struct AveragingCost {
   double Total() const { return allreduce_s + staging_s; }
 };
 
+// How a combine's bytes travel: summed (all-reduce), or every worker's to every worker
+// (all-gather: compressed deltas).
+enum class Collective { kAllReduce, kAllGather };
+
+// One combine of `bytes` per worker; staging copies `staged_bytes` (< 0: `bytes`) each way.
 AveragingCost AveragingTime(double bytes, int workers, const Interconnect& link,
-                            const Interconnect* staging);
+                            const Interconnect* staging,
+                            Collective collective = Collective::kAllReduce,
+                            double staged_bytes = -1.0);
 
 // How one run combines its workers in one epoch, as the model sees it.
 struct EpochShape {
-  int workers = 1;                   // N
-  double bytes = 0.0;                // S: parameters x 4 (fp32)
+  int workers = 1;     // N
+  double bytes = 0.0;  // S: what a worker sends per combine (parameters x 4, fp32)
+  Collective collective = Collective::kAllReduce;  // all-gather: compressed deltas
+  double staged_bytes = -1.0;                      // host staging per combine each way (< 0: bytes)
   double compute_s = 0.0;            // one epoch's training time without communication
   double combines = 0.0;             // R: combine points per epoch (every K minibatches)
   int64_t group_size = 0;            // g: 0 (or >= N) = flat, everyone in one group

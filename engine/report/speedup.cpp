@@ -48,6 +48,14 @@ int64_t ParallelInt(const ReportRun& r, const char* key) {
   return 0;
 }
 
+// parallel.compress.format ("fp32" where the run has none).
+std::string CompressFormat(const ReportRun& r) {
+  const auto it = r.parallel.find("compress");
+  if (it == r.parallel.end() || !it->is_object()) return "fp32";
+  const auto f = it->find("format");
+  return f != it->end() && f->is_string() ? f->get<std::string>() : "fp32";
+}
+
 bool ParallelBool(const ReportRun& r, const char* key) {
   const auto it = r.parallel.find(key);
   if (it == r.parallel.end()) return false;
@@ -95,8 +103,18 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
   const int n = static_cast<int>(ValueOr(r, ResultKey(&RunResult::world_size), 1));
   EpochShape s;
   s.workers = n;
-  s.bytes = 4.0 * ValueOr(r, ResultKey(&RunResult::num_params), 0);
+  const double param_bytes = 4.0 * ValueOr(r, ResultKey(&RunResult::num_params), 0);
+  s.bytes = param_bytes;
   s.combines = ValueOr(r, MeanName(&EpochRow::averagings), 0);
+  // What a worker sent per combine, as the run recorded it (compressed deltas, optimizer state
+  // averaged with the parameters), where it did.
+  const double sent = ValueOr(r, ResultKey(&RunResult::comm_bytes), -1.0);
+  const double epochs = ValueOr(r, ResultKey(&RunResult::epochs), 0.0);
+  if (sent > 0 && epochs > 0 && s.combines > 0) s.bytes = sent / (epochs * s.combines);
+  if (CompressFormat(r) != "fp32") {
+    s.collective = Collective::kAllGather;
+    s.staged_bytes = param_bytes;
+  }
   s.group_size = ParallelInt(r, "group_size");
   s.average_every = ParallelInt(r, "average_every");
   s.average_every_global = ParallelInt(r, "average_every_global");

@@ -39,6 +39,25 @@ TEST(PerfModel, RingAllReduceClosedForm) {
   EXPECT_EQ(AveragingTime(kBytes, 1, kInter, &kStaging).Total(), 0.0);
 }
 
+// Compressed deltas: every worker's S_c bytes to every other on a ring, (N-1) a + (N-1) S_c / B,
+// with the uncompressed parameters staged: at 1/8 of the bytes (int4) and 4 workers the
+// gather moves 3 x 12.5 MB where the all-reduce moves 2 x 3/4 x 100 MB.
+TEST(PerfModel, RingAllGatherClosedForm) {
+  const AveragingCost c =
+      AveragingTime(kBytes / 8, 4, kInter, &kStaging, Collective::kAllGather, kBytes);
+  EXPECT_NEAR(c.allreduce_s, 3 * 1e-6 + 3 * 1.25e7 / 1e9, 1e-12);
+  EXPECT_NEAR(c.staging_s, 0.1, 1e-12);
+  EXPECT_EQ(AveragingTime(kBytes / 8, 1, kInter, nullptr, Collective::kAllGather).Total(), 0.0);
+  // In an epoch: 10 combines of the gather.
+  EpochShape s = Shape();
+  s.bytes = kBytes / 8, s.collective = Collective::kAllGather;
+  EXPECT_NEAR(ModelEpoch(s, {&kIntra, &kInter, nullptr}).Total(), 10.0 + 10 * 0.037503, 1e-12);
+  // With two workers a gather of S moves what an all-reduce of S does (one S each way), with
+  // half its latency.
+  EXPECT_NEAR(AveragingTime(kBytes, 2, kInter, nullptr, Collective::kAllGather).Total(),
+              AveragingTime(kBytes, 2, kInter, nullptr).Total() - 1e-6, 1e-12);
+}
+
 TEST(PerfModel, FlatEpoch) {
   const EpochModel m = ModelEpoch(Shape(), {&kIntra, &kInter, nullptr});
   EXPECT_EQ(m.global_combines, 10);

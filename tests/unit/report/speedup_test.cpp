@@ -409,6 +409,45 @@ TEST(Speedup, TwoLinkModelColumn) {
   EXPECT_THROW(SpeedupTable("links", runs, half), Error);
 }
 
+// The model prices what a run recorded it sent (comm_bytes over its combines), and a run with
+// compressed deltas as an all-gather of those bytes: (N-1) a + (N-1) S_c / B per combine.
+TEST(Speedup, ModelPricesTheRecordedBytesAndCompressedGathers) {
+  FakeSweep s("bytes");
+  for (const char* format : {"fp32", "int4"}) {
+    FakeRun b = Make({{"parallel.workers", "1"}, {"parallel.compress.format", format}});
+    b.epochs = {{1.0, 40, -1}};
+    s.Add(b);
+    FakeRun r = Make({{"parallel.workers", "4"}, {"parallel.compress.format", format}}, 0, 4);
+    r.parallel = {{"average_every", 2}, {"compress", {{"format", format}}}};
+    r.epochs = {{1.0, 0, 10.5}};
+    r.comm_s = 0.5;
+    r.averagings = 10;
+    r.num_params = 25e6;  // 100 MB of parameters
+    // int4: 12.5 MB a combine recorded; fp32: 2 x the parameters (optimizer state averaged)
+    const double per_combine = std::string(format) == "int4" ? 12.5e6 : 2e8;
+    r.results = {{"comm_bytes", 10 * per_combine}, {"epochs", 1}};
+    s.Add(r);
+  }
+  const std::vector<ReportRun> runs = s.Load();
+  SpeedupOptions o;
+  o.format = report::Format::kCsv;
+  o.interconnect = "eth-1g";
+  auto rows = ParseCsv(SpeedupTable("bytes", runs, o));
+  ASSERT_EQ(rows.size(), 4u);
+  const Interconnect& link = FindInterconnect("eth-1g");
+  const double reduce = 10.0 + 10 * (6 * link.latency + 1.5 * 2e8 / link.bandwidth);
+  const double gather = 10.0 + 10 * (3 * link.latency + 3 * 12.5e6 / link.bandwidth);
+  const std::string col = "model epoch s (eth-1g)";
+  int checked = 0;
+  for (const auto& row : rows) {
+    if (row.at("parallel.workers") != "4") continue;
+    ++checked;
+    const double want = row.at("parallel.compress.format") == "int4" ? gather : reduce;
+    EXPECT_NEAR(std::stod(row.at(col)), want, 1e-3 * want) << row.at("parallel.compress.format");
+  }
+  EXPECT_EQ(checked, 2);
+}
+
 // Two 1-worker runs of the same work that took 2.8 s and 5.1 s (a noisy baseline) would make a
 // 4-worker projection of 0.7 s superlinear against their mean (3.95 / 0.7 = 5.6); projected
 // within the run (4 workers x 0.6 s of compute each over its own 0.7 s), it is 3.43, and the
