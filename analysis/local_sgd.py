@@ -36,16 +36,39 @@ ARMS = [
      "Lin et al. 2020 (PyTorch's PostLocalSGDOptimizer)",
      {"parallel.combine.policy": "post_local"}),
     ("DiLoCo", "every H = 46, an outer Nesterov step (lr 0.7, momentum 0.9)",
-     "Douillard et al. 2023", {"parallel.outer.type": "nesterov"}),
+     "Douillard et al. 2023",
+     {"parallel.outer.type": "nesterov", "parallel.compress.format": "fp32"}),
     ("QSR", "H = max(10, ⌊(0.002 / lr)²⌋): 10 steps until the lr falls below 0.00063, then "
      "growing, to 44 in the last epoch",
      "Gu et al. 2024 (ICLR)", {"parallel.combine.policy": "qsr"}),
+    ("DiLoCo, fp8 deltas", "DiLoCo sending E4M3 outer deltas (a scale per 128 values)",
+     "OCP FP8; torchft", {"parallel.compress.format": "fp8"}),
+    ("DiLoCo, int4 deltas", "DiLoCo sending 4-bit outer deltas (a scale per 128 values)",
+     "Streaming DiLoCo (Douillard et al. 2025) sends 4-bit deltas",
+     {"parallel.compress.format": "int4", "parallel.compress.error_feedback": "false"}),
+    ("DiLoCo, int4 + error feedback", "as int4, each worker adding its last rounding error "
+     "to its next delta", "Seide et al. 2014; Karimireddy et al. 2019",
+     {"parallel.compress.format": "int4", "parallel.compress.error_feedback": "true"}),
 ]
 BASE = "data parallel"
 
 
+def axis_text(value):
+    """An axis value as the spec writes it (JSON booleans as true/false); a run made before
+    parallel.compress existed has none: fp32, no error feedback."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+DEFAULTS = {"parallel.compress.format": "fp32", "parallel.compress.error_feedback": "false"}
+
+
 def selects(axes, row):
-    return all(str(row.get(k)) == v for k, v in axes.items())
+    def value(k):
+        v = row.get(k)
+        return DEFAULTS.get(k) if v is None or v == "" else axis_text(v)
+    return all(value(k) == v for k, v in axes.items())
 
 
 def mean(xs):
@@ -64,6 +87,25 @@ def mean_interval(m, vals):
     if lo is None or hi is None:
         return fmt(mean(vals))
     return f"{fmt(mean(vals))} [{fmt(lo)}, {fmt(hi)}]"
+
+
+def wer_vs_bytes(points, single, out_dir):
+    """The figure: each arm's test WER (mean, 95 % interval) against the megabytes every worker
+    sent per epoch, on a log axis; the 1-worker arm (no bytes) as a line."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for i, (name, mb, wer, lo, hi) in enumerate(points):
+        err = None if lo is None else [[wer - lo], [hi - wer]]
+        ax.errorbar([mb], [wer], yerr=err, fmt="o", capsize=3, color=plot.COLORS[i % 9],
+                    label=name)
+    if single is not None:
+        ax.axhline(single, color="gray", linestyle="--", linewidth=1, label="1 worker (no bytes)")
+    ax.set_xscale("log")
+    ax.set_xlabel("MB each worker sent per epoch (log scale)")
+    ax.set_ylabel("test WER %")
+    ax.set_title("8 simulated workers, digits (small), 3 paired seeds")
+    ax.legend(fontsize=7, loc="best")
+    plot.save(fig, out_dir, "wer-vs-bytes")
 
 
 def main(argv):
@@ -108,7 +150,32 @@ def main(argv):
                 return steps
         return None
 
+    # The performance model's epoch at two links, and its efficiency (compute utilisation),
+    # per arm: `mavg report speedup --interconnect LINK` (docs/performance-model.md).
+    LINKS = [("eth-1g", "1 GbE"), ("ib-fdr", "IB FDR")]
+    model = {}
+    for link, _ in LINKS:
+        try:
+            t = reports.get(["speedup", a.sweep, "--interconnect", link])
+        except plot.PlotError as e:
+            plot.fail(f"mavg report speedup --interconnect {link}: {e}")
+        head = t["header"]
+        for row in t["rows"]:
+            cells = dict(zip(head, row))
+            for name, _, _, axes in ARMS:
+                if selects(axes, cells):
+                    model[(name, link)] = (number(cells.get(f"model epoch s ({link})")),
+                                           number(cells.get("model efficiency")))
+
+    def model_text(name, link):
+        epoch, eff = model.get((name, link), (None, None))
+        if epoch is None:
+            return "–"
+        return f"{fmt(epoch, 2)} ({fmt(100 * eff, 0)} %)" if eff is not None else fmt(epoch, 2)
+
     rows = []
+    points = []  # (arm, MB per worker per epoch, WER mean, interval low, high) for the figure
+    single_wer = None
     shows = []  # one computed sentence per arm with a paired interval against data parallel
     contended = 0
     total_epochs = 0
@@ -135,6 +202,15 @@ def main(argv):
             for e in curves.get(r["run_id"], []):
                 total_epochs += 1
                 contended += 1 if e.get("contended") else 0
+        # A compressed arm against DiLoCo in fp32 on the same seeds: what the rounding cost.
+        if name.startswith("DiLoCo, "):
+            full = completed("DiLoCo")
+            pairs = sorted(set(wers) & set(full))
+            if len(pairs) >= 2:
+                vs = m.compare({k: number(full[k].get("wer")) for k in pairs},
+                               {k: wers[k] for k in pairs})
+                shows.append(f"- **{name}** against DiLoCo in fp32 (the same seeds): Δ WER "
+                             f"{ci_text(vs)}.")
         if diff and name != BASE and "difference" in diff:
             d = diff["difference"]
             lo, hi = d.get("ci_low"), d.get("ci_high")
@@ -149,6 +225,13 @@ def main(argv):
                          "a higher WER than data parallel (the interval lies above 0)" if lo > 0
                          else "not told apart from data parallel (the interval holds 0)")
                 shows.append(f"- **{name}**: {where}{ratio}.")
+        wer_list = [w for w in wers.values() if w is not None]
+        mb = mean(number(r.get("comm_bytes_per_epoch")) for r in done.values()) if done else None
+        if wer_list and name == ARMS[0][0]:
+            single_wer = mean(wer_list)
+        elif wer_list and mb:
+            ci = m.mean_ci(wer_list).get("difference", {}) if len(wer_list) > 1 else {}
+            points.append((name, mb / 1e6, mean(wer_list), ci.get("ci_low"), ci.get("ci_high")))
         rows.append([
             f"**{name}**", what, source, f"{len(done)}/{n_all}",
             fmt(mean(number(r.get("averagings")) for r in done.values()), 1),
@@ -160,10 +243,10 @@ def main(argv):
             "–" if name == BASE else ci_text(diff),
             fmt(mean(number(r.get("final_cv_loss")) for r in done.values()), 3),
             reach_text,
+            *[model_text(name, link) for link, _ in LINKS],
         ])
 
-    any_run = next(iter(runs), {})
-    today = datetime.date.today().isoformat()
+        today = datetime.date.today().isoformat()
     out = []
     out.append("# Local SGD as it is run now, at our scale\n")
     out.append(
@@ -182,7 +265,8 @@ def main(argv):
         ["arm", "what", "source", "runs", "combines / epoch", "k frames trained / epoch",
          "MB per worker / epoch",
          "test WER % [95 % CI]", "Δ WER vs data parallel [95 % CI] (pairs)", "final CV loss",
-         "steps per worker to data parallel's CV loss"], rows))
+         "steps per worker to data parallel's CV loss",
+         *[f"model epoch s at {label} (compute utilisation)" for _, label in LINKS]], rows))
     out.append(
         "\nHow to read it. *combines / epoch*: the combine points a worker took part in; *frames "
         "trained*: an epoch ends at its last combine point and the frames beyond it are left "
@@ -190,12 +274,24 @@ def main(argv):
         "fewer; "
         "*MB per worker / epoch*: what each worker put into them (the 194,879 parameters as "
         "4-byte floats per combine; a ring all-reduce moves about 2(N−1)/N = 1.75 times that "
-        "over each worker's link). *Δ WER*: the arm's WER minus data parallel's on the same "
+        "over each worker's link; the compressed arms send their packed deltas, which every "
+        "other worker receives: an all-gather, docs/performance-model.md). *Δ WER*: the arm's WER minus data parallel's on the same "
         "seed, with the paired t interval of `mavg report compare`; an interval that holds 0 "
         "does not tell the arms apart with these seeds. *Steps to data parallel's CV loss*: "
         "the minibatches each worker trained until the epoch whose CV loss first reached data "
         "parallel's final CV loss on the same seed, counted at epoch ends (\"never\": not within "
-        "the 8 epochs); the 1-worker run's steps are all one worker's.\n")
+        "the 8 epochs); the 1-worker run's steps are all one worker's. *Model epoch at 1 GbE / "
+        "IB FDR*: `mavg report speedup --interconnect eth-1g / ib-fdr`, the performance model "
+        "(docs/performance-model.md) pricing each arm's recorded bytes per combine on that "
+        "link (an all-reduce, or the compressed arms' all-gather) on top of the runs' "
+        "projected compute, and the share of the epoch that is compute (Streaming DiLoCo's "
+        "compute utilisation); the compute was measured on shared cores, so it is inflated "
+        "and the utilisations lean high.\n")
+    if points:
+        fig_dir = os.path.join(os.path.dirname(a.out) or ".", "local-sgd")
+        wer_vs_bytes(points, single_wer, fig_dir)
+        out.append("![Test WER against the bytes each worker sent per epoch, one point per arm "
+                   "with its 95 % interval](local-sgd/wer-vs-bytes.png)\n")
     if shows:
         out.append("What it shows, arm by arm against data parallel (computed from the table's "
                    "intervals):\n")
@@ -223,6 +319,12 @@ def main(argv):
         "H ∝ 1/η²; here H = max(10, ⌊(0.002/η)²⌋) with the schedule's η, from 10 to 44 "
         "steps; its periods divide the epoch less well, so it trains the fewest frames.\n"
         "- **Local SGD every H** is Su & Chen's (2015) periodic averaging, at a longer period.\n"
+        "- **Compressed outer deltas**: Streaming DiLoCo (Douillard et al. 2025) sends 4-bit "
+        "outer deltas at 1B parameters with no loss it could measure (and synchronises one "
+        "fragment of the model at a time, which mavg does not yet do); OpenDiLoCo found fp16 "
+        "lossless. Here the deltas are packed E4M3 or 4-bit integers with a scale per 128 "
+        "values (docs/algorithms.md §1i), 1 byte and half a byte per value plus 4 bytes per "
+        "scale, against DiLoCo's 4 (the table's MB column).\n"
         "\nAt this scale (a 0.2 M-parameter network, 3 seeds, a 1,617-word test set) most "
         "intervals are wide, and one task and one network say little about others: the table "
         "shows the methods side by side under one set of statistics, with their communication "
@@ -230,9 +332,18 @@ def main(argv):
         "bytes; they differ only in the outer Nesterov step. "
         f"Its runs: `mavg report runs {a.sweep} --results results/local-sgd`, and "
         "[local-sgd/runs.csv](local-sgd/runs.csv).\n")
+    versions = sorted({str(r.get("build.code_version")) for r in runs
+                       if r.get("build.code_version")})
+    cpus = sorted({str(r.get("build.cpu")) for r in runs if r.get("build.cpu")})
+    kernels = sorted({str(r.get("blas_kernels")) for r in runs if r.get("blas_kernels")})
     out.append(
-        f"\nBuild: code version {any_run.get('build.code_version', '–')}, CPU "
-        f"{any_run.get('build.cpu', '–')}, kernels {any_run.get('blas_kernels', '–')}.\n")
+        f"\nBuild{'s' if len(versions) > 1 else ''}: code version "
+        f"{', '.join(versions) or '–'}, CPU {', '.join(cpus) or '–'}, kernels "
+        f"{', '.join(kernels) or '–'}"
+        + (" (arms added later ran on a later build, so `mavg sweep plan` shows the earlier "
+           "runs as stale; `mavg train` of an earlier run's config.yaml with the later build "
+           "and `mavg model diff` say whether its model is the same)" if len(versions) > 1
+           else "") + ".\n")
     text = "\n".join(out)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:

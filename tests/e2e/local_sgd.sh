@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/local_sgd.sh end to end on a toy corpus: the local-SGD spec's 18 runs (6 arms x 3
-# seeds) and the page, whose table has every arm with its 3 runs (the page's arms and the spec
+# scripts/local_sgd.sh end to end on a toy corpus: the local-SGD spec's 27 runs (9 arms x 3
+# seeds) and the page with its figure, whose table has every arm with its 3 runs (the page's arms and the spec
 # agree: a run in no arm or in two stops the page), the bytes each worker sent as the runs
 # recorded them, and the paired intervals; --report rewrites the page from the runs there are.
 source "$(dirname "$0")/lib.bash"
@@ -19,7 +19,9 @@ import re
 page = open("local-sgd.md").read()
 rows = [l for l in page.splitlines() if l.startswith("| **")]
 names = [re.match(r"\| \*\*(.+?)\*\*", l).group(1) for l in rows]
-assert names == ["1 worker", "data parallel", "local SGD", "post-local SGD", "DiLoCo", "QSR"], names
+assert names == ["1 worker", "data parallel", "local SGD", "post-local SGD", "DiLoCo", "QSR",
+                 "DiLoCo, fp8 deltas", "DiLoCo, int4 deltas", "DiLoCo, int4 + error feedback"], names
+assert "(local-sgd/wer-vs-bytes.png)" in page
 for l in rows:
     cells = [c.strip() for c in l.strip("|").split("|")]
     assert cells[3] == "3/3", l  # every arm's three seeds completed
@@ -27,14 +29,24 @@ PY
 name=$(sed -n 's/^wrote .* (sweep \(.*\))$/\1/p' run.log)
 [ -n "$name" ] || fail "the page names no sweep: $(tail -3 run.log)"
 "$MAVG" report runs "$name" --results results --format json > runs.json
-/usr/bin/python3 - <<'PY' || fail "comm_bytes is not each worker's combines x the parameters x 4"
+[ -s local-sgd/wer-vs-bytes.png ] || fail "no figure of WER against bytes"
+/usr/bin/python3 - <<'PY' || fail "comm_bytes is not each worker's combines x its packed bytes"
 import json
 runs = json.load(open("runs.json"))
-assert len(runs) == 18, len(runs)
+assert len(runs) == 27, len(runs)
 for r in runs:
     workers = int(r["parallel.workers"])
-    per = r["averagings"] * r["num_params"] * 4 if workers > 1 else 0
-    assert abs(r["comm_bytes_per_epoch"] - per) < 1e-6 * max(1, per), r
+    p = r["num_params"]
+    fmt = r.get("parallel.compress.format") or "fp32"
+    if workers == 1:
+        assert r["comm_bytes_per_epoch"] == 0, r
+        continue
+    per_combine = r["comm_bytes_per_epoch"] / r["averagings"]
+    # fp32: 4 bytes a parameter; fp8: 1, int4: 1/2, each with a 4-byte scale per 128 values
+    # of a tensor (6 tensors here: at most 6 partial blocks)
+    low, high = {"fp32": (4 * p, 4 * p), "fp8": (p + 4 * p / 128, p + 4 * (p / 128 + 6)),
+                 "int4": (p / 2 + 4 * p / 128, (p + 1) / 2 + 4 * (p / 128 + 6))}[fmt]
+    assert low - 1e-6 <= per_combine <= high + 1e-6, (fmt, per_combine, low, high)
 dp = [r for r in runs if r["parallel.workers"] == 8 and r["parallel.average_every"] == 1]
 local = [r for r in runs if r["parallel.average_every"] == 46 and r["parallel.outer.type"] == "average"
          and r["parallel.combine.policy"] == "constant"]
