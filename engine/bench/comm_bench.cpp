@@ -19,7 +19,20 @@ nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
   SetLogRank(comm->Rank(), comm->WorldSize());
   const size_t n = static_cast<size_t>(options.floats);
   const double bytes = static_cast<double>(n) * sizeof(float);
-  std::vector<float> buf(n, 1.0f), src(n, 2.0f), dst(n, 0.0f);
+  std::vector<float> buf(n), src(n, 2.0f), dst(n, 0.0f);
+  // The sum first checked against its closed form, element by element (an algorithm that loses
+  // or repeats a contribution fails here): rank r holds (r + 1)(i mod 7 + 1), the sum is
+  // p(p + 1)/2 (i mod 7 + 1), exact in floats.
+  const int rank = comm->Rank(), ranks = comm->WorldSize();
+  for (size_t i = 0; i < n; ++i) buf[i] = static_cast<float>((rank + 1) * (i % 7 + 1));
+  comm->AllReduceSum(std::span<float>(buf));
+  const auto total = static_cast<float>(ranks * (ranks + 1) / 2);
+  for (size_t i = 0; i < n; ++i) {
+    MAVG_CHECK(buf[i] == total * static_cast<float>(i % 7 + 1),
+               "bench allreduce: element {} of the sum is {}, not {} ({} ranks, {})", i, buf[i],
+               total * static_cast<float>(i % 7 + 1), ranks, comm->Name());
+  }
+  std::fill(buf.begin(), buf.end(), 1.0f);
   std::vector<double> allreduce_s, memcpy_s;
   comm->Barrier();
   for (int i = 0; i < options.repeats + 1; ++i) {  // the first round warms up
@@ -33,7 +46,7 @@ nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
     const double ar = t.Seconds();
     if (i > 0) memcpy_s.push_back(mc), allreduce_s.push_back(ar);
   }
-  const int p = comm->WorldSize();
+  const int p = ranks;
   const double ar = Median(allreduce_s), mc = Median(memcpy_s);
   // Bus bandwidth: the bytes each rank must move in an optimal all-reduce, 2 (p-1)/p x size.
   const double bus = 2.0 * (p - 1) / p * bytes / ar;
