@@ -101,7 +101,7 @@ def wer_vs_bytes(points, single, out_dir):
     if single is not None:
         ax.axhline(single, color="gray", linestyle="--", linewidth=1, label="1 worker (no bytes)")
     ax.set_xscale("log")
-    ax.set_xlabel("MB each worker sent per epoch (log scale)")
+    ax.set_xlabel("MB each worker put into its combines per epoch: payload (log scale)")
     ax.set_ylabel("test WER %")
     ax.set_title("8 simulated workers, digits (small), 3 paired seeds")
     ax.legend(fontsize=7, loc="best")
@@ -216,7 +216,7 @@ def main(argv):
             lo, hi = d.get("ci_low"), d.get("ci_high")
             bytes_arm = mean(number(r.get("comm_bytes")) for r in done.values())
             bytes_base = mean(number(r.get("comm_bytes")) for r in base.values())
-            ratio = (f", with {bytes_base / bytes_arm:.0f} times fewer bytes"
+            ratio = (f", with {bytes_base / bytes_arm:.0f} times less payload"
                      if bytes_arm and bytes_base and bytes_arm < bytes_base else
                      ", with no bytes" if bytes_arm == 0 else "")
             if lo is not None and hi is not None:
@@ -274,8 +274,10 @@ def main(argv):
         "fewer; "
         "*MB per worker / epoch*: what each worker put into them (the 194,879 parameters as "
         "4-byte floats per combine; a ring all-reduce moves about 2(N−1)/N = 1.75 times that "
-        "over each worker's link; the compressed arms send their packed deltas, which every "
-        "other worker receives: an all-gather, docs/performance-model.md). *Δ WER*: the arm's WER minus data parallel's on the same "
+        "over each worker's link; the compressed arms put in their packed deltas, which every "
+        "other worker receives: an all-gather moves (N−1) = 7 payloads in and out of each "
+        "worker, so on the link the saving over DiLoCo in fp32 is smaller than the payloads' "
+        "ratio; the model columns price it, docs/performance-model.md). *Δ WER*: the arm's WER minus data parallel's on the same "
         "seed, with the paired t interval of `mavg report compare`; an interval that holds 0 "
         "does not tell the arms apart with these seeds. *Steps to data parallel's CV loss*: "
         "the minibatches each worker trained until the epoch whose CV loss first reached data "

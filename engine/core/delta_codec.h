@@ -14,7 +14,9 @@
 // two tensors), or one group per tensor with block 0. Packed layout: the scales (float32, group
 // order), then the codes in value order (int4: two per byte, the even value in the low nibble;
 // an odd count pads the last byte's high nibble with 0).
-// Encoding is a pure function of the values (no rounding-mode, thread or CPU dependence).
+// Encoding is a function of the values and the thread's floating-point mode: the default rounding,
+// and the CPU backend's flush-to-zero of subnormals, which every process and mode of a run sets
+// alike (so simulated workers and MPI ranks still encode the same bytes).
 
 #include <cstddef>
 #include <cstdint>

@@ -79,7 +79,8 @@ class Averager {
   // last, which is synchronous) and they are as passed.
   bool Combine(int64_t index, int64_t total, std::span<double> stop_flags = {});
   // Bytes every worker puts into one combine (group or global): the tensors it averages, as
-  // 4-byte floats (EpochRow::comm_bytes). 0 for a world of one.
+  // 4-byte floats, or its packed delta with parallel.compress (EpochRow::comm_bytes). 0 for a
+  // world of one.
   int64_t PayloadBytes();
   // The model the averaging method names (its filter's global model: BMUF's W_g, DiLoCo's
   // outer parameters; plain averaging's workers' mean), after Reset, Load and an epoch's last

@@ -9,7 +9,9 @@
 # default: standard output only).
 # The algorithms are OpenMPI's coll/tuned component's (coll_tuned_allreduce_algorithm):
 # 0 its decision rules, 1 basic linear, 2 non-overlapping (reduce then broadcast), 3 recursive
-# doubling, 4 ring, 5 segmented ring, 6 Rabenseifner (reduce-scatter then all-gather).
+# doubling, 4 ring, 5 segmented ring, 6 Rabenseifner (reduce-scatter then all-gather). It
+# assumes coll/tuned handles the all-reduce (OpenMPI's default on one machine); the table is
+# only as true as that.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 np="${NP:-2}"
@@ -21,6 +23,7 @@ mavg="${MAVG:-build/bin/mavg}"
 for v in np floats rounds repeats; do
   case "${!v}" in '' | *[!0-9]* | 0) echo "${v^^} must be a positive integer, not '${!v}'" >&2; exit 2 ;; esac
 done
+[ "$np" -ge 2 ] || { echo "NP must be at least 2 (an all-reduce of one rank moves nothing)" >&2; exit 2; }
 command -v mpirun > /dev/null || { echo "mpirun not found (scripts/setup.sh installs OpenMPI)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -100,16 +100,18 @@ TEST(DeltaFormats, EncodingIsTheNearestValueTiesToEven) {
       ASSERT_EQ(EncodeE4m3(s), sign8 | (x >= 448.0f ? 0x7Eu : Nearest(e4m3, x))) << s;
     }
   }
-  // bf16: the nearest of the two bfloat16 neighbours (the float's upper half and the next),
-  // ties to even.
+  // bf16: the nearest of the two bfloat16 neighbours in magnitude (the float's upper half and
+  // the next), ties to even; the sign bit kept.
   for (const float x : xs) {
-    uint32_t bits = 0;
-    std::memcpy(&bits, &x, 4);
-    const uint32_t lo = bits >> 16;
-    const double dlo = x - DecodeBf16(static_cast<uint16_t>(lo));
-    const double dhi = DecodeBf16(static_cast<uint16_t>(lo + 1)) - x;
-    const uint32_t want = dlo < dhi || (dlo == dhi && lo % 2 == 0) ? lo : lo + 1;
-    ASSERT_EQ(EncodeBf16(x), want) << x;
+    for (const float s : {x, -x}) {
+      uint32_t bits = 0;
+      std::memcpy(&bits, &s, 4);
+      const uint32_t lo = bits >> 16;  // sign included: lo + 1 is one step further from 0
+      const double dlo = std::fabs(double{s} - DecodeBf16(static_cast<uint16_t>(lo)));
+      const double dhi = std::fabs(double{DecodeBf16(static_cast<uint16_t>(lo + 1))} - s);
+      const uint32_t want = dlo < dhi || (dlo == dhi && lo % 2 == 0) ? lo : lo + 1;
+      ASSERT_EQ(EncodeBf16(s), want) << s;
+    }
   }
   // int4: q = round half to even of x, clamped to -7 .. 7.
   EXPECT_EQ(DecodeInt4(EncodeInt4(2.5f)), 2.0f);
