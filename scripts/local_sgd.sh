@@ -7,7 +7,9 @@
 #   scripts/local_sgd.sh --report   only rewrite the page from the runs there are
 # Environment: RESULTS (default results/local-sgd), JOBS (runs at once, each on one thread;
 # default 1), MAVG (default build/bin/mavg), DATA (default data), OUT (default docs/local-sgd.md),
-# SET (KEY=VALUE ..., set on every run; the tests' toy corpus needs a smaller minibatch).
+# SET (KEY=VALUE ..., set on every run; the tests' toy corpus needs a smaller minibatch),
+# FORCE=1 (the spec changed since its runs were made, e.g. arms added: replace the stored spec;
+# runs whose configs did not change are kept and not run again).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mode=run
@@ -33,7 +35,9 @@ if [ "$mode" = run ]; then
   if [ ! -f "$data/digits-small/train/feats.scp" ]; then
     "$mavg" data digits --size small --out "$data/digits-small"
   fi
-  "$mavg" sweep run "$spec" --results "$results" --jobs "$jobs" --threads 1 "${sets[@]}"
+  force=()
+  [ "${FORCE:-0}" = 1 ] && force=(--force)
+  "$mavg" sweep run "$spec" --results "$results" --jobs "$jobs" --threads 1 "${sets[@]}" "${force[@]}"
 fi
 [ -f "$results/mavg.db" ] || { echo "local_sgd.sh: no runs yet ($results/mavg.db)" >&2; exit 1; }
 name=$("$mavg" sweep plan "$spec" --results "$results" "${sets[@]}" | sed -n '1s/^sweep \([^ ]*\) .*/\1/p')
