@@ -42,20 +42,31 @@ CommTime DeltaExchange::Mean(std::span<double> agree) {
     }
     std::span<std::byte> mine(packed_.data() + workers[i].rank * bytes, static_cast<size_t>(bytes));
     codec_.Encode(delta_, mine);
-    if (error_feedback_) {  // e = u - D(Q(u))
-      codec_.Decode(mine, residuals_[i]);
-      for (size_t j = 0; j < p; ++j) residuals_[i][j] = delta_[j] - residuals_[i][j];
-    }
+    // The residual's buffer holds u until the decoding below makes it u - D(Q(u)).
+    if (error_feedback_) residuals_[i].swap(delta_);
   }
   // One worker's share of the encoding (each device encodes its own), the gather, the decoding
   // every worker does.
   const double encode_s = coding.Seconds() / static_cast<double>(workers.size());
   CommTime time = group_.Gather(packed_, agree);
   coding.Reset();
+  // Every worker's delta decoded once: into the sum, and for a local worker with error
+  // feedback into its residual e = u - D(Q(u)) too.
   std::fill(sum_.begin(), sum_.end(), 0.0f);
+  const int first = workers[0].rank;  // local workers have consecutive ranks
   for (int r = 0; r < group_.WorldSize(); ++r) {
-    codec_.DecodeAdd(
-        std::span<const std::byte>(packed_.data() + r * bytes, static_cast<size_t>(bytes)), sum_);
+    const std::span<const std::byte> q(packed_.data() + r * bytes, static_cast<size_t>(bytes));
+    const int local = r - first;
+    if (!error_feedback_ || local < 0 || local >= static_cast<int>(workers.size())) {
+      codec_.DecodeAdd(q, sum_);
+      continue;
+    }
+    codec_.Decode(q, delta_);
+    std::vector<float>& e = residuals_[local];  // holds u (above)
+    for (size_t j = 0; j < p; ++j) {
+      sum_[j] += delta_[j];
+      e[j] -= delta_[j];
+    }
   }
   const float inv_n = 1.0f / static_cast<float>(group_.WorldSize());
   for (size_t j = 0; j < p; ++j) sum_[j] = anchor_[j] + sum_[j] * inv_n;

@@ -114,17 +114,8 @@ class RankGroup final : public WorkerGroup {
     CommTime time;
     time.agreed = world && world_size_ == 1;
     if (comm.WorldSize() == 1) return time;
+    WaitForSlowerRanks(comm, world ? agree : std::span<double>(), time);
     Timer t;
-    // Time blocked waiting for slower ranks: a barrier, or the agreement's max, which waits
-    // as one does.
-    if (world && !agree.empty()) {
-      world_.AllReduceMax(agree);
-      time.agreed = true;
-    } else {
-      comm.Barrier();
-    }
-    time.wait_s = t.Seconds();
-    t.Reset();
     const float inv_n = 1.0f / static_cast<float>(comm.WorldSize());
     for (MatrixView v : tensors(workers_[0])) {
       if (device != nullptr) {
@@ -143,16 +134,8 @@ class RankGroup final : public WorkerGroup {
     CommTime time;
     time.agreed = world_size_ == 1;
     if (world_size_ == 1) return time;
+    WaitForSlowerRanks(world_, agree, time);
     Timer t;
-    // Blocked for slower ranks: the agreement's max (which waits as a barrier does), else one.
-    if (!agree.empty()) {
-      world_.AllReduceMax(agree);
-      time.agreed = true;
-    } else {
-      world_.Barrier();
-    }
-    time.wait_s = t.Seconds();
-    t.Reset();
     world_.AllGather(all);
     time.comm_s = t.Seconds();
     return time;
@@ -185,6 +168,19 @@ class RankGroup final : public WorkerGroup {
   void Barrier() override { world_.Barrier(); }
 
  private:
+  // Blocks until every rank of `comm` is here, into time.wait_s: the agreement's max over the
+  // world (which waits as a barrier does; time.agreed), or else a barrier.
+  void WaitForSlowerRanks(Communicator& comm, std::span<double> agree, CommTime& time) {
+    Timer t;
+    if (!agree.empty()) {
+      world_.AllReduceMax(agree);
+      time.agreed = true;
+    } else {
+      comm.Barrier();
+    }
+    time.wait_s = t.Seconds();
+  }
+
   Communicator& world_;                        // not owned
   std::unique_ptr<Communicator> owned_group_;  // the group's ranks (two-level), or null
   Communicator* group_;                        // [not null] owned_group_ or &world_
