@@ -317,16 +317,28 @@ args+=(--set device_options.threads={threads} --no-progress --cache-dir "$cache_
 # (mpirun forwards USR1 to its ranks; it ignores TERM here, which would make it kill them).
 # Only the time limit makes the job requeue itself: after scontrol requeue SLURM requeues it,
 # after scancel nobody does.
-sig=; pid=
-trap 'sig=USR1; [ -z "$pid" ] || kill -USR1 $pid 2>/dev/null' USR1
-trap 'sig=TERM; [ -z "$pid" ] || kill -USR1 $pid 2>/dev/null' TERM
-(trap '' TERM; exec {mpirun}{mavg} "${{args[@]}}") &
+# The run's status comes from a subshell that waits for it and has no traps: this shell's
+# traps interrupt its own `wait`, which then returns 128+n even when the run has just ended
+# (bash has reaped it, and its status is gone). The subshell also passes on a signal that came
+# before the run's pid was known (each side writes its file before it reads the other's).
+sig=
+st=$(mktemp -d "${{TMPDIR:-/tmp}}/mavg-task.XXXXXX")
+forward() {{ : > "$st/signal"; [ ! -s "$st/pid" ] || kill -USR1 "$(cat "$st/pid")" 2>/dev/null; }}
+trap 'sig=USR1; forward' USR1
+trap 'sig=TERM; forward' TERM
+(
+  trap '' TERM
+  {mpirun}{mavg} "${{args[@]}}" &
+  echo $! > "$st/pid"
+  [ ! -e "$st/signal" ] || kill -USR1 $! 2>/dev/null
+  wait $!
+  echo $? > "$st/rc"
+) &
 pid=$!
-[ -z "$sig" ] || kill -USR1 $pid 2>/dev/null  # a signal that came before the run started
-while true; do
-  wait $pid; rc=$?
-  kill -0 $pid 2>/dev/null || break
-done
+while kill -0 $pid 2>/dev/null; do wait $pid; done
+rc=$(cat "$st/rc" 2>/dev/null || true)
+rm -rf "$st"
+[ -n "$rc" ] || {{ echo "mavg: the run's status was not recorded" >&2; rc=1; }}
 if [ $rc -eq 75 ] && [ "$sig" = USR1 ]; then
   echo "mavg: run $run_id checkpointed before the time limit: requeueing"
   scontrol requeue "${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"

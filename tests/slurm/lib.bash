@@ -36,7 +36,8 @@ wait_starts() {
       scontrol update jobid="$j" StartTime=now 2>/dev/null || true
     done
     sleep 0.5; t=$((t + 1))
-    [ "$t" -lt "$((limit * 2))" ] || fail "$1: fewer than $n task starts after ${limit}s: $(squeue -h -n "$name")"
+    [ "$t" -lt "$((limit * 2))" ] ||
+      fail "$1: fewer than $n task starts after ${limit}s: queue [$(squeue -h -n "$name")]; job logs: $(tail -n 8 res/runs/"$1"/slurm/logs/*.out 2>&1)"
   done
 }
 
