@@ -11,6 +11,7 @@
 #include "engine/config/combine_config.h"
 #include "engine/config/compress_config.h"
 #include "engine/config/outer_config.h"
+#include "engine/config/stream_config.h"
 
 namespace mavg {
 
@@ -102,6 +103,8 @@ struct ScheduleConfig {
 
 // CompressConfig (parallel.compress.*): engine/config/compress_config.h.
 
+// StreamConfig (parallel.stream.*): engine/config/stream_config.h.
+
 struct ParallelConfig {
   int64_t workers = 1;                           // data-parallel workers N
   ParallelMode mode = ParallelMode::kSimulated;  // N replicas in one process | one MPI rank each
@@ -118,6 +121,7 @@ struct ParallelConfig {
   OuterConfig outer;
   CombineConfig combine;
   CompressConfig compress;             // how the outer deltas travel (compress_config.h)
+  StreamConfig stream;                 // fragments combined in turn (stream_config.h)
   bool overlap = false;                // the global all-reduce of block t runs during block t+1
   int64_t group_size = 0;              // two-level: groups of g workers (0: one group of all)
   int64_t average_every_global = 0;    // two-level: all workers every K2 minibatches (0: every K)

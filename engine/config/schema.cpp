@@ -17,6 +17,7 @@
 #include "engine/config/compress_config.h"
 #include "engine/config/key_builder.h"
 #include "engine/config/outer_config.h"
+#include "engine/config/stream_config.h"
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
@@ -324,6 +325,8 @@ const std::vector<Binding>& Bindings() {
     for (Binding& b : OuterKeys()) keys.push_back(std::move(b));
     // parallel.compress.*: declared with the exchange's checks (compress_config.cpp)
     for (Binding& b : CompressKeys()) keys.push_back(std::move(b));
+    // parallel.stream.*: declared with the streaming schedule's checks (stream_config.cpp)
+    for (Binding& b : StreamKeys()) keys.push_back(std::move(b));
     const std::vector<Binding> rest = {
         KeyBuilder("parallel.overlap", MAVG_FIELD(parallel.overlap),
                    "the all-reduce of each block runs while the next block trains; the model then "
@@ -490,8 +493,6 @@ const std::vector<Binding>& Bindings() {
   }();
   return kBindings;
 }
-
-#undef MAVG_FIELD
 
 const Binding* FindBinding(const std::string& path) {
   for (const Binding& b : Bindings()) {
@@ -796,6 +797,7 @@ void Validate(const RunConfig& config_in, const std::string& source,
   CheckCombine(config, problems);    // parallel.combine.* (combine_config.cpp)
   CheckOuter(config, problems);      // parallel.outer.* (outer_config.cpp)
   CheckCompress(config, problems);   // parallel.compress.* (compress_config.cpp)
+  CheckStream(config, problems);     // parallel.stream.* (stream_config.cpp)
   if (par.comm == CommChoice::kNccl) {
     if (config.device != Device::kCuda || par.mode != ParallelMode::kMpi) {
       problems.push_back(fmt::format(

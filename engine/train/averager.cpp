@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/train/stream_schedule.h"
 
 namespace mavg {
 
@@ -66,16 +67,37 @@ Averager::Averager(Backend& backend, WorkerGroup& group, const AveragerOptions& 
              options.global_every);
   // A world of one is never combined (Combine returns at once): stateless parts.
   const bool many = group.WorldSize() > 1;
-  if (many && options.outer_adam) {
-    filter_ =
-        std::make_unique<AdamOuterFilter>(backend, options.outer_lr, options.outer_beta1,
-                                          options.outer_beta2, options.outer_epsilon, num_params);
-  } else if (many && options.bmuf) {
-    filter_ = std::make_unique<BmufFilter>(backend, options.block_momentum, options.block_lr,
-                                           options.nesterov, num_params, options.model_is_start);
-  } else {
-    filter_ = std::make_unique<IdentityFilter>();
+  const FilterMaker make_filter = [&backend, &options, many](int64_t size) {
+    std::unique_ptr<CombineFilter> filter;
+    if (many && options.outer_adam) {
+      filter = std::make_unique<AdamOuterFilter>(backend, options.outer_lr, options.outer_beta1,
+                                                 options.outer_beta2, options.outer_epsilon, size);
+    } else if (many && options.bmuf) {
+      filter = std::make_unique<BmufFilter>(backend, options.block_momentum, options.block_lr,
+                                            options.nesterov, size, options.model_is_start);
+    } else {
+      filter = std::make_unique<IdentityFilter>();
+    }
+    return filter;
+  };
+  if (many && !options.stream_layers.empty()) {
+    MAVG_CHECK(!options.overlap && options.global_every == 1 &&
+                   options.optimizer_state != OptimizerStatePolicy::kAverage,
+               "streaming goes with a flat schedule of the parameters only");
+    StreamOptions stream;
+    std::vector<int64_t> sizes = options.tensor_sizes;
+    stream.fragments = FragmentsOfLayers(options.stream_layers, sizes);
+    stream.overlap_steps = options.stream_overlap_steps;
+    stream.mix = options.stream_mix;
+    stream.compress = options.compress;
+    stream.compress_block = options.compress_block;
+    stream.error_feedback = options.error_feedback;
+    filter_ = std::make_unique<IdentityFilter>();  // each fragment has its own
+    tensors_ = CombinedTensors(false);
+    schedule_ = std::make_unique<StreamSchedule>(backend, group, std::move(stream), make_filter);
+    return;
   }
+  filter_ = make_filter(num_params);
   tensors_ = CombinedTensors(options.optimizer_state == OptimizerStatePolicy::kAverage);
   const TensorsOf& tensors = tensors_;
   if (many && options.compress != DeltaFormat::kFp32) {
@@ -125,11 +147,20 @@ void Averager::BeginEpoch() {
   if (const Matrix* start = filter_->EpochStart()) {
     for (Worker& w : group_.Workers()) backend_.Copy(*start, w.params);
   }
+  schedule_->BeginEpoch();
   if (exchange_) exchange_->SetAnchor(false);
 }
 
-bool Averager::Combine(int64_t index, int64_t total, std::span<double> stop_flags) {
-  if (group_.WorldSize() == 1) return true;  // one worker: one process
+int64_t Averager::Exchanges(int64_t points) const {
+  return group_.WorldSize() == 1 ? 0 : schedule_->Exchanges(points);
+}
+
+int64_t Averager::Bytes(int64_t points) {
+  return group_.WorldSize() == 1 ? 0 : schedule_->Bytes(points, PayloadBytes());
+}
+
+StopFlags Averager::Combine(int64_t index, int64_t total, std::span<double> stop_flags) {
+  if (group_.WorldSize() == 1) return StopFlags::kAgreed;  // one worker: one process
   double slowest = 0.0;
   for (Worker& w : group_.Workers()) {
     slowest = std::max(slowest, w.stats.interval_s);
@@ -137,12 +168,14 @@ bool Averager::Combine(int64_t index, int64_t total, std::span<double> stop_flag
   }
   tally_.stop_flags = stop_flags;
   tally_.stop_flags_agreed = false;
+  tally_.stop_check = true;
   schedule_->Combine(index, total, slowest, tally_);
   tally_.stop_flags = {};
-  if (clear_state_) {
+  if (clear_state_ && tally_.stop_check) {
     for (Worker& w : group_.Workers()) w.optimizer->ClearState();
   }
-  return tally_.stop_flags_agreed;
+  if (!tally_.stop_check) return StopFlags::kNotChecked;
+  return tally_.stop_flags_agreed ? StopFlags::kAgreed : StopFlags::kLocal;
 }
 
 nlohmann::json Averager::Save(const CheckpointDir& dir, int64_t generation, bool root) {

@@ -14,6 +14,8 @@
 //                        workers at every (K2/K)-th and at the epoch's last
 //   parallel.compress    the workers send compressed outer deltas (delta_exchange.h) to a
 //                        synchronous flat schedule, instead of their parameters
+//   parallel.stream      the streaming schedule (stream_schedule.h): fragments of layers, each
+//                        combined at its own point with its own filter, overlapped and mixed
 //   parallel.optimizer_state  keep: each worker's optimizer state stays its own (the
 //                        paper); average: it is averaged with the parameters (more bytes);
 //                        reset: every worker clears it after each combine (no bytes)
@@ -55,6 +57,18 @@ struct AveragerOptions {
   int64_t compress_block = 0;
   bool error_feedback = false;
   std::vector<int64_t> tensor_sizes;
+  // parallel.stream: each fragment's layers (config/stream_config.h; empty: not streaming), tau,
+  // alpha
+  std::vector<std::vector<int>> stream_layers;
+  int64_t stream_overlap_steps = 0;
+  float stream_mix = 0.0f;
+};
+
+// What a combine point did with the stop flags passed to Averager::Combine.
+enum class StopFlags {
+  kAgreed,     // they hold the max over all processes (carried by the combine's world mean)
+  kLocal,      // as passed: the caller maxes them itself
+  kNotChecked  // this point exchanged nothing: check them at the next one
 };
 
 // From the config; η < 0 becomes 1 - 1/N.
@@ -70,14 +84,22 @@ class Averager {
   void Reset();
   // Start of a fresh epoch (not one resumed inside): the workers take the block start point.
   void BeginEpoch();
+  // The epoch's combine points, as the combine policy planned them, become the points the
+  // schedule acts at (streaming adds each fragment's); every epoch, fresh or resumed, before
+  // its first Combine.
+  void PlanEpoch(CombinePlan& plan) { schedule_->PlanEpoch(plan); }
   // After the block that ends at combine point `index` (1-based) of the epoch's `total`.
   // Adds comm_s / wait_s to the local workers' statistics and the block's time to
   // ProjectedSeconds(). The epoch's last combine leaves every worker with the model (W_g).
   // `stop_flags`: values to max over all processes on the combine's way (WorkerGroup::Mean's
-  // `agree`); returns true when they now hold that max, false when this combine had no world
-  // mean to carry them (a group combine, an overlapped block's started mean: not the epoch's
-  // last, which is synchronous) and they are as passed.
-  bool Combine(int64_t index, int64_t total, std::span<double> stop_flags = {});
+  // `agree`); says whether they now hold that max, or are as passed because this combine had
+  // no world mean to carry them (a group combine, an overlapped block's started mean: not the
+  // epoch's last, which is synchronous), or exchanged nothing (a streamed fragment's merge).
+  StopFlags Combine(int64_t index, int64_t total, std::span<double> stop_flags = {});
+  // Exchanges among the workers in the epoch's first `points` combine points, and the bytes
+  // every worker put into them (EpochRow::averagings, comm_bytes). 0 for a world of one.
+  int64_t Exchanges(int64_t points) const;
+  int64_t Bytes(int64_t points);
   // Bytes every worker puts into one combine (group or global): the tensors it averages, as
   // 4-byte floats, or its packed delta with parallel.compress (EpochRow::comm_bytes). 0 for a
   // world of one.

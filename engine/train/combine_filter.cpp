@@ -50,11 +50,11 @@ const Matrix* BmufFilter::Apply(ConstMatrixView mean, bool epoch_end) {
 void BmufFilter::LookAhead() { backend_.Axpby(eta_, delta_, 1.0f, start_); }
 
 void BmufFilter::Save(const CheckpointDir& dir, int64_t generation, bool root) const {
-  if (root) dir.WriteTensors(backend_, generation, "bmuf", {start_, delta_});
+  if (root) dir.WriteTensors(backend_, generation, Named("bmuf"), {start_, delta_});
 }
 
 void BmufFilter::Load(const CheckpointDir& dir, int64_t generation) {
-  dir.ReadTensors(backend_, generation, "bmuf", {start_, delta_});
+  dir.ReadTensors(backend_, generation, Named("bmuf"), {start_, delta_});
 }
 
 AdamOuterFilter::AdamOuterFilter(Backend& backend, double lr, double beta1, double beta2,
@@ -87,11 +87,11 @@ void AdamOuterFilter::Save(const CheckpointDir& dir, int64_t generation, bool ro
   MAVG_CHECK(t_ < (int64_t{1} << 24), "outer Adam: {} steps exceed a float's exact range", t_);
   const float t = static_cast<float>(t_);
   backend_.CopyFromHost(&t, steps_);
-  dir.WriteTensors(backend_, generation, "outer-adam", {theta_, m_, v_, steps_});
+  dir.WriteTensors(backend_, generation, Named("outer-adam"), {theta_, m_, v_, steps_});
 }
 
 void AdamOuterFilter::Load(const CheckpointDir& dir, int64_t generation) {
-  dir.ReadTensors(backend_, generation, "outer-adam", {theta_, m_, v_, steps_});
+  dir.ReadTensors(backend_, generation, Named("outer-adam"), {theta_, m_, v_, steps_});
   float t = 0.0f;
   backend_.CopyToHost(steps_, &t);
   MAVG_CHECK(t >= 0.0f && t == std::floor(t), "outer Adam: a step count of {} in the checkpoint",

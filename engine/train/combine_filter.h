@@ -14,6 +14,8 @@
 // never communicated, and checkpointed, so a resumed run continues bit for bit.
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "engine/backend/backend.h"
 #include "engine/backend/device_buffer.h"
@@ -44,6 +46,14 @@ class CombineFilter {
   // Checkpoint: `root` writes the state every process shares.
   virtual void Save(const CheckpointDir& dir, int64_t generation, bool root) const = 0;
   virtual void Load(const CheckpointDir& dir, int64_t generation) = 0;
+  // Suffixes the names of the checkpoint's tensor sets (a streamed fragment's filter: "-f<p>").
+  void SetTag(std::string tag) { tag_ = std::move(tag); }
+
+ protected:
+  std::string Named(const char* name) const { return name + tag_; }
+
+ private:
+  std::string tag_;
 };
 
 // Plain averaging.

@@ -6,17 +6,13 @@
 #include "engine/core/error.h"
 
 namespace mavg {
-namespace {
 
-// A combine's seconds go to every local worker's statistics.
 void AccountCombine(WorkerGroup& group, const CommTime& t) {
   for (Worker& w : group.Workers()) {
     w.stats.comm_s += t.comm_s;
     w.stats.wait_s += t.wait_s;
   }
 }
-
-}  // namespace
 
 SynchronousSchedule::SynchronousSchedule(Backend& backend, WorkerGroup& group,
                                          CombineFilter& filter, TensorsOf tensors,

@@ -23,6 +23,7 @@
 #include "engine/backend/backend.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/combine_filter.h"
+#include "engine/train/combine_policy.h"
 #include "engine/train/delta_exchange.h"
 #include "engine/train/worker_group.h"
 
@@ -38,14 +39,25 @@ struct CombineTally {
   // flags); out: whether a world mean of this combine did (WorkerGroup::Mean's `agree`).
   std::span<double> stop_flags;
   bool stop_flags_agreed = false;
+  // Out: false where this point exchanged nothing (a streamed fragment's merge): the stop
+  // flags are neither carried nor to be agreed on here, but at the next point that exchanges.
+  bool stop_check = true;
 };
+
+// A combine's seconds go to every local worker's statistics.
+void AccountCombine(WorkerGroup& group, const CommTime& t);
 
 class CombineSchedule {
  public:
   virtual ~CombineSchedule() = default;
 
+  // May refine the epoch's combine points (the policy's) into the points this schedule acts
+  // at (streaming: each fragment's own); called by every process with the same plan.
+  virtual void PlanEpoch(CombinePlan& /*plan*/) {}
   // Drops a combine in flight (at the start, after a newbob rejection).
   virtual void Reset() = 0;
+  // The start of a fresh epoch, after the filter's start point went to the workers.
+  virtual void BeginEpoch() {}
   // After the block that ends at combine point `index` (1-based) of the epoch's `total`, on
   // which the slowest local worker computed for `slowest` seconds: combines, adds comm_s /
   // wait_s to the local workers' statistics and the block's time to tally.projected_s, and
@@ -53,6 +65,10 @@ class CombineSchedule {
   virtual void Combine(int64_t index, int64_t total, double slowest, CombineTally& tally) = 0;
   // A combine whose result is not applied yet.
   virtual bool Pending() const = 0;
+  // Exchanges among the workers, and bytes every worker put into them, in the first `points`
+  // combine points of the epoch (`payload`: the bytes of one combine of the whole model).
+  virtual int64_t Exchanges(int64_t points) const { return points; }
+  virtual int64_t Bytes(int64_t points, int64_t payload) const { return points * payload; }
 
   // Checkpoint of what is kept between combines: keys into `state` (meta.json), tensors into
   // `dir` (`root` writes what all processes share, every process its workers' own).

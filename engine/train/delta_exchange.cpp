@@ -9,12 +9,18 @@
 namespace mavg {
 
 DeltaExchange::DeltaExchange(Backend& backend, WorkerGroup& group, DeltaCodec codec,
-                             bool error_feedback)
-    : backend_(backend), group_(group), codec_(std::move(codec)), error_feedback_(error_feedback) {
+                             bool error_feedback, ExchangedOf exchanged, std::string tag)
+    : backend_(backend),
+      group_(group),
+      codec_(std::move(codec)),
+      error_feedback_(error_feedback),
+      exchanged_(exchanged ? std::move(exchanged)
+                           : ExchangedOf([](Worker& w) { return w.params.View(); })),
+      tag_(std::move(tag)) {
   const auto p = static_cast<size_t>(codec_.Values());
-  MAVG_CHECK(group.Workers().empty() || group.Workers()[0].params.Cols() == codec_.Values(),
-             "compressed exchange of {} values for a model of {} parameters", p,
-             group.Workers().empty() ? 0 : group.Workers()[0].params.Cols());
+  MAVG_CHECK(group.Workers().empty() || exchanged_(group.Workers()[0]).Size() == codec_.Values(),
+             "compressed exchange of {} values for a vector of {}", p,
+             group.Workers().empty() ? 0 : exchanged_(group.Workers()[0]).Size());
   anchor_.assign(p, 0.0f);
   delta_.assign(p, 0.0f);
   sum_.assign(p, 0.0f);
@@ -23,7 +29,13 @@ DeltaExchange::DeltaExchange(Backend& backend, WorkerGroup& group, DeltaCodec co
 }
 
 void DeltaExchange::SetAnchor(bool clear_residuals) {
-  backend_.CopyToHost(group_.Workers()[0].params, anchor_.data());
+  SetAnchorFrom(exchanged_(group_.Workers()[0]), clear_residuals);
+}
+
+void DeltaExchange::SetAnchorFrom(ConstMatrixView anchor, bool clear_residuals) {
+  MAVG_CHECK(anchor.Size() == codec_.Values(), "an anchor of {} values for an exchange of {}",
+             anchor.Size(), codec_.Values());
+  backend_.CopyToHost(anchor, anchor_.data());
   if (clear_residuals) {
     for (std::vector<float>& e : residuals_) std::fill(e.begin(), e.end(), 0.0f);
   }
@@ -35,7 +47,7 @@ CommTime DeltaExchange::Mean(std::span<double> agree) {
   const size_t p = anchor_.size();
   Timer coding;
   for (size_t i = 0; i < workers.size(); ++i) {
-    backend_.CopyToHost(workers[i].params, delta_.data());
+    backend_.CopyToHost(exchanged_(workers[i]), delta_.data());
     for (size_t j = 0; j < p; ++j) delta_[j] -= anchor_[j];
     if (error_feedback_) {
       for (size_t j = 0; j < p; ++j) delta_[j] += residuals_[i][j];
@@ -70,7 +82,7 @@ CommTime DeltaExchange::Mean(std::span<double> agree) {
   }
   const float inv_n = 1.0f / static_cast<float>(group_.WorldSize());
   for (size_t j = 0; j < p; ++j) sum_[j] = anchor_[j] + sum_[j] * inv_n;
-  for (Worker& w : workers) backend_.CopyFromHost(sum_.data(), w.params);
+  for (Worker& w : workers) backend_.CopyFromHost(sum_.data(), exchanged_(w));
   backend_.Synchronize();
   time.comm_s += encode_s + coding.Seconds();
   return time;
@@ -80,22 +92,22 @@ void DeltaExchange::Save(const CheckpointDir& dir, int64_t generation, bool root
   Matrix staged(backend_, 1, codec_.Values());
   if (root) {
     backend_.CopyFromHost(anchor_.data(), staged);
-    dir.WriteTensors(backend_, generation, "compress-anchor", {staged});
+    dir.WriteTensors(backend_, generation, "compress-anchor" + tag_, {staged});
   }
   for (size_t i = 0; i < residuals_.size(); ++i) {
     backend_.CopyFromHost(residuals_[i].data(), staged);
-    dir.WriteTensors(backend_, generation, fmt::format("residual-{}", group_.Workers()[i].rank),
-                     {staged});
+    dir.WriteTensors(backend_, generation,
+                     fmt::format("residual-{}{}", group_.Workers()[i].rank, tag_), {staged});
   }
 }
 
 void DeltaExchange::Load(const CheckpointDir& dir, int64_t generation) {
   Matrix staged(backend_, 1, codec_.Values());
-  dir.ReadTensors(backend_, generation, "compress-anchor", {staged});
+  dir.ReadTensors(backend_, generation, "compress-anchor" + tag_, {staged});
   backend_.CopyToHost(staged, anchor_.data());
   for (size_t i = 0; i < residuals_.size(); ++i) {
-    dir.ReadTensors(backend_, generation, fmt::format("residual-{}", group_.Workers()[i].rank),
-                    {staged});
+    dir.ReadTensors(backend_, generation,
+                    fmt::format("residual-{}{}", group_.Workers()[i].rank, tag_), {staged});
     backend_.CopyToHost(staged, residuals_[i].data());
   }
 }

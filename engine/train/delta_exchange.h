@@ -14,7 +14,9 @@
 // continues bit for bit.
 
 #include <cstddef>
+#include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -24,15 +26,23 @@
 
 namespace mavg {
 
+// The vector a worker exchanges: its parameters, or a buffer holding a fragment of them
+// (train/stream_schedule.h).
+using ExchangedOf = std::function<MatrixView(Worker&)>;
+
 class DeltaExchange {
  public:
-  // `codec` packs one worker's delta ([1 x num_params]).
-  DeltaExchange(Backend& backend, WorkerGroup& group, DeltaCodec codec, bool error_feedback);
+  // `codec` packs one worker's delta ([1 x codec.Values()]) of what `exchanged` returns (empty:
+  // its parameters); `tag` suffixes the checkpoint's tensor sets.
+  DeltaExchange(Backend& backend, WorkerGroup& group, DeltaCodec codec, bool error_feedback,
+                ExchangedOf exchanged = {}, std::string tag = {});
 
   // The anchor becomes what the workers hold now (identical on all); with `clear_residuals`
   // the residuals become 0 (at the start, after a newbob rejection).
   void SetAnchor(bool clear_residuals);
-  // Every local worker's parameters become W̄ (above). `agree` as WorkerGroup::Mean's.
+  // The anchor becomes `anchor` (identical on all processes).
+  void SetAnchorFrom(ConstMatrixView anchor, bool clear_residuals);
+  // Every local worker's exchanged vector becomes W̄ (above). `agree` as WorkerGroup::Mean's.
   CommTime Mean(std::span<double> agree);
   int64_t PayloadBytes() const { return codec_.PackedBytes(); }
 
@@ -44,6 +54,8 @@ class DeltaExchange {
   WorkerGroup& group_;  // not owned
   DeltaCodec codec_;
   bool error_feedback_;
+  ExchangedOf exchanged_;
+  std::string tag_;
   std::vector<float> anchor_;                  // [P] S, host copy
   std::vector<std::vector<float>> residuals_;  // [local worker][P] e_r (error feedback)
   std::vector<float> delta_, sum_;             // [P] scratch: u_r; the decoded sum, then W̄

@@ -12,6 +12,7 @@
 #include "engine/backend/scale_histogram.h"
 #include "engine/comm/communicator.h"
 #include "engine/config/schema.h"
+#include "engine/config/stream_config.h"
 #include "engine/core/build_info.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
@@ -293,6 +294,11 @@ void Trainer::Setup() {
     const AffineLayer& layer = network_->Affine(k);
     averaging.tensor_sizes.push_back(static_cast<int64_t>(layer.OutputDim()) * layer.InputDim());
     averaging.tensor_sizes.push_back(layer.OutputDim());
+  }
+  if (Streaming(config_.parallel)) {
+    averaging.stream_layers = StreamFragments(config_.parallel.stream, network_->NumAffine());
+    averaging.stream_overlap_steps = config_.parallel.stream.overlap_steps;
+    averaging.stream_mix = static_cast<float>(config_.parallel.stream.mix);
   }
   averager_ = std::make_unique<Averager>(*backend_, *group_, averaging, num_params);
   averager_->Reset();
@@ -646,6 +652,7 @@ void Trainer::BeginEpoch(int epoch, const EpochProgress* progress) {
   lr_ = static_cast<float>(schedule_->LearningRate() * scale);
   epoch_ = epoch;
   plan_ = PlanEpoch(epoch, schedule_->LearningRate());
+  if (n_ > 1) averager_->PlanEpoch(plan_);  // streaming: each fragment's points
   const uint64_t seed = static_cast<uint64_t>(config_.seed);
   averagings_ = 0;
   max_change_scales_.assign(kScaleBins, 0.0);
@@ -748,7 +755,11 @@ EpochEnd Trainer::RunEpoch(int epoch, const EpochProgress* progress) {
     // flags ride on the combine's world mean where it has one (combining every step costs one
     // collective wait, not two), else they are maxed on their own.
     double flags[2] = {AnyLossNonFinite() ? 1.0 : 0.0, static_cast<double>(StopSignal())};
-    if (!averager_->Combine(++averagings_, plan_.Combines(), std::span<double>(flags, 2))) {
+    const StopFlags agreed =
+        averager_->Combine(++averagings_, plan_.Combines(), std::span<double>(flags, 2));
+    if (agreed == StopFlags::kNotChecked) {
+      flags[0] = flags[1] = 0.0;  // nothing exchanged here: agreed on at the next exchange
+    } else if (agreed == StopFlags::kLocal) {
       group_->MaxOverProcesses(std::span<double>(flags, 2));
     }
     stop_signal_ = static_cast<int>(flags[1]);
@@ -795,8 +806,8 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   const int64_t trained = plan_.Minibatches() * config_.optimizer.minibatch;
   for (int64_t f : shard_frames_) m.frames_dropped += f - trained;
   m.minibatches = Workers()[0].minibatches;
-  m.averagings = n_ > 1 ? averagings_ : 0;
-  m.comm_bytes = m.averagings * averager_->PayloadBytes();
+  m.averagings = n_ > 1 ? averager_->Exchanges(averagings_) : 0;
+  m.comm_bytes = averager_->Bytes(averagings_);
   m.world_size = n_;
   if (group_->ProjectsWallTime()) m.projected_wall_s = averager_->ProjectedSeconds();
   // CPU use and wait of this attempt's part of the epoch: the lowest use and the highest wait

@@ -113,8 +113,14 @@ done
 
 # Preempted after minibatch 8 (so at combine point 3, an odd one: two-level groups differ, and
 # an overlapped mean is in flight), resumed: bit for bit the uninterrupted run.
-for v in bmuf overlap two nesterov-off outer-adam adam; do
+stream=(--set parallel.average_every=6 --set parallel.stream.fragments=3
+        --set parallel.stream.overlap_steps=1 --set parallel.stream.mix=0.5 --set parallel.outer.type=nesterov)
+for v in bmuf overlap two nesterov-off outer-adam adam stream stream-int4; do
   case $v in
+    # Streaming: fragment 0 of 3 started after minibatch 8, its merge due after 9.
+    stream) sets=("${stream[@]}") ;;
+    stream-int4) sets=("${stream[@]}" --set parallel.stream.pattern=contiguous
+                       --set parallel.compress.format=int4 --set parallel.compress.error_feedback=true) ;;
     adam) sets=("${adam[@]}" --set parallel.outer.type=nesterov) ;;
     outer-adam) sets=(--set parallel.outer.type=adam --set parallel.outer.lr=0.001 --set parallel.overlap=true) ;;
     bmuf) sets=("${bmuf[@]}") ;;
@@ -126,9 +132,14 @@ for v in bmuf overlap two nesterov-off outer-adam adam; do
   rc=0
   MAVG_TEST_STOP_AT=2:8 train pre-$v "${sets[@]}" || rc=$?
   [ "$rc" -eq 75 ] || fail "$v: preempted run should exit 75, got $rc"
-  if [ $v = two ] || [ $v = overlap ]; then
+  if [ $v = two ] || [ $v = overlap ] || [ $v = stream ]; then
     ls pre-$v/checkpoint | contains '^params-1\.' || fail "$v: workers differ, but no per-worker parameters were checkpointed"
   fi
+  case $v in stream*)
+    ls pre-$v/checkpoint | contains 'stream-mean' || fail "$v: no fragment in flight was checkpointed"
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["averager"]; assert a["stream_fragment"] == 0, a' \
+      pre-$v/checkpoint/meta.json || fail "$v: the checkpoint does not name fragment 0 in flight" ;;
+  esac
   "$MAVG" -q train --resume pre-$v --no-progress
   same full-$v pre-$v "$v: the resumed model differs"
 done
@@ -157,4 +168,16 @@ expect_error "parallel.compress.format: int4 with two-level averaging" "$MAVG" t
 expect_error "parallel.compress.format: int4 with parallel.optimizer_state average" "$MAVG" train alg.yaml "${z[@]}" --set optimizer.momentum=0.5 --set parallel.optimizer_state=average --out bad
 expect_error "parallel.compress.format" "$MAVG" train alg.yaml --set parallel.compress.format=fp4 --out bad
 expect_error "parallel.compress.block" "$MAVG" train alg.yaml "${z[@]}" --set parallel.compress.block=-1 --out bad
+# Streaming: what it does not compose with, and fragments or overlaps that cannot be, before any
+# run starts (3 layers; K = 6).
+st=(--set parallel.average_every=6 --set parallel.stream.fragments=2)
+expect_error "parallel.stream.overlap_steps: 4 local steps is longer than the 3 between fragment combines" "$MAVG" train alg.yaml "${st[@]}" --set parallel.stream.overlap_steps=4 --out bad
+expect_error "parallel.stream.fragments: 4 fragments of a model with 3 layers" "$MAVG" train alg.yaml "${st[@]}" --set parallel.stream.fragments=4 --out bad
+expect_error "parallel.stream.fragments: 2 fragments in a period of 1 minibatches" "$MAVG" train alg.yaml "${st[@]}" --set parallel.average_every=1 --out bad
+expect_error "parallel.stream.layers: '0; 1' leaves layer 2 out" "$MAVG" train alg.yaml "${st[@]}" --set parallel.stream.pattern=list --set "parallel.stream.layers=0; 1" --out bad
+expect_error "puts layer 1 in fragments 0 and 1" "$MAVG" train alg.yaml "${st[@]}" --set parallel.stream.pattern=list --set "parallel.stream.layers=0-1; 1-2" --out bad
+expect_error "parallel.stream.mix: 1 keeps all" "$MAVG" train alg.yaml "${st[@]}" --set parallel.stream.mix=1 --out bad
+expect_error "streaming with parallel.overlap" "$MAVG" train alg.yaml "${st[@]}" --set parallel.overlap=true --out bad
+expect_error "streaming with two-level averaging" "$MAVG" train alg.yaml "${st[@]}" --set parallel.group_size=2 --set parallel.average_every_global=12 --out bad
+expect_error "streaming with parallel.combine.policy post_local" "$MAVG" train alg.yaml "${st[@]}" --set parallel.combine.policy=post_local --set parallel.combine.warmup_steps=5 --out bad
 echo PASS

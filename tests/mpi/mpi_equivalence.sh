@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mpirun -np N against N simulated workers: the same model (within 1e-5 relative after two
 # epochs; bit for bit with parallel.deterministic), with SGD, NG-SGD and AdamW, plain averaging
-# and outer optimizers.
+# and outer optimizers, compressed deltas and streamed fragments.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 3000 500
 cat > eq.yaml <<YAML
@@ -125,6 +125,42 @@ z3=(--set parallel.workers=3 --set parallel.average_every=8 --set parallel.compr
 "${MPIRUN[@]}" -np 3 "$MAVG" -q train eq.yaml "${z3[@]}" --set parallel.mode=mpi --out mpi-z3 --no-progress
 "$MAVG" model diff sim-z3/model.bin mpi-z3/model.bin --max-rel 0 ||
   fail "compressed int4, 3 ranks: MPI differs from simulated"
+# Streaming (parallel.stream): three fragments of one layer each, every one combined at its own
+# point of each period of 8 minibatches, merged one step later and mixed half and half, with an
+# outer Nesterov step per fragment: an MPI non-blocking all-reduce of each fragment (rank order
+# with parallel.deterministic) against the simulated workers' sum; then 4-bit deltas of two
+# contiguous fragments at 3 ranks. Bit for bit. The bytes: every period carries each fragment
+# once, and an epoch's end all of them.
+s1=(--set parallel.workers=2 --set parallel.deterministic=true --set parallel.average_every=8
+    --set parallel.outer.type=nesterov --set parallel.stream.fragments=3
+    --set parallel.stream.overlap_steps=1 --set parallel.stream.mix=0.5)
+s3=(--set parallel.workers=3 --set parallel.average_every=8 --set parallel.stream.fragments=2
+    --set parallel.stream.pattern=contiguous --set parallel.stream.overlap_steps=2
+    --set parallel.compress.format=int4 --set parallel.compress.error_feedback=true)
+for c in 2 3; do
+  if [ $c = 2 ]; then sets=("${s1[@]}"); else sets=("${s3[@]}"); fi
+  "$MAVG" -q train eq.yaml "${sets[@]}" --out sim-s$c --no-progress
+  "${MPIRUN[@]}" -np $c "$MAVG" -q train eq.yaml "${sets[@]}" --set parallel.mode=mpi \
+    --out mpi-s$c --no-progress
+  "$MAVG" model diff sim-s$c/model.bin mpi-s$c/model.bin --max-rel 0 ||
+    fail "streaming at $c ranks: MPI differs from simulated"
+done
+python3 - <<'PY' || fail "streaming: the exchanges or bytes are not each fragment's"
+import json
+dims = [784, 64, 64, 10]
+layers = [i * o + o for i, o in zip(dims, dims[1:])]  # 50240, 4160, 650
+n = sum(layers)
+for run in ("sim-s2", "mpi-s2"):
+    for line in open(f"{run}/metrics.jsonl"):
+        row = json.loads(line)
+        f = 3
+        periods = (row["averagings"] - f + 1) // f  # (periods - 1) f + (f - 1) + f exchanges
+        assert (periods - 1) * f + (f - 1) + f == row["averagings"], row["averagings"]
+        # each period all three fragments; the last period's last is the epoch's end (all)
+        want = 4 * (periods * n + (n - layers[2]))
+        assert row["comm_bytes"] == want, (run, row["comm_bytes"], want)
+print("streaming: bytes per epoch are each fragment's floats")
+PY
 # A rank count that does not match parallel.workers is a clear error on every rank.
 rc=0
 out=$("${MPIRUN[@]}" -np 2 "$MAVG" train eq.yaml --set parallel.workers=3 --set parallel.mode=mpi \

@@ -39,6 +39,7 @@ TEST(ConfigChoices, EveryChoiceKeyOffersItsEnumsTexts) {
       {"parallel.optimizer_state", EnumNames<OptimizerStatePolicy>()},
       {"parallel.combine.policy", EnumNames<CombinePolicyType>()},
       {"parallel.compress.format", EnumNames<DeltaFormat>()},
+      {"parallel.stream.pattern", EnumNames<FragmentPattern>()},
       {"parallel.comm", EnumNames<CommChoice>()},
       {"device", EnumNames<Device>()},
   };

@@ -590,7 +590,7 @@ TEST(AveragerStopFlags, RideOnTheWorldMean) {
     avg.BeginEpoch();
     comm.calls.clear();
     double flags[2] = {0.0, 15.0};  // this rank: a stop signal
-    const bool agreed = avg.Combine(1, 2, flags);
+    const bool agreed = avg.Combine(1, 2, flags) == StopFlags::kAgreed;
     if (!overlap) {
       EXPECT_TRUE(agreed);
       EXPECT_EQ(comm.calls, (std::vector<std::string>{"max", "sum"}));
@@ -602,7 +602,8 @@ TEST(AveragerStopFlags, RideOnTheWorldMean) {
       EXPECT_EQ(flags[0], 0.0);
     }
     double last[2] = {0.0, 0.0};
-    EXPECT_TRUE(avg.Combine(2, 2, last));  // the epoch's last combine is synchronous
+    EXPECT_EQ(avg.Combine(2, 2, last),
+              StopFlags::kAgreed);  // the epoch's last combine is synchronous
     EXPECT_EQ(last[0], 1.0);
   }
 }
@@ -626,7 +627,7 @@ TEST(AveragerBytes, PayloadIsWhatTheCommunicatorCarries) {
     avg.BeginEpoch();
     comm.calls.clear();
     double flags[1] = {0.0};
-    EXPECT_TRUE(avg.Combine(1, 1, flags));
+    EXPECT_EQ(avg.Combine(1, 1, flags), StopFlags::kAgreed);
     EXPECT_EQ(comm.calls,
               (std::vector<std::string>{"max", f == DeltaFormat::kFp32 ? "sum" : "gather"}))
         << f;
