@@ -37,18 +37,29 @@ ARMS = [
      {"parallel.combine.policy": "post_local"}),
     ("DiLoCo", "every H = 46, an outer Nesterov step (lr 0.7, momentum 0.9)",
      "Douillard et al. 2023",
-     {"parallel.outer.type": "nesterov", "parallel.compress.format": "fp32"}),
+     {"parallel.outer.type": "nesterov", "parallel.compress.format": "fp32",
+      "parallel.stream.fragments": "1"}),
     ("QSR", "H = max(10, ⌊(0.002 / lr)²⌋): 10 steps until the lr falls below 0.00063, then "
      "growing, to 44 in the last epoch",
      "Gu et al. 2024 (ICLR)", {"parallel.combine.policy": "qsr"}),
     ("DiLoCo, fp8 deltas", "DiLoCo sending E4M3 outer deltas (a scale per 128 values)",
-     "OCP FP8; torchft", {"parallel.compress.format": "fp8"}),
+     "OCP FP8; torchft", {"parallel.compress.format": "fp8", "parallel.stream.fragments": "1"}),
     ("DiLoCo, int4 deltas", "DiLoCo sending 4-bit outer deltas (a scale per 128 values)",
      "Streaming DiLoCo (Douillard et al. 2025) sends 4-bit deltas",
-     {"parallel.compress.format": "int4", "parallel.compress.error_feedback": "false"}),
+     {"parallel.compress.format": "int4", "parallel.compress.error_feedback": "false",
+      "parallel.stream.fragments": "1"}),
     ("DiLoCo, int4 + error feedback", "as int4, each worker adding its last rounding error "
      "to its next delta", "Seide et al. 2014; Karimireddy et al. 2019",
      {"parallel.compress.format": "int4", "parallel.compress.error_feedback": "true"}),
+    ("streaming DiLoCo", "DiLoCo in 3 fragments (a layer each), each combined once per H at "
+     "its own step, overlapped with τ = 5 steps and merged with α = 0.5",
+     "Douillard et al. 2025", {"parallel.stream.fragments": "3", "parallel.compress.format": "fp32"}),
+    ("streaming DiLoCo, fp8 deltas", "streaming DiLoCo sending E4M3 outer deltas",
+     "Douillard et al. 2025; OCP FP8",
+     {"parallel.stream.fragments": "3", "parallel.compress.format": "fp8"}),
+    ("streaming DiLoCo, int4 deltas", "streaming DiLoCo sending 4-bit outer deltas",
+     "Douillard et al. 2025 (4-bit outer gradients)",
+     {"parallel.stream.fragments": "3", "parallel.compress.format": "int4"}),
 ]
 BASE = "data parallel"
 
@@ -61,7 +72,8 @@ def axis_text(value):
     return str(value)
 
 
-DEFAULTS = {"parallel.compress.format": "fp32", "parallel.compress.error_feedback": "false"}
+DEFAULTS = {"parallel.compress.format": "fp32", "parallel.compress.error_feedback": "false",
+            "parallel.stream.fragments": "1"}
 
 
 def selects(axes, row):
@@ -202,14 +214,17 @@ def main(argv):
             for e in curves.get(r["run_id"], []):
                 total_epochs += 1
                 contended += 1 if e.get("contended") else 0
-        # A compressed arm against DiLoCo in fp32 on the same seeds: what the rounding cost.
-        if name.startswith("DiLoCo, "):
-            full = completed("DiLoCo")
+        # A compressed arm against its fp32 arm on the same seeds (what the rounding cost), and
+        # streaming DiLoCo against DiLoCo (what syncing a fragment at a time cost).
+        against = (name.split(", ")[0] if ", " in name else
+                   "DiLoCo" if name == "streaming DiLoCo" else None)
+        if against:
+            full = completed(against)
             pairs = sorted(set(wers) & set(full))
             if len(pairs) >= 2:
                 vs = m.compare({k: number(full[k].get("wer")) for k in pairs},
                                {k: wers[k] for k in pairs})
-                shows.append(f"- **{name}** against DiLoCo in fp32 (the same seeds): Δ WER "
+                shows.append(f"- **{name}** against {against} in fp32 (the same seeds): Δ WER "
                              f"{ci_text(vs)}.")
         if diff and name != BASE and "difference" in diff:
             d = diff["difference"]

@@ -77,7 +77,7 @@ inline constexpr records::Field<EpochRow> kEpochFields[] = {
     {"frames", &EpochRow::frames, records::Column::kInteger, "frames_per_epoch"},
     {"frames_dropped", &EpochRow::frames_dropped, records::Column::kInteger,
      "frames_dropped_per_epoch"},
-    {"minibatches", &EpochRow::minibatches},
+    {"minibatches", &EpochRow::minibatches, records::Column::kNone, "minibatches_per_epoch"},
     {"averagings", &EpochRow::averagings, records::Column::kInteger, "averagings"},
     {"comm_bytes", &EpochRow::comm_bytes, records::Column::kNone, "comm_bytes_per_epoch"},
     {"world_size", &EpochRow::world_size, records::Column::kInteger},

@@ -121,6 +121,14 @@ EpochModel ModelEpoch(const EpochShape& s, const ModelLinks& links) {
   }
   m.global_s = m.global_combines * global_one;
   m.exposed_s = m.global_s;
+  if (!s.overlap && s.overlap_steps > 0 && s.steps > 0 && m.global_combines > 0) {
+    // Streaming: each fragment's exchange runs during the tau steps before its merge, and is
+    // hidden up to their compute; the epoch's last point exchanges every fragment at once.
+    const double hidden = s.compute_s * static_cast<double>(s.overlap_steps) / s.steps;
+    const double sync = std::min(m.global_combines, static_cast<double>(s.stream_fragments));
+    m.exposed_s =
+        (m.global_combines - sync) * std::max(0.0, global_one - hidden) + sync * global_one;
+  }
   if (s.overlap && m.global_combines > 0) {
     // Each block's all-reduce runs while the next block computes and is hidden up to that
     // block's compute; the epoch's last one has no next block and is paid in full.

@@ -64,6 +64,11 @@ struct EpochShape {
   int64_t average_every_global = 0;  // K2: 0 (or K) = flat
   double global_combines = -1.0;     // R_global as the run recorded it; < 0: ceil(R K / K2)
   bool overlap = false;              // the global all-reduce of block t runs during block t+1
+  // Streaming (parallel.stream): F fragments, each exchange overlapped with tau local steps of
+  // the `steps` a worker takes per epoch; the epoch's last F exchanges are synchronous.
+  int64_t stream_fragments = 1;
+  int64_t overlap_steps = 0;
+  double steps = 0.0;
 };
 
 // The links the model prices combines on. `inter` carries flat and global combines (N
@@ -90,7 +95,9 @@ bool IsTwoLevel(const EpochShape& shape);
 // two-level runs pay R_group T_group + R_global T_global, T_group = T_ar(S, g, intra) +
 // staging, R_global = ceil(R K / K2) (every (K2/K)-th combine point and the epoch's last),
 // R_group = R - R_global. Overlap (the trainer combines the epoch's last block synchronously)
-// exposes (R_global - 1) max(0, T_global - compute / R_global) + T_global instead.
+// exposes (R_global - 1) max(0, T_global - compute / R_global) + T_global instead. A streamed
+// run with tau > 0 exposes (R - F) max(0, T - tau compute / steps) + F T, T priced at the mean
+// bytes of an exchange (the epoch's end exchanges all F fragments synchronously).
 EpochModel ModelEpoch(const EpochShape& shape, const ModelLinks& links);
 
 // The paper's setup projected with the model, beside its time.dat (see docs).

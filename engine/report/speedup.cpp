@@ -48,6 +48,14 @@ int64_t ParallelInt(const ReportRun& r, const char* key) {
   return 0;
 }
 
+// parallel.stream.<key> (0 where the run has none).
+int64_t StreamInt(const ReportRun& r, const char* key) {
+  const auto it = r.parallel.find("stream");
+  if (it == r.parallel.end() || !it->is_object()) return 0;
+  const auto v = it->find(key);
+  return v != it->end() && v->is_number() ? v->get<int64_t>() : 0;
+}
+
 // parallel.compress.format ("fp32" where the run has none).
 std::string CompressFormat(const ReportRun& r) {
   const auto it = r.parallel.find("compress");
@@ -120,6 +128,9 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
   s.average_every_global = ParallelInt(r, "average_every_global");
   s.global_combines = ValueOr(r, MeanName(&EpochRow::global_averagings), -1.0);
   s.overlap = ParallelBool(r, "overlap");
+  s.stream_fragments = std::max<int64_t>(1, StreamInt(r, "fragments"));
+  s.overlap_steps = StreamInt(r, "overlap_steps");
+  s.steps = ValueOr(r, MeanName(&EpochRow::minibatches), 0.0);
   // Compute: the projection's own compute part when the run wrote it; else the projection less
   // this machine's averaging time, which is exact without overlap. An overlapped run's
   // projection hides part of comm_s, so there the slowest worker's compute + data time.

@@ -8,10 +8,10 @@
 // its own filter's step on that mean (each fragment keeps its own outer optimizer state), and
 // a merge into every worker:
 //   tau = 0   at once: worker_f = alpha worker_f + (1 - alpha) start_f
-//   tau > 0   the mean is formed while the workers take tau more local steps (an MPI
-//             non-blocking all-reduce; a compressed exchange is gathered at the start and
-//             only its merge waits), then merged as above with the worker's fragment as it is
-//             after those steps
+//   tau > 0   the mean is formed while the workers take tau more local steps
+//             (WorkerGroup::StartMean: a background sum where MPI allows one; a compressed
+//             exchange is gathered at the start and only its merge waits), then merged as
+//             above with the worker's fragment as it is after those steps
 // where start_f is what the fragment's filter makes of the mean (plain averaging: the mean).
 // Every epoch ends with all fragments combined at its last point, every worker taking the
 // model (no mix), as the other schedules end an epoch. A fragment order fixed by the model and

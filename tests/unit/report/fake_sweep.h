@@ -41,6 +41,7 @@ struct FakeRun {
   json parallel = json::object();
   std::vector<Epoch> epochs;
   double comm_s = 0.0, averagings = 0.0, num_params = 1000;
+  double minibatches = -1.0;  // per worker per epoch (written when >= 0)
   int64_t frames = 1000, frames_dropped = 0;  // per epoch
   json config = json::object();               // merged into the run's config_json
   json results = json::object();              // merged into its result.json
@@ -109,6 +110,7 @@ class FakeSweep {
                   {"frames", f.frames},
                   {"frames_dropped", f.frames_dropped}};
       if (x.projected_s >= 0) row["projected_wall_s"] = x.projected_s;
+      if (f.minibatches >= 0) row["minibatches"] = f.minibatches;
       if (x.cpu_util >= 0) {
         row["cpu_util"] = x.cpu_util;
         row["contended"] = x.cpu_util < 0.75;

@@ -150,6 +150,21 @@ TEST(PerfModel, OverlapExposesOnlyWhatComputeDoesNotHide) {
   EXPECT_NEAR(u.Total(), 0.3 + 0.07 + 0.250018, 1e-12);
 }
 
+// Streaming: each fragment's exchange hides behind tau steps of compute (compute / steps each);
+// the epoch's last F exchanges are synchronous; tau = 0 is the flat model.
+TEST(PerfModel, StreamingHidesEachExchangeBehindItsOverlapSteps) {
+  EpochShape s = Shape();  // 10 exchanges of 0.150006 s, compute 10 s
+  s.stream_fragments = 2;
+  s.steps = 100;
+  s.overlap_steps = 1;  // 0.1 s of compute behind each
+  EXPECT_NEAR(ModelEpoch(s, {&kIntra, &kInter, nullptr}).exposed_s,
+              8 * (kGlobal4 - 0.1) + 2 * kGlobal4, 1e-12);
+  s.overlap_steps = 5;  // 0.5 s: all hidden but the epoch's end
+  EXPECT_NEAR(ModelEpoch(s, {&kIntra, &kInter, nullptr}).exposed_s, 2 * kGlobal4, 1e-12);
+  s.overlap_steps = 0;
+  EXPECT_NEAR(ModelEpoch(s, {&kIntra, &kInter, nullptr}).exposed_s, 10 * kGlobal4, 1e-12);
+}
+
 TEST(PerfModel, PresetsForTwoLinks) {
   const Interconnect& nv = FindInterconnect("nvlink4");
   EXPECT_DOUBLE_EQ(nv.bandwidth, 450e9);  // 900 GB/s both directions

@@ -448,6 +448,39 @@ TEST(Speedup, ModelPricesTheRecordedBytesAndCompressedGathers) {
   EXPECT_EQ(checked, 2);
 }
 
+// A streamed run (parallel.stream) is priced with each exchange hidden behind its tau steps:
+// (R - F) max(0, T - tau compute / steps) + F T, from the steps per epoch the run recorded.
+TEST(Speedup, ModelHidesAStreamedExchangeBehindItsOverlapSteps) {
+  FakeSweep s("stream");
+  FakeRun b = Make({{"parallel.workers", "1"}});
+  b.epochs = {{1.0, 40, -1}};
+  s.Add(b);
+  FakeRun r = Make({{"parallel.workers", "4"}}, 0, 4);
+  r.parallel = {{"average_every", 20}, {"stream", {{"fragments", 2}, {"overlap_steps", 5}}}};
+  r.epochs = {{1.0, 0, 10.0}};
+  r.averagings = 10;
+  r.minibatches = 100;
+  r.num_params = 25e6;  // 100 MB an exchange (recorded below)
+  r.results = {{"comm_bytes", 10 * 1e8}, {"epochs", 1}};
+  s.Add(r);
+  SpeedupOptions o;
+  o.format = report::Format::kCsv;
+  o.interconnect = "eth-1g";
+  const std::vector<ReportRun> runs = s.Load();
+  auto rows = ParseCsv(SpeedupTable("stream", runs, o));
+  const Interconnect& link = FindInterconnect("eth-1g");
+  const double t = 6 * link.latency + 1.5 * 1e8 / link.bandwidth;
+  ASSERT_GT(t, 0.5);  // partly hidden behind 5 of 100 steps of 10 s
+  const double want = 10.0 + 8 * (t - 0.5) + 2 * t;
+  int checked = 0;
+  for (const auto& row : rows) {
+    if (row.at("parallel.workers") != "4") continue;
+    ++checked;
+    EXPECT_NEAR(std::stod(row.at("model epoch s (eth-1g)")), want, 1e-3 * want);
+  }
+  EXPECT_EQ(checked, 1);
+}
+
 // Two 1-worker runs of the same work that took 2.8 s and 5.1 s (a noisy baseline) would make a
 // 4-worker projection of 0.7 s superlinear against their mean (3.95 / 0.7 = 5.6); projected
 // within the run (4 workers x 0.6 s of compute each over its own 0.7 s), it is 3.43, and the
