@@ -228,7 +228,7 @@ void AddReportCommand(CLI::App& app) {
   speedup->add_option(
       "--interconnect", a->speedup.interconnect,
       "Add a model column, every combine on this link: ib-fdr, ib-edr, ib-hdr, ib-ndr, "
-      "pcie3-x16, nvlink4, ...");
+      "eth-1g, pcie3-x16, nvlink4, ..., or RATE[@LATENCY] as tc writes them (100mbit@2ms)");
   speedup->add_option(
       "--inter", a->speedup.inter,
       "Model column: the inter-node link of flat and global combines (ib-hdr, ...)");

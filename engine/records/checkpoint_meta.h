@@ -57,6 +57,7 @@ struct CheckpointMeta {
   std::optional<double> compute_total;      // over the epochs done: the slowest worker's compute
   std::optional<int64_t> frames_total;      // over the epochs done: frames trained by all workers
   std::optional<int64_t> comm_bytes_total;  // over the epochs done: a worker's combine bytes
+  std::optional<int64_t> comm_bytes_received_total;  // ... and what they brought it
   // minibatches per worker of the accepted epochs done: the combine policy's step (older: absent)
   std::optional<int64_t> steps_total;
   // What the run's times add up to so far (the result's wall_s, train_s, ...): a resumed run
@@ -99,6 +100,7 @@ inline constexpr records::Field<CheckpointMeta> kCheckpointFields[] = {
      .timing = records::Timing::kMeasured},
     {"frames_total", &CheckpointMeta::frames_total},
     {"comm_bytes_total", &CheckpointMeta::comm_bytes_total},
+    {"comm_bytes_received_total", &CheckpointMeta::comm_bytes_received_total},
     {"steps_total", &CheckpointMeta::steps_total},
     {"attempts", &CheckpointMeta::attempts},
     {.name = "wall_total",

@@ -32,6 +32,10 @@ struct EpochRow {
   // 4-byte floats (not the stop flags or the statistics' sums). A ring all-reduce moves about
   // 2 (N - 1) / N times this over each worker's link.
   std::optional<int64_t> comm_bytes;
+  // Bytes every worker took out of them, by the same count: the mean it gets back (an
+  // all-reduce: as many as it put in), or the N - 1 other workers' packed deltas (the all-gather
+  // of compressed deltas).
+  std::optional<int64_t> comm_bytes_received;
   std::optional<int64_t> world_size;
   // Times are measured unless their name says projected (records::Timing, in the table).
   std::optional<double> wall_s;  // this epoch, over the attempts that ran it (resumed inside it)
@@ -80,6 +84,8 @@ inline constexpr records::Field<EpochRow> kEpochFields[] = {
     {"minibatches", &EpochRow::minibatches, records::Column::kNone, "minibatches_per_epoch"},
     {"averagings", &EpochRow::averagings, records::Column::kInteger, "averagings"},
     {"comm_bytes", &EpochRow::comm_bytes, records::Column::kNone, "comm_bytes_per_epoch"},
+    {"comm_bytes_received", &EpochRow::comm_bytes_received, records::Column::kNone,
+     "comm_bytes_received_per_epoch"},
     {"world_size", &EpochRow::world_size, records::Column::kInteger},
     {.name = "wall_s",
      .member = &EpochRow::wall_s,

@@ -35,6 +35,7 @@ struct RunResult {
   std::optional<double> io_s;               // reading the data
   std::optional<int64_t> frames;            // trained, all workers, all epochs
   std::optional<int64_t> comm_bytes;        // per worker, all epochs: what its combines sent
+  std::optional<int64_t> comm_bytes_received;    // per worker, all epochs: what they brought it
   std::optional<double> measured_frames_per_s;   // frames / train_s
   std::optional<double> projected_frames_per_s;  // simulated workers: frames / projected_train_s
   // Written by earlier builds only: frames / compute_s, a projection (N simulated workers as if
@@ -84,6 +85,7 @@ inline constexpr records::Field<RunResult> kRunResultFields[] = {
     {.name = "io_s", .member = &RunResult::io_s, .timing = records::Timing::kMeasured},
     {"frames", &RunResult::frames},
     {"comm_bytes", &RunResult::comm_bytes},
+    {"comm_bytes_received", &RunResult::comm_bytes_received},
     {.name = "measured_frames_per_s",
      .member = &RunResult::measured_frames_per_s,
      .timing = records::Timing::kMeasured},

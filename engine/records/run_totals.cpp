@@ -3,10 +3,12 @@
 namespace mavg {
 
 void RunTotals::AddEpoch(double epoch_compute_s, int64_t epoch_frames, int64_t epoch_comm_bytes,
-                         double epoch_train_s, double epoch_projected_s) {
+                         int64_t epoch_comm_bytes_received, double epoch_train_s,
+                         double epoch_projected_s) {
   compute_s += epoch_compute_s;
   frames += epoch_frames;
   comm_bytes += epoch_comm_bytes;
+  comm_bytes_received += epoch_comm_bytes_received;
   train_s += epoch_train_s;
   projected_s += epoch_projected_s;
 }
@@ -18,6 +20,7 @@ void RunTotals::ToCheckpoint(CheckpointMeta& meta, double wall_s, double io_s) c
   meta.compute_total = compute_s;
   meta.frames_total = frames;
   meta.comm_bytes_total = comm_bytes;
+  meta.comm_bytes_received_total = comm_bytes_received;
   meta.steps_total = steps;
   if (times_known) {
     meta.train_total = train_s;
@@ -33,7 +36,8 @@ RunTotals RunTotals::FromCheckpoint(const CheckpointMeta& meta) {
   t.compute_s = meta.compute_total.value_or(0.0);
   t.frames = meta.frames_total.value_or(0);
   t.comm_bytes = meta.comm_bytes_total.value_or(0);  // (older checkpoints: not counted)
-  t.steps = meta.steps_total.value_or(0);            // (older checkpoints: only constant periods)
+  t.comm_bytes_received = meta.comm_bytes_received_total.value_or(0);
+  t.steps = meta.steps_total.value_or(0);  // (older checkpoints: only constant periods)
   t.train_s = meta.train_total.value_or(0.0);
   t.projected_s = meta.projected_total.value_or(0.0);
   t.times_known = meta.train_total.has_value();
@@ -47,6 +51,7 @@ void RunTotals::ToResult(RunResult& result, double wall_s, double io_s, bool pro
   result.compute_s = compute_s;
   result.frames = frames;
   result.comm_bytes = comm_bytes;
+  result.comm_bytes_received = comm_bytes_received;
   if (!times_known) return;
   const auto rate = [&](double seconds) {
     return seconds > 0 ? static_cast<double>(frames) / seconds : 0.0;

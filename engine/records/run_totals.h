@@ -19,11 +19,12 @@ struct RunTotals {
   int64_t attempts_before = 0;
   double wall_before_s = 0.0, io_before_s = 0.0;
   // Over the epochs done.
-  double compute_s = 0.0;    // the slowest worker's compute
-  int64_t frames = 0;        // trained by all workers
-  int64_t comm_bytes = 0;    // what a worker's combines sent (EpochRow::comm_bytes)
-  double train_s = 0.0;      // measured training time (wall - CV)
-  double projected_s = 0.0;  // projected_wall_s (simulated workers)
+  double compute_s = 0.0;           // the slowest worker's compute
+  int64_t frames = 0;               // trained by all workers
+  int64_t comm_bytes = 0;           // what a worker's combines sent (EpochRow::comm_bytes)
+  int64_t comm_bytes_received = 0;  // ... and what they brought it
+  double train_s = 0.0;             // measured training time (wall - CV)
+  double projected_s = 0.0;         // projected_wall_s (simulated workers)
   // Over the accepted epochs: minibatches per worker (the combine policy's step).
   int64_t steps = 0;
   // False when resumed from a checkpoint of an older mavg without the time sums: the result
@@ -32,7 +33,7 @@ struct RunTotals {
 
   // One epoch's sums.
   void AddEpoch(double epoch_compute_s, int64_t epoch_frames, int64_t epoch_comm_bytes,
-                double epoch_train_s, double epoch_projected_s);
+                int64_t epoch_comm_bytes_received, double epoch_train_s, double epoch_projected_s);
 
   // Into a checkpoint written now, this attempt having run `wall_s` and read data for `io_s`.
   void ToCheckpoint(CheckpointMeta& meta, double wall_s, double io_s) const;

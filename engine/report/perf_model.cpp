@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "engine/core/error.h"
 #include "engine/core/files.h"
@@ -53,7 +55,60 @@ const Interconnect& FindInterconnect(const std::string& name) {
     if (i.name == name) return i;
     names += (names.empty() ? "" : ", ") + i.name;
   }
-  MAVG_FAIL("unknown interconnect '{}' (presets: {}; or --fit a measured all-reduce)", name, names);
+  MAVG_FAIL(
+      "unknown interconnect '{}' (presets: {}; or a rate such as 100mbit or 1gbit@50us; or --fit "
+      "a measured all-reduce)",
+      name, names);
+}
+
+namespace {
+
+// "12.5mbit" -> 12.5e6 / 8 bytes/s with units {{"kbit", 1e3 / 8}, ...}; nullopt if it is not
+// a positive number followed by one of the units.
+std::optional<double> NumberWithUnit(const std::string& text,
+                                     const std::vector<std::pair<std::string, double>>& units) {
+  for (const auto& [unit, scale] : units) {
+    if (text.size() <= unit.size() || text.compare(text.size() - unit.size(), unit.size(), unit)) {
+      continue;
+    }
+    const std::string number = text.substr(0, text.size() - unit.size());
+    size_t used = 0;
+    double v = 0.0;
+    try {
+      v = std::stod(number, &used);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (used != number.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+    return v * scale;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Interconnect ParseInterconnect(const std::string& spec) {
+  for (const Interconnect& i : InterconnectPresets()) {
+    if (i.name == spec) return i;
+  }
+  const size_t at = spec.find('@');
+  const std::string rate = spec.substr(0, at);
+  const std::string latency = at == std::string::npos ? "0s" : spec.substr(at + 1);
+  const std::optional<double> bandwidth =
+      NumberWithUnit(rate, {{"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}});
+  const std::optional<double> seconds =
+      NumberWithUnit(latency, {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}});
+  if (!bandwidth || !(*bandwidth > 0) || !seconds) {
+    FindInterconnect(spec);  // throws, listing the presets
+  }
+  Interconnect i;
+  i.name = spec;
+  i.description = fmt::format("a link of {} per direction, {} latency", rate,
+                              at == std::string::npos ? "no added" : latency);
+  i.bandwidth = *bandwidth;
+  i.latency = *seconds;
+  i.source = "given on the command line";
+  return i;
 }
 
 Interconnect FitInterconnect(const std::string& path) {

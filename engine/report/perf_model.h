@@ -31,6 +31,11 @@ struct Interconnect {
 const std::vector<Interconnect>& InterconnectPresets();
 // A preset by name; throws listing the valid names.
 const Interconnect& FindInterconnect(const std::string& name);
+// A preset by name, or a link given by its rate and latency as tc writes them:
+// "RATE[@LATENCY]", RATE a number with kbit, mbit or gbit (per second, per direction), LATENCY
+// with us, ms or s (default 0), e.g. "100mbit@2ms" (a shaped veth link: scripts/bench/link.sh).
+// Throws one line naming the spec.
+Interconnect ParseInterconnect(const std::string& spec);
 // An interconnect fitted to a measured all-reduce (the JSON `mavg bench allreduce` writes):
 // the bus bandwidth it achieved, latency neglected.
 Interconnect FitInterconnect(const std::string& bench_json_path);

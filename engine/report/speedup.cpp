@@ -93,13 +93,13 @@ Links ResolveLinks(const SpeedupOptions& o) {
   MAVG_CHECK(o.fit.empty() || (o.interconnect.empty() && o.inter.empty()),
              "--fit is the model's (inter-node) link: give it instead of --interconnect/--inter");
   if (!o.fit.empty()) l.inter = FitInterconnect(o.fit);
-  if (!o.interconnect.empty()) l.inter = FindInterconnect(o.interconnect);
-  if (!o.inter.empty()) l.inter = FindInterconnect(o.inter);
+  if (!o.interconnect.empty()) l.inter = ParseInterconnect(o.interconnect);
+  if (!o.inter.empty()) l.inter = ParseInterconnect(o.inter);
   MAVG_CHECK(o.intra.empty() || l.inter,
              "--intra {} needs --inter (or --fit): the link of flat and global combines", o.intra);
   if (!l.inter) return l;
   l.two = !o.intra.empty();
-  l.intra = l.two ? FindInterconnect(o.intra) : *l.inter;
+  l.intra = l.two ? ParseInterconnect(o.intra) : *l.inter;
   l.staging = o.staging.empty() ? nullptr : &FindInterconnect(o.staging);
   l.label = l.two ? l.intra->name + " / " + l.inter->name : l.inter->name;
   return l;

@@ -159,6 +159,13 @@ int64_t Averager::Bytes(int64_t points) {
   return group_.WorldSize() == 1 ? 0 : schedule_->Bytes(points, PayloadBytes());
 }
 
+int64_t Averager::BytesReceived(int64_t points) {
+  if (group_.WorldSize() == 1) return 0;
+  // A gather brings every other worker's payload; a mean, one of them.
+  const int64_t others = exchange_ ? group_.WorldSize() - 1 : 1;
+  return schedule_->BytesReceived(points, PayloadBytes() * others);
+}
+
 StopFlags Averager::Combine(int64_t index, int64_t total, std::span<double> stop_flags) {
   if (group_.WorldSize() == 1) return StopFlags::kAgreed;  // one worker: one process
   double slowest = 0.0;

@@ -100,6 +100,9 @@ class Averager {
   // every worker put into them (EpochRow::averagings, comm_bytes). 0 for a world of one.
   int64_t Exchanges(int64_t points) const;
   int64_t Bytes(int64_t points);
+  // ... and the bytes every worker took out of them: the mean (as many as it put in), or with
+  // compressed deltas the N - 1 other workers' packed deltas (EpochRow::comm_bytes_received).
+  int64_t BytesReceived(int64_t points);
   // Bytes every worker puts into one combine (group or global): the tensors it averages, as
   // 4-byte floats, or its packed delta with parallel.compress (EpochRow::comm_bytes). 0 for a
   // world of one.

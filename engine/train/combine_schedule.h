@@ -69,6 +69,10 @@ class CombineSchedule {
   // combine points of the epoch (`payload`: the bytes of one combine of the whole model).
   virtual int64_t Exchanges(int64_t points) const { return points; }
   virtual int64_t Bytes(int64_t points, int64_t payload) const { return points * payload; }
+  // ... received: `received` per combine of the whole model (the mean, or the others' deltas).
+  virtual int64_t BytesReceived(int64_t points, int64_t received) const {
+    return points * received;
+  }
 
   // Checkpoint of what is kept between combines: keys into `state` (meta.json), tensors into
   // `dir` (`root` writes what all processes share, every process its workers' own).

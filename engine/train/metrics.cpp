@@ -45,6 +45,7 @@ EpochRow MetricsRow(const EpochMetrics& m) {
   r.minibatches = m.minibatches;
   r.averagings = m.averagings;
   r.comm_bytes = m.comm_bytes;
+  r.comm_bytes_received = m.comm_bytes_received;
   r.world_size = m.world_size;
   r.wall_s = m.wall_s;
   r.compute_s = max.compute_s, r.compute_s_mean = sum.compute_s / workers;

@@ -26,10 +26,11 @@ struct EpochMetrics {
   bool accepted = true;
   StatsSummary stats;  // training loss statistics and timings of every worker
   EvalSums cv;
-  int64_t frames_dropped = 0;  // training frames not used (partial minibatch, beyond the plan)
-  int64_t minibatches = 0;     // per worker
-  int64_t averagings = 0;      // combine points
-  int64_t comm_bytes = 0;      // what every worker put into the combines (Averager::PayloadBytes)
+  int64_t frames_dropped = 0;       // training frames not used (partial minibatch, beyond the plan)
+  int64_t minibatches = 0;          // per worker
+  int64_t averagings = 0;           // combine points
+  int64_t comm_bytes = 0;           // what every worker put into the combines (Averager::Bytes)
+  int64_t comm_bytes_received = 0;  // what they brought it (Averager::BytesReceived)
   int world_size = 1;
   double wall_s = 0.0;                     // this epoch, measured, over the attempts that ran it
   double cv_s = 0.0;                       // of which evaluating the dev set

@@ -264,17 +264,31 @@ int64_t StreamSchedule::Exchanges(int64_t points) const {
   return n;
 }
 
-int64_t StreamSchedule::Bytes(int64_t points, int64_t) const {
+int64_t StreamSchedule::ReceivedOf(int f) const {
+  if (exchanges_.empty()) return PayloadOf(f);  // the mean
+  return PayloadOf(f) * (group_.WorldSize() - 1);
+}
+
+int64_t StreamSchedule::SumOverExchanges(int64_t points,
+                                         int64_t (StreamSchedule::*of)(int) const) const {
   int64_t bytes = 0;
   for (int64_t i = 0; i < points && i < static_cast<int64_t>(points_.size()); ++i) {
     const Point& p = points_[static_cast<size_t>(i)];
     if (p.all) {
-      for (size_t f = 0; f < sizes_.size(); ++f) bytes += PayloadOf(static_cast<int>(f));
+      for (size_t f = 0; f < sizes_.size(); ++f) bytes += (this->*of)(static_cast<int>(f));
     } else if (p.start >= 0) {
-      bytes += PayloadOf(p.start);
+      bytes += (this->*of)(p.start);
     }
   }
   return bytes;
+}
+
+int64_t StreamSchedule::Bytes(int64_t points, int64_t) const {
+  return SumOverExchanges(points, &StreamSchedule::PayloadOf);
+}
+
+int64_t StreamSchedule::BytesReceived(int64_t points, int64_t) const {
+  return SumOverExchanges(points, &StreamSchedule::ReceivedOf);
 }
 
 void StreamSchedule::Save(const CheckpointDir& dir, int64_t generation, bool root,

@@ -73,6 +73,7 @@ class StreamSchedule final : public CombineSchedule {
   bool Pending() const override { return pending_fragment_ >= 0; }
   int64_t Exchanges(int64_t points) const override;
   int64_t Bytes(int64_t points, int64_t payload) const override;
+  int64_t BytesReceived(int64_t points, int64_t received) const override;
   void Save(const CheckpointDir& dir, int64_t generation, bool root,
             nlohmann::json& state) override;
   void Load(const CheckpointDir& dir, int64_t generation, const nlohmann::json& state) override;
@@ -100,7 +101,11 @@ class StreamSchedule final : public CombineSchedule {
   MatrixView Scratch(size_t i, int f) {
     return scratch_[i].View().ColRange(0, sizes_[static_cast<size_t>(f)]);
   }
+  // Bytes a worker puts into fragment f's exchange, and takes out of it.
   int64_t PayloadOf(int f) const;
+  int64_t ReceivedOf(int f) const;
+  // Sums `of` over the exchanges of the epoch's first `points` points.
+  int64_t SumOverExchanges(int64_t points, int64_t (StreamSchedule::*of)(int) const) const;
 
   Backend& backend_;    // not owned
   WorkerGroup& group_;  // not owned

@@ -808,6 +808,7 @@ EpochMetrics Trainer::EndEpochMetrics(int epoch, const EvalSums& cv, bool accept
   m.minibatches = Workers()[0].minibatches;
   m.averagings = n_ > 1 ? averager_->Exchanges(averagings_) : 0;
   m.comm_bytes = averager_->Bytes(averagings_);
+  m.comm_bytes_received = averager_->BytesReceived(averagings_);
   m.world_size = n_;
   if (group_->ProjectsWallTime()) m.projected_wall_s = averager_->ProjectedSeconds();
   // CPU use and wait of this attempt's part of the epoch: the lowest use and the highest wait
@@ -898,7 +899,7 @@ EpochDecision Trainer::EndEpoch(int epoch) {
   m.wall_s = EpochSeconds();
   const EpochRow row = MetricsRow(m);
   totals_.AddEpoch(m.stats.max.compute_s, static_cast<int64_t>(m.stats.sum.frames), m.comm_bytes,
-                   row.TrainSeconds(), m.projected_wall_s.value_or(0.0));
+                   m.comm_bytes_received, row.TrainSeconds(), m.projected_wall_s.value_or(0.0));
   if (IsRoot()) {
     run_->AppendMetrics(row);
     run_->State().epoch = epoch;

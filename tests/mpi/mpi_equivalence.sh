@@ -160,6 +160,15 @@ for run in ("sim-s2", "mpi-s2"):
         want = 4 * (periods * n + (n - layers[2]))
         assert row["comm_bytes"] == want, (run, row["comm_bytes"], want)
 print("streaming: bytes per epoch are each fragment's floats")
+# What every worker received: the means (as many bytes as it sent), or with compressed deltas
+# the other N - 1 workers' packed deltas; the run's totals are the epochs' sums.
+for run, others in (("sim-s2", 1), ("mpi-s2", 1), ("sim-s3", 2), ("mpi-s3", 2), ("mpi-z3", 2)):
+    rows = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
+    for row in rows:
+        assert row["comm_bytes_received"] == others * row["comm_bytes"], (run, row)
+    result = json.load(open(f"{run}/result.json"))
+    assert result["comm_bytes_received"] == sum(r["comm_bytes_received"] for r in rows), run
+print("bytes received: the means, or the other workers' packed deltas")
 PY
 # A rank count that does not match parallel.workers is a clear error on every rank.
 rc=0

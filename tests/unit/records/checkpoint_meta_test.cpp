@@ -29,6 +29,7 @@ CheckpointMeta EveryCheckpointField() {
   m.cv_best = {10.5, 3.0, 20.0};
   m.cv_losses = std::vector<double>{0.9, std::numeric_limits<double>::infinity()};
   m.compute_total = 2.5, m.frames_total = 1000, m.steps_total = 96, m.comm_bytes_total = 8192;
+  m.comm_bytes_received_total = 16384;
   m.attempts = 2, m.wall_total = 30.5, m.io_total = 0.75, m.train_total = 20.0;
   m.projected_total = 6.0;
   RunResult pretrain;

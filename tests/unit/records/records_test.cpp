@@ -26,7 +26,7 @@ EpochRow FullRow() {
   r.accepted = false;
   r.train_loss = 1.25, r.train_acc = 0.5, r.cv_loss = 1.5, r.cv_acc = 0.25;
   r.frames = 12345, r.frames_dropped = 7, r.minibatches = 48, r.averagings = 4, r.world_size = 4;
-  r.comm_bytes = 4 * 4096;
+  r.comm_bytes = 4 * 4096, r.comm_bytes_received = 3 * 4 * 4096;
   r.wall_s = 9.5, r.compute_s = 6.0, r.compute_s_mean = 5.5, r.io_s = 0.5, r.io_s_mean = 0.25;
   r.comm_s = 1.0, r.comm_s_mean = 0.75, r.wait_s = 0.125, r.wait_s_mean = 0.0625, r.cv_s = 2.0;
   r.projected_wall_s = 3.5, r.max_change_limited = 0.125;
@@ -172,7 +172,11 @@ TEST(EpochRow, ReportMeansComeFromTheTable) {
   EXPECT_EQ(means.at("contended_fraction"), "e.contended");
   // The bytes a worker put into an epoch's combines.
   EXPECT_EQ(means.at("comm_bytes_per_epoch"), "json_extract(e.metrics_json, '$.comm_bytes')");
-  EXPECT_EQ(means.size(), 20u);
+  // ... what they brought it, and the minibatches a worker took in the epoch.
+  EXPECT_EQ(means.at("comm_bytes_received_per_epoch"),
+            "json_extract(e.metrics_json, '$.comm_bytes_received')");
+  EXPECT_EQ(means.at("minibatches_per_epoch"), "json_extract(e.metrics_json, '$.minibatches')");
+  EXPECT_EQ(means.size(), 22u);
 }
 
 TEST(EpochRow, TrainSeconds) {

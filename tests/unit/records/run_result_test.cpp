@@ -20,7 +20,7 @@ RunResult EveryResultField() {
   RunResult r;
   r.status = RunState::kCollapsed, r.error = "e", r.run_id = "0123456789abcdef";
   r.epochs = 4, r.wall_s = 9.5, r.compute_s = 6.25, r.io_s = 0.5, r.frames = 12000;
-  r.comm_bytes = 65536;
+  r.comm_bytes = 65536, r.comm_bytes_received = 131072;
   r.frames_per_s = 1920.0, r.num_params = 5000, r.world_size = 4, r.mode = "simulated";
   r.attempts = 2, r.train_s = 8.0, r.projected_train_s = 2.5, r.measured_frames_per_s = 1500.0;
   r.projected_frames_per_s = 4800.0;

@@ -14,14 +14,15 @@ namespace run_totals {
 // structured binding names every member, so one more stops the build here.
 [[maybe_unused]] void EveryMemberIsNamedHere(const RunTotals& t) {
   [[maybe_unused]] const auto& [attempts_before, wall_before_s, io_before_s, compute_s, frames,
-                                comm_bytes, train_s, projected_s, steps, times_known] = t;
+                                comm_bytes, comm_bytes_received, train_s, projected_s, steps,
+                                times_known] = t;
 }
 
 RunTotals EveryTotal() {
   RunTotals t;
   t.attempts_before = 2, t.wall_before_s = 100.5, t.io_before_s = 3.25;
-  t.compute_s = 40.0, t.frames = 123456, t.comm_bytes = 4096, t.train_s = 60.0,
-  t.projected_s = 30.0;
+  t.compute_s = 40.0, t.frames = 123456, t.comm_bytes = 4096, t.comm_bytes_received = 12288,
+  t.train_s = 60.0, t.projected_s = 30.0;
   t.steps = 777, t.times_known = true;
   return t;
 }
@@ -62,7 +63,7 @@ TEST(RunTotals, AnOlderCheckpointWithoutTimesGivesNoRates) {
 
 TEST(RunTotals, TheResultsRatesAreFramesOverTheTimes) {
   RunTotals t = EveryTotal();
-  t.AddEpoch(1.0, 6544, 1024, 4.0, 2.0);  // 130000 frames, 64 s measured, 32 s projected
+  t.AddEpoch(1.0, 6544, 1024, 3072, 4.0, 2.0);  // 130000 frames, 64 s measured, 32 s projected
   RunResult measured;
   t.ToResult(measured, 20.0, 0.5, false);
   EXPECT_EQ(measured.attempts, 3);
@@ -71,6 +72,7 @@ TEST(RunTotals, TheResultsRatesAreFramesOverTheTimes) {
   EXPECT_EQ(measured.compute_s, 41.0);
   EXPECT_EQ(measured.frames, 130000);
   EXPECT_EQ(measured.comm_bytes, 5120);
+  EXPECT_EQ(measured.comm_bytes_received, 15360);
   EXPECT_EQ(measured.train_s, 64.0);
   EXPECT_EQ(measured.measured_frames_per_s, 130000.0 / 64.0);
   EXPECT_FALSE(measured.projected_train_s.has_value());

@@ -41,7 +41,7 @@ struct FakeRun {
   json parallel = json::object();
   std::vector<Epoch> epochs;
   double comm_s = 0.0, averagings = 0.0, num_params = 1000;
-  double minibatches = -1.0;  // per worker per epoch (written when >= 0)
+  double minibatches = -1.0;                  // per worker per epoch (written when >= 0)
   int64_t frames = 1000, frames_dropped = 0;  // per epoch
   json config = json::object();               // merged into the run's config_json
   json results = json::object();              // merged into its result.json

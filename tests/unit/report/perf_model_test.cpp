@@ -165,6 +165,19 @@ TEST(PerfModel, StreamingHidesEachExchangeBehindItsOverlapSteps) {
   EXPECT_NEAR(ModelEpoch(s, {&kIntra, &kInter, nullptr}).exposed_s, 10 * kGlobal4, 1e-12);
 }
 
+// A link given by its rate and latency, as tc writes them; presets by name; bad specs refused.
+TEST(PerfModel, LinksByRateAndLatency) {
+  const Interconnect a = ParseInterconnect("100mbit@2ms");
+  EXPECT_DOUBLE_EQ(a.bandwidth, 12.5e6);
+  EXPECT_DOUBLE_EQ(a.latency, 2e-3);
+  EXPECT_DOUBLE_EQ(ParseInterconnect("2.5gbit").bandwidth, 2.5e9 / 8);
+  EXPECT_DOUBLE_EQ(ParseInterconnect("1gbit@50us").latency, 50e-6);
+  EXPECT_EQ(ParseInterconnect("eth-1g").bandwidth, FindInterconnect("eth-1g").bandwidth);
+  for (const char* bad : {"100", "100mb", "0mbit", "-1gbit", "mbit", "1gbit@", "1gbit@5", "x"}) {
+    EXPECT_THROW(ParseInterconnect(bad), Error) << bad;
+  }
+}
+
 TEST(PerfModel, PresetsForTwoLinks) {
   const Interconnect& nv = FindInterconnect("nvlink4");
   EXPECT_DOUBLE_EQ(nv.bandwidth, 450e9);  // 900 GB/s both directions

@@ -114,12 +114,25 @@ TEST(StreamSchedule, PlacesEachFragmentAtItsOffsetAndEndsTheEpochOnAll) {
     // floats; nothing exchanged at a merge.
     EXPECT_EQ(avg.Exchanges(plan.Combines()), 7);
     EXPECT_EQ(avg.Bytes(plan.Combines()), 7 * 3 * 4);
+    EXPECT_EQ(avg.BytesReceived(plan.Combines()), 7 * 3 * 4);  // the means
     EXPECT_EQ(avg.Exchanges(tau == 0 ? 2 : 3), 2);
   }
+  // Compressed (int4, one scale per tensor), 3 workers: a fragment's packed delta is smaller than
+  // its 12 float bytes, the same for both fragments; each worker receives the other two's.
+  AveragerOptions z = Streamed({{0}, {1}});
+  z.compress = DeltaFormat::kInt4, z.compress_block = 0;
+  auto group3 = CreateSimulatedGroup(*backend, 3, 0, 6);
+  Averager packed(*backend, *group3, z, 6);
+  CombinePlan plan = Every(10, 3);
+  packed.PlanEpoch(plan);
+  const int64_t per = packed.Bytes(plan.Combines()) / 7;
+  EXPECT_EQ(per * 7, packed.Bytes(plan.Combines()));
+  EXPECT_LT(per, 3 * 4);
+  EXPECT_EQ(packed.BytesReceived(plan.Combines()), 2 * packed.Bytes(plan.Combines()));
   // A period shorter than the fragments: refused.
   Averager avg(*backend, *group, Streamed({{0}, {1}}), 6);
-  CombinePlan plan = Every(1, 2);
-  EXPECT_THROW(avg.PlanEpoch(plan), Error);
+  CombinePlan short_plan = Every(1, 2);
+  EXPECT_THROW(avg.PlanEpoch(short_plan), Error);
 }
 
 std::vector<float> Get(Backend& b, Worker& w) { return ToHost(b, w.params).v; }
