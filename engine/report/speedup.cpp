@@ -132,12 +132,13 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
   s.overlap_steps = StreamInt(r, "overlap_steps");
   s.steps = ValueOr(r, MeanName(&EpochRow::minibatches), 0.0);
   // Compute: the projection's own compute part when the run wrote it; else the projection less
-  // this machine's averaging time, which is exact without overlap. An overlapped run's
-  // projection hides part of comm_s, so there the slowest worker's compute + data time.
+  // this machine's averaging time, which is exact without overlap. An overlapped run's (or a
+  // streamed one's, tau > 0) projection hides part of comm_s, so there the slowest worker's
+  // compute + data time.
   const std::string projected_compute = MeanName(&EpochRow::projected_compute_s);
   if (Simulated(r) && r.values.count(projected_compute)) {
     s.compute_s = r.values.at(projected_compute);
-  } else if (s.overlap && n > 1) {
+  } else if ((s.overlap || s.overlap_steps > 0) && n > 1) {
     s.compute_s = ValueOr(r, MeanName(&EpochRow::compute_s), 0.0) +
                   ValueOr(r, MeanName(&EpochRow::io_s), 0.0);
   } else {

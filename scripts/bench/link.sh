@@ -10,7 +10,7 @@
 #   scripts/bench/link.sh                  RATES="1gbit 100mbit", one epoch per run
 # Environment: RATES (tc rates, e.g. "1gbit 100mbit 10mbit"), DELAY (e.g. 1ms: netem, one way),
 # EPOCHS (default 1), MAVG (default build/bin/mavg), DATA (default data), RESULTS (default
-# results/link), OUT (a Markdown file; default: standard output only), SET (KEY=VALUE ..., set
+# results/link; a store per link in it), OUT (a Markdown file; default: standard output only), SET (KEY=VALUE ..., set
 # on every run), KEEP=1 (keep the wire counts of an earlier call; arms already done at a rate
 # are not run again either way).
 # Needs root, ip and tc (iproute2) and mpirun. The namespaces and the link are removed on exit.
@@ -71,11 +71,13 @@ if [ -n "$delay" ]; then
   ip netns exec "$ns0" tc qdisc del dev "$if0" root
 fi
 
-# shape RATE: both ends of the link, tbf with 10 ms of burst (netem's own rate with DELAY).
+# shape RATE: both ends of the link, tbf with 1 ms of burst (a larger bucket, refilled while
+# the workers compute, lets a whole exchange through at memory speed; netem's own rate with
+# DELAY).
 shape() {
   local bytes burst
   bytes=$(rate_bytes "$1")
-  burst=$((bytes / 100 > 16384 ? bytes / 100 : 16384))
+  burst=$((bytes / 1000 > 16384 ? bytes / 1000 : 16384))
   for end in "$ns0:$if0" "$ns1:$if1"; do
     if [ -n "$delay" ]; then
       ip netns exec "${end%%:*}" tc qdisc replace dev "${end#*:}" root netem delay "$delay" rate "$1"
@@ -118,13 +120,15 @@ chmod +x "$work/bin/mpirun"
 if [ ! -f "$data/digits-small/train/feats.scp" ]; then
   "$mavg" data digits --size small --out "$data/digits-small"
 fi
-mkdir -p "$results"
-[ "${KEEP:-0}" = 1 ] || rm -f "$results/wire.txt"
 report="$work/report.md"
 for rate in $rates; do
   link="$rate${delay:+@$delay}"
   name="link-$rate${delay:+-$delay}"
   name=${name//./_}
+  # A store per link: the runs' configs (and so their ids) are the same at every rate.
+  store="$results/$name"
+  mkdir -p "$store"
+  [ "${KEEP:-0}" = 1 ] || rm -f "$store/wire.txt"
   cat > "$work/$name.yaml" <<YAML
 # scripts/bench/link.sh: 2 MPI ranks across a veth link shaped to $link.
 name: $name
@@ -153,19 +157,33 @@ resources: {threads: 1}
 YAML
   shape "$rate"
   : > "$work/wire.txt"
-  PATH="$work/bin:$PATH" "$mavg" sweep run "$work/$name.yaml" --results "$results" --jobs 1 \
+  PATH="$work/bin:$PATH" "$mavg" sweep run "$work/$name.yaml" --results "$store" --jobs 1 \
     --threads 1 "${sets[@]}"
-  cat "$work/wire.txt" >> "$results/wire.txt"
-  name=$("$mavg" sweep plan "$work/$name.yaml" --results "$results" "${sets[@]}" |
+  cat "$work/wire.txt" >> "$store/wire.txt"
+  sweep=$("$mavg" sweep plan "$work/$name.yaml" --results "$store" "${sets[@]}" |
     sed -n '1s/^sweep \([^ ]*\) .*/\1/p')
-  "$mavg" report speedup "$name" --results "$results" --interconnect "$link" --format json \
+  "$mavg" report speedup "$sweep" --results "$store" --interconnect "$link" --format json \
     > "$work/$name.json"
-  /usr/bin/python3 - "$results/mavg.db" "$name" "$work/$name.json" "$results/wire.txt" "$link" \
-    >> "$report" <<'PY'
+  # The link as it carries one exchange of the model: a measured all-reduce of its parameters
+  # between the two namespaces, the model's link fitted to it (report speedup --fit).
+  params=$(/usr/bin/python3 -c 'import json, os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(max(json.load(open(os.path.join(r[0], "result.json"))).get("num_params", 0)
+          for r in c.execute("select run_dir from runs")))' "$store/mavg.db")
+  "$work/bin/mpirun" -np 2 --bind-to none "$mavg" -q bench allreduce --floats "$params" \
+    --repeats 20 --json "$store/allreduce.json" > /dev/null
+  "$mavg" report speedup "$sweep" --results "$store" --fit "$store/allreduce.json" \
+    --format json > "$work/$name-fit.json"
+  /usr/bin/python3 - "$store/mavg.db" "$sweep" "$work/$name.json" "$store/wire.txt" "$link" \
+    "$work/$name-fit.json" "$store/allreduce.json" >> "$report" <<'PY'
 import json, os, sqlite3, sys
-db, sweep, speedup, wire, link = sys.argv[1:]
+db, sweep, speedup, wire, link, fitted, bench = sys.argv[1:]
 doc = json.load(open(speedup))
 rows = [dict(zip(doc["header"], row)) for row in doc["rows"]]
+fit = json.load(open(fitted))
+fit_rows = [dict(zip(fit["header"], row)) for row in fit["rows"]]
+fit_col = next(h for h in fit["header"] if h.startswith("model epoch s"))
+ar = json.load(open(bench))
 sent = {}
 for line in open(wire):
     out, tx, rx = line.split()
@@ -175,9 +193,13 @@ runs = [(dict(json.loads(axes)), run_dir, result) for axes, run_dir, result in c
     "select s.axes_json, r.run_dir, r.run_dir from sweep_runs s join runs r on r.run_id = s.run_id "
     "where s.sweep = ?", (sweep,))]
 print(f"\n### {link}\n")
-print("| arm | measured epoch s | model epoch s | model / measured | recorded MB sent | "
+print(f"An all-reduce of the model's {ar['floats']:,} floats across the link took "
+      f"{ar['allreduce_s_median'] * 1e3:.1f} ms (median of {ar['repeats']}): "
+      f"{ar['allreduce_busbw_gb_per_s'] * 8:.3f} Gbit/s of bus bandwidth, the fitted link.\n")
+print("| arm | measured epoch s | model epoch s (nominal link) | model / measured | "
+      "model epoch s (fitted link) | fitted / measured | recorded MB sent | "
       "MB on the wire (rank 0 sent, received) | wire / recorded |")
-print("|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|")
 col = f"model epoch s ({link})"
 fmt = lambda v, d=2: "–" if v is None else f"{float(v):.{d}f}"
 for r in rows:
@@ -188,12 +210,17 @@ for r in rows:
     measured, model = r.get("measured epoch s"), r.get(col)
     ratio = float(model) / float(measured) if measured and model else None
     mark = "" if ratio is None or abs(ratio - 1) <= 0.2 else " **(off by more than 20 %)**"
+    same = [f for f in fit_rows if all(str(f.get(k)) == v for k, v in axes.items())]
+    fitted_s = same[0].get(fit_col) if len(same) == 1 else None
+    fit_ratio = float(fitted_s) / float(measured) if measured and fitted_s else None
+    fit_mark = "" if fit_ratio is None or abs(fit_ratio - 1) <= 0.2 else " **(off by more than 20 %)**"
     match = [d for a, d, _ in runs if all(str(a.get(k)) == v for k, v in axes.items())]
     recorded = wire_tx = wire_rx = None
     if len(match) == 1:
         recorded = json.load(open(f"{match[0]}/result.json")).get("comm_bytes")
         wire_tx, wire_rx = sent.get(os.path.realpath(match[0]), (None, None))
     print(f"| {arm} | {fmt(measured)} | {fmt(model)} | {fmt(ratio)}{mark} | "
+          f"{fmt(fitted_s)} | {fmt(fit_ratio)}{fit_mark} | "
           f"{fmt(recorded and recorded / 1e6)} | {fmt(wire_tx and wire_tx / 1e6)}, "
           f"{fmt(wire_rx and wire_rx / 1e6)} | "
           f"{fmt(wire_tx / recorded if wire_tx and recorded else None)} |")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/local_sgd.sh end to end on a toy corpus: the local-SGD spec's 27 runs (9 arms x 3
+# scripts/local_sgd.sh end to end on a toy corpus: the local-SGD spec's 36 runs (12 arms x 3
 # seeds) and the page with its figure, whose table has every arm with its 3 runs (the page's arms and the spec
 # agree: a run in no arm or in two stops the page), the bytes each worker sent as the runs
 # recorded them, and the paired intervals; --report rewrites the page from the runs there are.
@@ -20,7 +20,9 @@ page = open("local-sgd.md").read()
 rows = [l for l in page.splitlines() if l.startswith("| **")]
 names = [re.match(r"\| \*\*(.+?)\*\*", l).group(1) for l in rows]
 assert names == ["1 worker", "data parallel", "local SGD", "post-local SGD", "DiLoCo", "QSR",
-                 "DiLoCo, fp8 deltas", "DiLoCo, int4 deltas", "DiLoCo, int4 + error feedback"], names
+                 "DiLoCo, fp8 deltas", "DiLoCo, int4 deltas", "DiLoCo, int4 + error feedback",
+                 "streaming DiLoCo", "streaming DiLoCo, fp8 deltas",
+                 "streaming DiLoCo, int4 deltas"], names
 assert "(local-sgd/wer-vs-bytes.png)" in page
 for l in rows:
     cells = [c.strip() for c in l.strip("|").split("|")]
@@ -33,7 +35,7 @@ name=$(sed -n 's/^wrote .* (sweep \(.*\))$/\1/p' run.log)
 /usr/bin/python3 - <<'PY' || fail "comm_bytes is not each worker's combines x its packed bytes"
 import json
 runs = json.load(open("runs.json"))
-assert len(runs) == 27, len(runs)
+assert len(runs) == 36, len(runs)
 for r in runs:
     workers = int(r["parallel.workers"])
     p = r["num_params"]
@@ -41,12 +43,22 @@ for r in runs:
     if workers == 1:
         assert r["comm_bytes_per_epoch"] == 0, r
         continue
-    per_combine = r["comm_bytes_per_epoch"] / r["averagings"]
     # fp32: 4 bytes a parameter; fp8: 1, int4: 1/2, each with a 4-byte scale per 128 values
     # of a tensor (6 tensors here: at most 6 partial blocks)
     low, high = {"fp32": (4 * p, 4 * p), "fp8": (p + 4 * p / 128, p + 4 * (p / 128 + 6)),
                  "int4": (p / 2 + 4 * p / 128, (p + 1) / 2 + 4 * (p / 128 + 6))}[fmt]
-    assert low - 1e-6 <= per_combine <= high + 1e-6, (fmt, per_combine, low, high)
+    if int(r.get("parallel.stream.fragments") or 1) == 3:
+        # Three fragments, each once a period, all three again at the epoch's end: 3 P + 2
+        # exchanges, between P and P + 1 models' bytes.
+        periods = (r["averagings"] - 2) / 3
+        low, high = low * periods, high * (periods + 1)
+        sent = r["comm_bytes_per_epoch"]
+    else:
+        sent = r["comm_bytes_per_epoch"] / r["averagings"]
+    assert low - 1e-6 <= sent <= high + 1e-6, (fmt, sent, low, high)
+    # Received: the means (as many bytes), or the other 7 workers' packed deltas.
+    others = 1 if fmt == "fp32" else workers - 1
+    assert r["comm_bytes_received_per_epoch"] == others * r["comm_bytes_per_epoch"], r
 dp = [r for r in runs if r["parallel.workers"] == 8 and r["parallel.average_every"] == 1]
 local = [r for r in runs if r["parallel.average_every"] == 46 and r["parallel.outer.type"] == "average"
          and r["parallel.combine.policy"] == "constant"]
