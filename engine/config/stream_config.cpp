@@ -175,7 +175,7 @@ void CheckStream(const RunConfig& config, std::vector<std::string>& problems) {
   auto refuse = [&](const std::string& what, const std::string& why) {
     problems.push_back(fmt::format("parallel.stream: streaming with {}: {}", what, why));
   };
-  if (s.mix >= 1.0) {
+  if (s.mix >= 1.0 || static_cast<float>(s.mix) >= 1.0f) {  // as the schedule holds it
     problems.push_back(
         fmt::format("parallel.stream.mix: {} keeps all of each worker's fragment: the combined "
                     "one would never be taken (use a value below 1)",

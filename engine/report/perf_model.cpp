@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -91,9 +92,11 @@ Interconnect ParseInterconnect(const std::string& spec) {
   for (const Interconnect& i : InterconnectPresets()) {
     if (i.name == spec) return i;
   }
-  const size_t at = spec.find('@');
-  const std::string rate = spec.substr(0, at);
-  const std::string latency = at == std::string::npos ? "0s" : spec.substr(at + 1);
+  std::string lower = spec;  // tc prints 100Mbit, 1Gbit
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t at = lower.find('@');
+  const std::string rate = lower.substr(0, at);
+  const std::string latency = at == std::string::npos ? "0s" : lower.substr(at + 1);
   const std::optional<double> bandwidth =
       NumberWithUnit(rate, {{"kbit", 1e3 / 8}, {"mbit", 1e6 / 8}, {"gbit", 1e9 / 8}});
   const std::optional<double> seconds =

@@ -121,7 +121,10 @@ double ModelledEpoch(const ReportRun& r, double projected, const Links& links) {
   if (sent > 0 && epochs > 0 && s.combines > 0) s.bytes = sent / (epochs * s.combines);
   if (CompressFormat(r) != "fp32") {
     s.collective = Collective::kAllGather;
-    s.staged_bytes = param_bytes;
+    // The deltas are coded on the host: the parameters exchanged (a streamed run's exchange is
+    // a fragment, 1 / F of them on average) are staged uncompressed.
+    s.staged_bytes =
+        param_bytes / static_cast<double>(std::max<int64_t>(1, StreamInt(r, "fragments")));
   }
   s.group_size = ParallelInt(r, "group_size");
   s.average_every = ParallelInt(r, "average_every");

@@ -320,15 +320,20 @@ args+=(--set device_options.threads={threads} --no-progress --cache-dir "$cache_
 # The run's status comes from a subshell that waits for it and has no traps: this shell's
 # traps interrupt its own `wait`, which then returns 128+n even when the run has just ended
 # (bash has reaped it, and its status is gone). The subshell also passes on a signal that came
-# before the run's pid was known (each side writes its file before it reads the other's).
+# before the run's pid was known (each side writes its file before it reads the other's); one
+# that came before the run was launched stops it from launching (preempted, as if checkpointed
+# at once). The subshell ignores USR1 (a scancel --full reaches it too), the run does not.
 sig=
-st=$(mktemp -d "${{TMPDIR:-/tmp}}/mavg-task.XXXXXX")
+st=$(mktemp -d "${{TMPDIR:-/tmp}}/mavg-task.XXXXXX" 2>/dev/null) ||
+  st=$(mktemp -d "$PWD/.mavg-task.XXXXXX") ||
+  {{ echo "mavg: no temporary directory in ${{TMPDIR:-/tmp}} or $PWD" >&2; exit 1; }}
 forward() {{ : > "$st/signal"; [ ! -s "$st/pid" ] || kill -USR1 "$(cat "$st/pid")" 2>/dev/null; }}
 trap 'sig=USR1; forward' USR1
 trap 'sig=TERM; forward' TERM
 (
-  trap '' TERM
-  {mpirun}{mavg} "${{args[@]}}" &
+  trap '' TERM USR1
+  if [ -e "$st/signal" ]; then echo 75 > "$st/rc"; exit 0; fi
+  (trap - USR1; exec {mpirun}{mavg} "${{args[@]}}") &
   echo $! > "$st/pid"
   [ ! -e "$st/signal" ] || kill -USR1 $! 2>/dev/null
   wait $!

@@ -226,6 +226,8 @@ void StreamSchedule::Combine(int64_t index, int64_t total, double slowest, Combi
   }
   if (point.start < 0) return;  // a merge only
   const int f = point.start;
+  MAVG_CHECK(pending_fragment_ < 0, "fragment {} starts at point {} while fragment {} is in flight",
+             f, index, pending_fragment_);
   if (options_.overlap_steps == 0) {
     const CommTime t = Exchange(f, tally.stop_flags);
     tally.stop_flags_agreed = t.agreed;

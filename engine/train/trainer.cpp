@@ -295,7 +295,7 @@ void Trainer::Setup() {
     averaging.tensor_sizes.push_back(static_cast<int64_t>(layer.OutputDim()) * layer.InputDim());
     averaging.tensor_sizes.push_back(layer.OutputDim());
   }
-  if (Streaming(config_.parallel)) {
+  if (Streaming(config_.parallel) && n_ > 1) {  // one worker combines nothing
     averaging.stream_layers = StreamFragments(config_.parallel.stream, network_->NumAffine());
     averaging.stream_overlap_steps = config_.parallel.stream.overlap_steps;
     averaging.stream_mix = static_cast<float>(config_.parallel.stream.mix);

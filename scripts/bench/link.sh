@@ -10,9 +10,9 @@
 #   scripts/bench/link.sh                  RATES="1gbit 100mbit", one epoch per run
 # Environment: RATES (tc rates, e.g. "1gbit 100mbit 10mbit"), DELAY (e.g. 1ms: netem, one way),
 # EPOCHS (default 1), MAVG (default build/bin/mavg), DATA (default data), RESULTS (default
-# results/link; a store per link in it), OUT (a Markdown file; default: standard output only), SET (KEY=VALUE ..., set
-# on every run), KEEP=1 (keep the wire counts of an earlier call; arms already done at a rate
-# are not run again either way).
+# results/link; a store per link in it: arms done by an earlier call are not run again, and
+# their bytes on the wire are kept with the store), OUT (a Markdown file; default: standard
+# output only), SET (KEY=VALUE ..., set on every run).
 # Needs root, ip and tc (iproute2) and mpirun. The namespaces and the link are removed on exit.
 # Bytes on the wire count TCP/IP headers and MPI's and PMIx's own messages too.
 set -euo pipefail
@@ -50,6 +50,7 @@ for r in $rates; do rate_bytes "$r" > /dev/null; done
 work=$(mktemp -d)
 ns0="mavg-link-$$-0" ns1="mavg-link-$$-1" if0="mlk$$a" if1="mlk$$b"
 cleanup() {
+  ip link del "$if0" 2> /dev/null || true  # where setup stopped before moving it
   ip netns del "$ns0" 2> /dev/null || true
   ip netns del "$ns1" 2> /dev/null || true
   rm -rf "$work"
@@ -102,7 +103,7 @@ for a in "\$@"; do [ "\$prev" = --out ] && out=\$a; prev=\$a; done
 counters() { ip netns exec $ns0 sh -c 'echo \$(cat /sys/class/net/$if0/statistics/tx_bytes) \$(cat /sys/class/net/$if0/statistics/rx_bytes)'; }
 read -r tx0 rx0 < <(counters)
 export PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=10.253.7.0/24
-mpi=($real_mpirun --allow-run-as-root --bind-to none -x PMIX_MCA_ptl_tcp_remote_connections
+mpi=("$real_mpirun" --allow-run-as-root --bind-to none -x PMIX_MCA_ptl_tcp_remote_connections
      -x PMIX_MCA_ptl_tcp_if_include --mca btl tcp,self --mca btl_tcp_if_include 10.253.7.0/24
      --mca oob_tcp_if_include 10.253.7.0/24)
 rc=0
@@ -128,7 +129,7 @@ for rate in $rates; do
   # A store per link: the runs' configs (and so their ids) are the same at every rate.
   store="$results/$name"
   mkdir -p "$store"
-  [ "${KEEP:-0}" = 1 ] || rm -f "$store/wire.txt"
+  touch "$store/wire.txt"  # a run made again adds a line; its last line counts
   cat > "$work/$name.yaml" <<YAML
 # scripts/bench/link.sh: 2 MPI ranks across a veth link shaped to $link.
 name: $name
@@ -168,8 +169,12 @@ YAML
   # between the two namespaces, the model's link fitted to it (report speedup --fit).
   params=$(/usr/bin/python3 -c 'import json, os, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-print(max(json.load(open(os.path.join(r[0], "result.json"))).get("num_params", 0)
-          for r in c.execute("select run_dir from runs")))' "$store/mavg.db")
+dirs = [r[0] for r in c.execute("select r.run_dir from runs r join sweep_runs s on "
+        "s.run_id = r.run_id where s.sweep = ? and r.status = ?", (sys.argv[2], "completed"))]
+sizes = {json.load(open(os.path.join(d, "result.json")))["num_params"] for d in dirs}
+if len(sizes) != 1:
+    sys.exit(f"link.sh: the completed runs of {sys.argv[2]} have {len(sizes)} model sizes")
+print(sizes.pop())' "$store/mavg.db" "$sweep")
   "$work/bin/mpirun" -np 2 --bind-to none "$mavg" -q bench allreduce --floats "$params" \
     --repeats 20 --json "$store/allreduce.json" > /dev/null
   "$mavg" report speedup "$sweep" --results "$store" --fit "$store/allreduce.json" \
@@ -201,22 +206,28 @@ print("| arm | measured epoch s | model epoch s (nominal link) | model / measure
       "MB on the wire (rank 0 sent, received) | wire / recorded |")
 print("|---|---|---|---|---|---|---|---|---|")
 col = f"model epoch s ({link})"
-fmt = lambda v, d=2: "–" if v is None else f"{float(v):.{d}f}"
+def num(v):
+    """A cell as a number; None where the report has none ('–', empty)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+fmt = lambda v, d=2: "–" if num(v) is None else f"{num(v):.{d}f}"
 for r in rows:
     axes = {k: str(v) for k, v in r.items() if k.startswith("parallel.")}
     if axes.get("parallel.workers") == "1":
         continue
     arm = ", ".join(f"{k.split('.', 1)[1]} {v}" for k, v in axes.items() if k != "parallel.workers")
-    measured, model = r.get("measured epoch s"), r.get(col)
-    ratio = float(model) / float(measured) if measured and model else None
+    measured, model = num(r.get("measured epoch s")), num(r.get(col))
+    ratio = model / measured if measured and model else None
     mark = "" if ratio is None or abs(ratio - 1) <= 0.2 else " **(off by more than 20 %)**"
     same = [f for f in fit_rows if all(str(f.get(k)) == v for k, v in axes.items())]
-    fitted_s = same[0].get(fit_col) if len(same) == 1 else None
-    fit_ratio = float(fitted_s) / float(measured) if measured and fitted_s else None
+    fitted_s = num(same[0].get(fit_col)) if len(same) == 1 else None
+    fit_ratio = fitted_s / measured if measured and fitted_s else None
     fit_mark = "" if fit_ratio is None or abs(fit_ratio - 1) <= 0.2 else " **(off by more than 20 %)**"
     match = [d for a, d, _ in runs if all(str(a.get(k)) == v for k, v in axes.items())]
     recorded = wire_tx = wire_rx = None
-    if len(match) == 1:
+    if len(match) == 1 and os.path.exists(f"{match[0]}/result.json"):
         recorded = json.load(open(f"{match[0]}/result.json")).get("comm_bytes")
         wire_tx, wire_rx = sent.get(os.path.realpath(match[0]), (None, None))
     print(f"| {arm} | {fmt(measured)} | {fmt(model)} | {fmt(ratio)}{mark} | "

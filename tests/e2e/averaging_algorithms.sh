@@ -168,6 +168,9 @@ expect_error "parallel.compress.format: int4 with two-level averaging" "$MAVG" t
 expect_error "parallel.compress.format: int4 with parallel.optimizer_state average" "$MAVG" train alg.yaml "${z[@]}" --set optimizer.momentum=0.5 --set parallel.optimizer_state=average --out bad
 expect_error "parallel.compress.format" "$MAVG" train alg.yaml --set parallel.compress.format=fp4 --out bad
 expect_error "parallel.compress.block" "$MAVG" train alg.yaml "${z[@]}" --set parallel.compress.block=-1 --out bad
+# One worker combines nothing: its stream settings are free (as its other parallel keys).
+"$MAVG" -q train alg.yaml --set parallel.workers=1 --set parallel.stream.fragments=9 \
+  --set schedule.epochs=1 --out one-stream --no-progress || fail "one worker refused its stream settings"
 # Streaming: what it does not compose with, and fragments or overlaps that cannot be, before any
 # run starts (3 layers; K = 6).
 st=(--set parallel.average_every=6 --set parallel.stream.fragments=2)

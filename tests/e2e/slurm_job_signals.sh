@@ -54,7 +54,7 @@ grep -q "checkpointed before the time limit: requeueing" task.txt || fail "no re
 
 # The warning and the run's end together, many times over: the status is always the run's.
 for i in $(seq 30); do
-  task 'kill -USR1 $shell; exit 75'
+  task 'trap "exit 75" USR1; kill -USR1 $shell; exit 75'
   [ "$rc" -eq 75 ] || fail "run ending as the warning came (try $i): task status $rc, expected 75"
   requeued || fail "run ending as the warning came (try $i): no requeue"
 done

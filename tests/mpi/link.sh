@@ -19,9 +19,10 @@ python3 - "$WORK/link.md" <<'PY'
 import sys
 rows = [l.split("|")[1:-1] for l in open(sys.argv[1]) if l.startswith("| average_every")]
 assert len(rows) == 5, rows
-for arm, measured, model, ratio, recorded, wire, wire_ratio in rows:
+for arm, measured, model, ratio, fitted, fitted_ratio, recorded, wire, wire_ratio in rows:
     ratio = float(ratio.split()[0])
     assert 0.5 < ratio < 2.0, (arm, measured, model)
+    assert 0.5 < float(fitted_ratio.split()[0]) < 2.0, (arm, measured, fitted)
     sent = float(wire.split(",")[0])
     assert sent >= float(recorded), (arm, sent, recorded)
     if "average_every 1," in arm:

@@ -171,6 +171,7 @@ TEST(PerfModel, LinksByRateAndLatency) {
   EXPECT_DOUBLE_EQ(a.bandwidth, 12.5e6);
   EXPECT_DOUBLE_EQ(a.latency, 2e-3);
   EXPECT_DOUBLE_EQ(ParseInterconnect("2.5gbit").bandwidth, 2.5e9 / 8);
+  EXPECT_DOUBLE_EQ(ParseInterconnect("100Mbit").bandwidth, 12.5e6);  // as tc prints it
   EXPECT_DOUBLE_EQ(ParseInterconnect("1gbit@50us").latency, 50e-6);
   EXPECT_EQ(ParseInterconnect("eth-1g").bandwidth, FindInterconnect("eth-1g").bandwidth);
   for (const char* bad : {"100", "100mb", "0mbit", "-1gbit", "mbit", "1gbit@", "1gbit@5", "x"}) {
