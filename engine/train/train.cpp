@@ -24,7 +24,9 @@ std::unique_ptr<Communicator> MakeCommunicator(const RunConfig& config) {
                config.parallel.mode);
     return CreateLocalCommunicator();
   }
-  auto comm = CreateMpiCommunicator(config.parallel.deterministic, config.parallel.overlap);
+  // Overlapped averaging and streamed fragments with an overlap sum on a communication thread.
+  const bool background = config.parallel.overlap || config.parallel.stream.overlap_steps > 0;
+  auto comm = CreateMpiCommunicator(config.parallel.deterministic, background);
   MAVG_CHECK(comm->WorldSize() == config.parallel.workers,
              "parallel.workers is {} but {} MPI rank(s) were started (mpirun -np {} mavg train "
              "...)",
