@@ -15,7 +15,8 @@ nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
   MAVG_CHECK(LaunchedUnderMpi(),
              "bench allreduce runs under mpirun, e.g. mpirun -np 2 mavg "
              "bench allreduce");
-  auto comm = CreateMpiCommunicator(options.deterministic);
+  const int64_t piece = options.piece < 0 ? kAllReducePiece : options.piece;
+  auto comm = CreateMpiCommunicator(options.deterministic, /*background_sums=*/false, piece);
   SetLogRank(comm->Rank(), comm->WorldSize());
   const size_t n = static_cast<size_t>(options.floats);
   const double bytes = static_cast<double>(n) * sizeof(float);
@@ -54,6 +55,7 @@ nlohmann::json BenchAllReduce(const AllReduceBenchOptions& options) {
                       {"floats", options.floats},
                       {"megabytes", bytes / 1e6},
                       {"communicator", comm->Name()},
+                      {"piece", piece},
                       {"allreduce_s_median", ar},
                       {"allreduce_algbw_gb_per_s", bytes / ar / 1e9},
                       {"allreduce_busbw_gb_per_s", bus / 1e9},

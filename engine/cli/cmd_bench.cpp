@@ -113,6 +113,11 @@ void AddBenchCommand(CLI::App& app) {
   allreduce->add_option("--floats", ar->floats, "Buffer size")->capture_default_str();
   allreduce->add_option("--repeats", ar->repeats, "Timed rounds")->capture_default_str();
   allreduce->add_flag("--deterministic", ar->deterministic, "Rank-order reduction");
+  allreduce
+      ->add_option("--piece", ar->piece,
+                   "With --deterministic: elements per pipelined piece (0: one piece; "
+                   "default: mavg's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   allreduce->add_option("--json", *ar_json, "Also write the measurements to this JSON file");
   allreduce->callback([ar, ar_json] {
     const nlohmann::json r = BenchAllReduce(*ar);

@@ -11,7 +11,9 @@
 # 0 its decision rules, 1 basic linear, 2 non-overlapping (reduce then broadcast), 3 recursive
 # doubling, 4 ring, 5 segmented ring, 6 Rabenseifner (reduce-scatter then all-gather). It
 # assumes coll/tuned handles the all-reduce (OpenMPI's default on one machine); the table is
-# only as true as that.
+# only as true as that. mavg's rank-order sum (alltoallv, the owner adds in rank order,
+# allgatherv) runs in one piece and pipelined in pieces of 128 Ki to 1 Mi floats (`--piece`),
+# and as mavg runs it by default.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 np="${NP:-2}"
@@ -29,13 +31,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpirun=(mpirun --oversubscribe --bind-to none -np "$np")
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
-arms=("0:" "1:" "2:" "3:" "4:" "5:" "6:" "det:--deterministic")
+arms=("0:--piece 0" "1:--piece 0" "2:--piece 0" "3:--piece 0" "4:--piece 0" "5:--piece 0"
+      "6:--piece 0" "det:--deterministic --piece 0" "det128k:--piece 131072"
+      "det256k:--piece 262144" "det1m:--piece 1048576" "mavg:")
 for ((r = 0; r < rounds; r++)); do
   for arm in "${arms[@]}"; do
     name=${arm%%:*}
     flags=${arm#*:}
     mca=()
-    if [ "$name" != det ]; then
+    if [[ "$name" =~ ^[0-9]$ ]]; then  # one of OpenMPI's algorithms
       mca=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm "$name")
     fi
     # shellcheck disable=SC2086
@@ -50,7 +54,11 @@ work, rounds, np_, floats, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], int
 names = {"0": "OpenMPI's choice (decision rules)", "1": "basic linear",
          "2": "non-overlapping (reduce + broadcast)", "3": "recursive doubling", "4": "ring",
          "5": "segmented ring", "6": "Rabenseifner (reduce-scatter + all-gather)",
-         "det": "mavg's rank-order sum (parallel.deterministic)"}
+         "det": "mavg's rank-order sum in one piece (parallel.deterministic across nodes)",
+         "det128k": "the same, pipelined in pieces of 131,072 floats",
+         "det256k": "the same, pipelined in pieces of 262,144 floats",
+         "det1m": "the same, pipelined in pieces of 1,048,576 floats",
+         "mavg": "mavg's sum as it runs (on one machine: pipelined in its pieces)"}
 rows, bus = [], {}
 for key, label in names.items():
     runs = [json.load(open(os.path.join(work, f"{key}-{r}.json"))) for r in range(rounds)]

@@ -33,6 +33,16 @@ assert a["world_size"] == b["world_size"]
 PY
   done
 done
+# A model larger than the sum's pipelined piece (784 x 512 + ... = 0.43 M floats > 262,144): the
+# ranks sum it in pipelined pieces, deterministic or not, bit for bit the simulated workers' sum.
+big=(--set parallel.workers=2 --set model.hidden_dim=512 --set schedule.epochs=1)
+"$MAVG" -q train eq.yaml "${big[@]}" --out sim-big --no-progress
+for det in false true; do
+  "${MPIRUN[@]}" -np 2 "$MAVG" -q train eq.yaml "${big[@]}" --set parallel.deterministic=$det \
+    --set parallel.mode=mpi --out mpi-big-$det --no-progress
+  "$MAVG" model diff sim-big/model.bin mpi-big-$det/model.bin --max-rel 0 ||
+    fail "pipelined sums (deterministic $det): MPI differs from simulated"
+done
 # NG-SGD: every rank keeps its own preconditioners; bit for bit with deterministic averaging.
 ng=(--set parallel.workers=2 --set parallel.deterministic=true --set optimizer.type=ngsgd
     --set optimizer.momentum=0)

@@ -41,7 +41,13 @@ void FinalizeAtExit() {
 // thread and, on a duplicate communicator, from a communication thread.
 class Summer {
  public:
-  Summer(MPI_Comm comm, bool deterministic) : comm_(comm), deterministic_(deterministic) {
+  // `piece`: where every rank shares this node's memory (`one_node`), a sum of more elements
+  // than this goes in rank order, in pieces of this many, pipelined, deterministic or not
+  // (0: never). Measured with 2 ranks on one machine it moved 160 MB at 2.3 x the bus bandwidth
+  // of MPI_Allreduce; over a 1 Gbit/s TCP link at 0.85 x of it, hence one node only
+  // (README, Benchmarks).
+  Summer(MPI_Comm comm, bool deterministic, size_t piece, bool one_node)
+      : comm_(comm), deterministic_(deterministic), piece_(one_node ? piece : 0) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
@@ -49,7 +55,8 @@ class Summer {
   template <typename T>
   void Sum(std::span<T> data, MPI_Datatype type) {
     if (size_ == 1 || data.empty()) return;
-    if (!deterministic_) {
+    const bool pipelined = piece_ > 0 && data.size() > piece_;
+    if (!deterministic_ && !pipelined) {
       for (size_t off = 0; off < data.size(); off += kMaxCount) {
         const int n = static_cast<int>(std::min(kMaxCount, data.size() - off));
         Check(MPI_Allreduce(MPI_IN_PLACE, data.data() + off, n, type, MPI_SUM, comm_),
@@ -57,42 +64,112 @@ class Summer {
       }
       return;
     }
-    // Deterministic: rank r owns chunk r. Every rank sends chunk r to rank r (all-to-all);
-    // the owner adds the N contributions in rank order; then everyone gathers all chunks.
-    const size_t n = data.size();
+    MAVG_CHECK(data.size() <= static_cast<size_t>(std::numeric_limits<int>::max()),
+               "deterministic all-reduce of {} elements is too large (MPI counts are int)",
+               data.size());
+    if (pipelined) {
+      SumPipelined(data, type);
+    } else {
+      SumInRankOrder(data, type);
+    }
+  }
+
+ private:
+  // Rank r owns [displs[r], displs[r] + counts[r]) of a span; it receives every rank's copy of
+  // that chunk, rank q's at q * mine.
+  struct Layout {
+    std::vector<int> counts, displs, recv_counts, recv_displs;
+    int mine = 0;
+  };
+
+  Layout Split(size_t n) const {
+    Layout l;
     const size_t chunk = (n + size_ - 1) / size_;
-    MAVG_CHECK(n <= static_cast<size_t>(std::numeric_limits<int>::max()),
-               "deterministic all-reduce of {} elements is too large (MPI counts are int)", n);
-    std::vector<int> counts(size_), displs(size_);
+    l.counts.resize(size_), l.displs.resize(size_);
     for (int r = 0; r < size_; ++r) {
       const size_t begin = std::min(n, r * chunk);
-      counts[r] = static_cast<int>(std::min(n, begin + chunk) - begin);
-      displs[r] = static_cast<int>(begin);
+      l.counts[r] = static_cast<int>(std::min(n, begin + chunk) - begin);
+      l.displs[r] = static_cast<int>(begin);
     }
-    const int mine = counts[rank_];
-    recv_.resize(static_cast<size_t>(mine) * size_ * sizeof(T));
-    T* recv = reinterpret_cast<T*>(recv_.data());
-    std::vector<int> recv_counts(size_, mine), recv_displs(size_);
-    for (int r = 0; r < size_; ++r) recv_displs[r] = r * mine;
-    Check(MPI_Alltoallv(data.data(), counts.data(), displs.data(), type, recv, recv_counts.data(),
-                        recv_displs.data(), type, comm_),
-          "MPI_Alltoallv");
-    T* own = data.data() + displs[rank_];
+    l.mine = l.counts[rank_];
+    l.recv_counts.assign(size_, l.mine);
+    l.recv_displs.resize(size_);
+    for (int r = 0; r < size_; ++r) l.recv_displs[r] = r * l.mine;
+    return l;
+  }
+
+  // own = the N received copies of the chunk added in rank order.
+  template <typename T>
+  static void AddInRankOrder(const T* recv, int mine, int ranks, T* own) {
     std::copy_n(recv, mine, own);
-    for (int r = 1; r < size_; ++r) {
+    for (int r = 1; r < ranks; ++r) {
       const T* x = recv + static_cast<size_t>(r) * mine;
       for (int i = 0; i < mine; ++i) own[i] += x[i];
     }
-    Check(MPI_Allgatherv(MPI_IN_PLACE, 0, type, data.data(), counts.data(), displs.data(), type,
+  }
+
+  // Every rank sends chunk r to rank r (all-to-all); the owner adds the N contributions in rank
+  // order; then everyone gathers all chunks.
+  template <typename T>
+  void SumInRankOrder(std::span<T> data, MPI_Datatype type) {
+    const Layout l = Split(data.size());
+    recv_.resize(static_cast<size_t>(l.mine) * size_ * sizeof(T));
+    T* recv = reinterpret_cast<T*>(recv_.data());
+    Check(MPI_Alltoallv(data.data(), l.counts.data(), l.displs.data(), type, recv,
+                        l.recv_counts.data(), l.recv_displs.data(), type, comm_),
+          "MPI_Alltoallv");
+    AddInRankOrder(recv, l.mine, size_, data.data() + l.displs[rank_]);
+    Check(MPI_Allgatherv(MPI_IN_PLACE, 0, type, data.data(), l.counts.data(), l.displs.data(), type,
                          comm_),
           "MPI_Allgatherv");
   }
 
- private:
+  // The same sum piece by piece: piece k's all-to-all is in flight while piece k - 1 is added up
+  // and its all-gather started (non-blocking collectives, started in the same order on every
+  // rank). Every element is still the sum of its N contributions in rank order: the same bits
+  // as SumInRankOrder, whatever the pieces.
+  template <typename T>
+  void SumPipelined(std::span<T> data, MPI_Datatype type) {
+    const size_t n = data.size();
+    const size_t pieces = (n + piece_ - 1) / piece_;
+    std::vector<Layout> layouts(pieces);  // alive until their collectives complete
+    std::vector<MPI_Request> gathers(pieces, MPI_REQUEST_NULL);
+    MPI_Request scatters[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    const size_t most = (piece_ + size_ - 1) / size_;  // the largest chunk a rank owns
+    for (std::vector<char>& b : pipe_) b.resize(most * size_ * sizeof(T));
+    const auto recv_of = [&](size_t k) { return reinterpret_cast<T*>(pipe_[k % 2].data()); };
+    const auto start = [&](size_t k) {
+      const size_t off = k * piece_;
+      const Layout& l = layouts[k] = Split(std::min(piece_, n - off));
+      Check(
+          MPI_Ialltoallv(data.data() + off, l.counts.data(), l.displs.data(), type, recv_of(k),
+                         l.recv_counts.data(), l.recv_displs.data(), type, comm_, &scatters[k % 2]),
+          "MPI_Ialltoallv");
+    };
+    const auto finish = [&](size_t k) {
+      Check(MPI_Wait(&scatters[k % 2], MPI_STATUS_IGNORE), "MPI_Wait(Ialltoallv)");
+      const Layout& l = layouts[k];
+      T* piece = data.data() + k * piece_;
+      AddInRankOrder(recv_of(k), l.mine, size_, piece + l.displs[rank_]);
+      Check(MPI_Iallgatherv(MPI_IN_PLACE, 0, type, piece, l.counts.data(), l.displs.data(), type,
+                            comm_, &gathers[k]),
+            "MPI_Iallgatherv");
+    };
+    for (size_t k = 0; k < pieces; ++k) {
+      start(k);
+      if (k > 0) finish(k - 1);
+    }
+    finish(pieces - 1);
+    Check(MPI_Waitall(static_cast<int>(pieces), gathers.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall(Iallgatherv)");
+  }
+
   MPI_Comm comm_;  // not owned
   bool deterministic_;
+  size_t piece_;
   int rank_ = 0, size_ = 1;
-  std::vector<char> recv_;  // scratch for the deterministic reduce-scatter
+  std::vector<char> recv_;     // scratch for the one-piece reduce-scatter
+  std::vector<char> pipe_[2];  // scratch for the pipelined one: two pieces in turn
 };
 
 // A sum running on a communication thread; joined by Wait() or the destructor.
@@ -127,7 +204,8 @@ class ThreadSum final : public PendingSum {
 class MpiCommunicator final : public Communicator {
  public:
   // The world communicator.
-  MpiCommunicator(bool deterministic, bool background_sums) : deterministic_(deterministic) {
+  MpiCommunicator(bool deterministic, bool background_sums, size_t piece)
+      : deterministic_(deterministic), piece_(piece) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
@@ -143,8 +221,8 @@ class MpiCommunicator final : public Communicator {
     Attach(MPI_COMM_WORLD, false);
   }
   // A communicator made by Split (owned, freed with this object).
-  MpiCommunicator(MPI_Comm comm, bool deterministic, int thread_level)
-      : deterministic_(deterministic), thread_level_(thread_level) {
+  MpiCommunicator(MPI_Comm comm, bool deterministic, int thread_level, size_t piece)
+      : deterministic_(deterministic), piece_(piece), thread_level_(thread_level) {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     Attach(comm, true);
   }
@@ -201,7 +279,7 @@ class MpiCommunicator final : public Communicator {
     }
     if (background_comm_ == MPI_COMM_NULL) {  // collective: every rank's first start
       Check(MPI_Comm_dup(comm_, &background_comm_), "MPI_Comm_dup");
-      background_ = std::make_unique<Summer>(background_comm_, deterministic_);
+      background_ = std::make_unique<Summer>(background_comm_, deterministic_, piece_, one_node_);
     }
     return std::make_unique<ThreadSum>(*background_, data);
   }
@@ -209,7 +287,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Communicator> Split(int color) override {
     MPI_Comm group = MPI_COMM_NULL;
     Check(MPI_Comm_split(comm_, color, rank_, &group), "MPI_Comm_split");
-    return std::make_unique<MpiCommunicator>(group, deterministic_, thread_level_);
+    return std::make_unique<MpiCommunicator>(group, deterministic_, thread_level_, piece_);
   }
 
   void Barrier() override { Check(MPI_Barrier(comm_), "MPI_Barrier"); }
@@ -221,21 +299,29 @@ class MpiCommunicator final : public Communicator {
     owned_ = owned;
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
-    summer_ = std::make_unique<Summer>(comm_, deterministic_);
     MPI_Comm node = MPI_COMM_NULL;
     Check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
           "MPI_Comm_split_type");
     MPI_Comm_rank(node, &node_rank_);
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
+    // One node for every rank, or not: the same answer on every rank, so they all sum alike.
+    int local = node_size == size_ ? 1 : 0;
+    Check(MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce(MIN)");
+    one_node_ = local == 1;
+    summer_ = std::make_unique<Summer>(comm_, deterministic_, piece_, one_node_);
   }
 
   bool deterministic_;
+  size_t piece_;                          // pipelined rank-order sums: elements per piece
   int thread_level_ = MPI_THREAD_SINGLE;  // what MPI_Init_thread provided
   MPI_Comm comm_ = MPI_COMM_NULL;         // owned when owned_ (a split)
   bool owned_ = false;
   bool warned_synchronous_ = false;
   int rank_ = 0, size_ = 1;
   int node_rank_ = 0;                         // among the ranks of comm_ on this machine
+  bool one_node_ = false;                     // every rank of comm_ on this machine
   std::unique_ptr<Summer> summer_;            // sums on comm_ (main thread)
   MPI_Comm background_comm_ = MPI_COMM_NULL;  // owned: a duplicate of comm_ for ThreadSum
   std::unique_ptr<Summer> background_;        // sums on background_comm_
@@ -247,8 +333,11 @@ bool LaunchedUnderMpi() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
 }
 
-std::unique_ptr<Communicator> CreateMpiCommunicator(bool deterministic, bool background_sums) {
-  return std::make_unique<MpiCommunicator>(deterministic, background_sums);
+std::unique_ptr<Communicator> CreateMpiCommunicator(bool deterministic, bool background_sums,
+                                                    int64_t piece) {
+  MAVG_CHECK(piece >= 0, "an all-reduce in pieces of {} elements", piece);
+  return std::make_unique<MpiCommunicator>(deterministic, background_sums,
+                                           static_cast<size_t>(piece));
 }
 
 }  // namespace mavg

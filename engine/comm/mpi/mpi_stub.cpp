@@ -11,7 +11,7 @@ bool LaunchedUnderMpi() {
 }
 
 std::unique_ptr<Communicator> CreateMpiCommunicator(bool /*deterministic*/,
-                                                    bool /*background_sums*/) {
+                                                    bool /*background_sums*/, int64_t /*piece*/) {
   MAVG_FAIL("parallel.mode 'mpi' requested but mavg was built without MPI (MAVG_WITH_MPI=OFF)");
 }
 
