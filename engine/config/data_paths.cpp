@@ -62,10 +62,39 @@ std::string DataPathProblem(const DataPath& p) {
   return "";
 }
 
+namespace {
+
+// For a missing data dir of a built-in corpus (.../digits[-SIZE]/train, .../fmnist/test, as the
+// configs and docs name them), the command that builds it; "" otherwise.
+std::string BuildHint(const DataPath& p) {
+  if (!IsDataDirKey(p.key)) return "";
+  const fs::path dir = fs::path(p.path).lexically_normal();
+  const std::string part = dir.filename().string();
+  const fs::path corpus = dir.parent_path();
+  const std::string name = corpus.filename().string();
+  if (part != "train" && part != "dev" && part != "test" && part != "test_seen" && part != "lang") {
+    return "";
+  }
+  if (name == "digits") return fmt::format("mavg data digits --out {}", corpus.string());
+  for (const char* size : {"small", "x1", "x2", "x4", "x8"}) {
+    if (name == std::string("digits-") + size) {
+      return fmt::format("mavg data digits --size {} --out {}", size, corpus.string());
+    }
+  }
+  if (name == "fmnist") return fmt::format("mavg data fmnist --out {}", corpus.string());
+  return "";
+}
+
+}  // namespace
+
 void CheckDataPaths(const RunConfig& config) {
   std::vector<std::string> problems;
   for (const DataPath& p : DataPathsOf(config)) {
-    const std::string why = DataPathProblem(p);
+    std::string why = DataPathProblem(p);
+    if (why == "not found") {
+      const std::string hint = BuildHint(p);
+      if (!hint.empty()) why += fmt::format(" (build it: {})", hint);
+    }
     if (!why.empty()) problems.push_back(fmt::format("{}: {}: {}", p.key, p.path, why));
   }
   if (problems.empty()) return;

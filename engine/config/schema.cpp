@@ -559,6 +559,8 @@ void Walk(const YAML::Node& node, const std::string& prefix, RunConfig& config,
         problems.push_back(fmt::format("line {}: key '{}' expects {} {}, got a {}", line, path,
                                        b->spec.type == ValueType::kInt ? "an" : "a",
                                        TypeName(b->spec.type), value.IsMap() ? "mapping" : "list"));
+      } else if (std::string quoted = QuotedValueProblem(path, value); !quoted.empty()) {
+        problems.push_back(fmt::format("line {}: {}", line, quoted));
       } else if (std::string err = Assign(config, *b, value.Scalar()); !err.empty()) {
         problems.push_back(fmt::format("line {}: {}", line, err));
       }
@@ -672,15 +674,32 @@ void SetKey(RunConfig& config, const std::string& path, const std::string& value
   if (std::string err = Assign(config, *b, value); !err.empty()) throw Error(err);
 }
 
+std::string QuotedValueProblem(const std::string& path, const YAML::Node& value) {
+  const Binding* b = FindBinding(path);
+  // yaml-cpp tags a quoted scalar "!" (a plain one "?").
+  if (b == nullptr || b->spec.type == ValueType::kString || !value.IsScalar() ||
+      value.Tag() != "!") {
+    return "";
+  }
+  return fmt::format(
+      "key '{}' expects {} {}, got the quoted string '{}' (quotes make it text: "
+      "write it without them)",
+      path, b->spec.type == ValueType::kInt ? "an" : "a", TypeName(b->spec.type), value.Scalar());
+}
+
 void ApplyOverride(RunConfig& config, const std::string& assignment) {
   const size_t eq = assignment.find('=');
   MAVG_CHECK(eq != std::string::npos && eq > 0, "--set '{}': expected key=value", assignment);
   const std::string key = Trim(assignment.substr(0, eq));
   std::string value = assignment.substr(eq + 1);
-  // Accept YAML-quoted strings: --set data.train="'a b'".
+  // Accept YAML-quoted strings: --set data.train="'a b'" (but not a quoted number).
   try {
     YAML::Node node = YAML::Load(value);
-    if (node.IsScalar()) value = node.Scalar();
+    if (node.IsScalar()) {
+      const std::string quoted = QuotedValueProblem(key, node);
+      if (!quoted.empty()) throw Error(fmt::format("--set {}: {}", assignment, quoted));
+      value = node.Scalar();
+    }
   } catch (const YAML::Exception&) {
   }
   try {

@@ -10,6 +10,10 @@
 
 #include "engine/config/config.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace mavg {
 
 enum class ValueType { kInt, kFloat, kString, kBool };
@@ -46,6 +50,10 @@ RunConfig ParseConfigYaml(const std::string& text, const std::string& source,
 void ApplyOverride(RunConfig& config, const std::string& assignment);
 // Sets one key from a string value; throws naming the key on an unknown key or bad value.
 void SetKey(RunConfig& config, const std::string& path, const std::string& value);
+// Why a YAML value cannot be the value of `path` although its text could: a quoted scalar
+// ('8', "true") for a number or boolean key (YAML makes it a string; unquoted text such as
+// `ten` is refused by SetKey). "" when it can, or when `path` is no key.
+std::string QuotedValueProblem(const std::string& path, const YAML::Node& value);
 
 // Checks ranges, allowed values and cross-key rules; throws one line listing every problem,
 // prefixed by where its value came from: `source` (e.g. the config file), or, for a problem

@@ -9,6 +9,7 @@
 #include "engine/core/error.h"
 #include "engine/core/files.h"
 #include "engine/core/hash.h"
+#include "engine/core/json.h"
 #include "engine/core/words.h"
 #include "engine/core/yaml.h"
 
@@ -49,6 +50,18 @@ void CheckValue(const Option& option, const std::string& key, const std::string&
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", option(), e.what()));
   }
+}
+
+// A value as the points print it ("1.0" and "1" are the same number); `value` as given when it
+// does not fit `key` (the spec's parser says why).
+std::string Normalized(const std::string& key, const std::string& value) {
+  thread_local RunConfig scratch;
+  try {
+    SetKey(scratch, key, value);
+  } catch (const Error&) {
+    return value;
+  }
+  return DumpJson(KeyJson(scratch, key));
 }
 
 std::pair<std::string, std::string> SplitAssignment(const std::string& flag,
@@ -211,6 +224,33 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     list.SetStyle(YAML::EmitterStyle::Flow);
     for (const std::string& v : values) list.push_back(v);
     body["grid"][key] = list;  // an axis of the spec keeps its place with the new values
+  }
+  // An exclude entry naming a value that --grid took out of its axis cannot match a point any
+  // more: it goes with the value, instead of being reported as a typo.
+  const YAML::Node& read = body;
+  if (!p.grids.empty() && read["exclude"] && read["exclude"].IsSequence()) {
+    YAML::Node kept(YAML::NodeType::Sequence);
+    for (const auto& entry : read["exclude"]) {
+      bool can_match = true;
+      if (entry.IsMap()) {
+        for (const auto& kv : entry) {
+          const std::string key = kv.first.as<std::string>();
+          const auto g = std::find_if(p.grids.begin(), p.grids.end(),
+                                      [&](const auto& grid) { return grid.first == key; });
+          if (g == p.grids.end() || !kv.second.IsScalar()) continue;
+          const std::string v = Normalized(key, kv.second.Scalar());
+          can_match = can_match &&
+                      std::any_of(g->second.begin(), g->second.end(),
+                                  [&](const std::string& x) { return Normalized(key, x) == v; });
+        }
+      }
+      if (can_match) kept.push_back(entry);
+    }
+    if (kept.size() == 0) {
+      body.remove("exclude");
+    } else {
+      body["exclude"] = kept;
+    }
   }
   if (o.replicates > 0) body["replicates"] = o.replicates;
 

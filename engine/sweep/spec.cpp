@@ -27,9 +27,14 @@ const std::vector<std::string> kSpecKeys = {
     "name",    "description", "base",       "set",       "grid",     "zip",
     "exclude", "include",     "replicates", "resources", "max_runs", "replicate_pretraining"};
 
-std::string ScalarText(const YAML::Node& n, const std::string& where, const std::string& file) {
+// The text of an axis or assignment value of config key `key`; throws for a list, a map, or a
+// quoted number or boolean.
+std::string ScalarText(const YAML::Node& n, const std::string& key, const std::string& where,
+                       const std::string& file) {
   MAVG_CHECK(n.IsScalar() || n.IsNull(), "{}: line {}: {} must be a single value", file,
              n.Mark().line + 1, where);
+  const std::string quoted = QuotedValueProblem(key, n);
+  MAVG_CHECK(quoted.empty(), "{}: line {}: {}", file, n.Mark().line + 1, quoted);
   return n.IsNull() ? "" : n.Scalar();
 }
 
@@ -64,7 +69,7 @@ AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::
                what, key);
     std::vector<std::string> values;
     for (const auto& v : list) {
-      const std::string text = ScalarText(v, what + " value of '" + key + "'", file);
+      const std::string text = ScalarText(v, key, what + " value of '" + key + "'", file);
       CheckAxisValue(file, v.Mark().line + 1, key, text);
       values.push_back(text);
     }
@@ -80,7 +85,7 @@ Assignment ParseAssignment(const YAML::Node& map, const std::string& what,
   Assignment out;
   for (const auto& item : map) {
     const std::string key = item.first.as<std::string>();
-    const std::string value = ScalarText(item.second, what + " value of '" + key + "'", file);
+    const std::string value = ScalarText(item.second, key, what + " value of '" + key + "'", file);
     CheckAxisValue(file, item.second.Mark().line + 1, key, value);
     out.emplace_back(key, value);
   }

@@ -54,6 +54,20 @@ expect_error "data.train: nowhere/train: not found" "$MAVG" train ok.yaml --set 
 expect_error "2 data paths cannot be read: data.train: nowhere/train: not found; data.dev: data/train/feats.ark: not a directory" \
   "$MAVG" train ok.yaml --set data.train=nowhere/train --set data.dev=data/train/feats.ark --no-progress
 [ ! -e results ] || fail "a run refused for its data left $(find results -maxdepth 3)"
+# A built-in corpus that is not built yet: the command that builds it.
+expect_error "data.train: data/digits-small/train: not found (build it: mavg data digits --size small --out data/digits-small)" \
+  "$MAVG" train ok.yaml --set data.train=data/digits-small/train --no-progress
+expect_error "data.dev: fmnist/dev: not found (build it: mavg data fmnist --out fmnist)" \
+  "$MAVG" train ok.yaml --set data.dev=fmnist/dev --no-progress
+# A quoted number or boolean is text in YAML: refused as `ten` is, in a config, a --set and a
+# sweep's axis; a quoted string stays a string.
+good 'parallel: {workers: "2"}' > quoted.yaml
+expect_error "line 6: key 'parallel.workers' expects an integer, got the quoted string '2'" "$MAVG" train quoted.yaml --no-progress
+expect_error "key 'parallel.deterministic' expects a boolean, got the quoted string 'true'" "$MAVG" train ok.yaml --set "parallel.deterministic='true'" --no-progress
+printf 'base: ok.yaml\ngrid: {schedule.lr: ["0.01", 0.02]}\n' > quoted-sweep.yaml
+expect_error "quoted-sweep.yaml: line 2: key 'schedule.lr' expects a number, got the quoted string '0.01'" "$MAVG" sweep plan quoted-sweep.yaml --results qres
+good 'parallel: {workers: 2, mode: "simulated"}' > quoted-ok.yaml
+"$MAVG" config check quoted-ok.yaml > /dev/null || fail "a quoted string value was refused"
 mkdir r1b
 expect_error "nowhere/train" "$MAVG" train ok.yaml --set data.train=nowhere/train --out r1b --no-progress
 grep -qs '"status": "failed"' r1b/state.json || fail "failed run not marked failed"

@@ -135,4 +135,22 @@ grep -q "^| test_acc | " diff.md && grep -q "^| 2 | " diff.md || fail "diff lack
 cmp -s <(tail -n +3 diff.md) <(tail -n +3 diff2.md) || fail "diff by run id differs from diff by directory"
 "$MAVG" run diff "$a_dir" "$a_dir" | contains "Config: the same" || fail "a run against itself"
 expect_error "'zzzzzz' is neither a run directory nor a run id in res/mavg.db" "$MAVG" run diff zzzzzz "$b_id" "${R[@]}"
+# Narrowing a spec with --grid: an exclude entry naming a value --grid left out goes with it
+# (no warning that it matches nothing); one that still can match stays; a typo still warns.
+cat > ex.yaml <<'YAML'
+base: base.yaml
+grid: {parallel.workers: [1, 2, 4], schedule.lr: [0.004, 0.008]}
+exclude:
+  - {parallel.workers: 4, schedule.lr: 0.008}
+  - {parallel.workers: 2, schedule.lr: 0.008}
+YAML
+"$MAVG" sweep plan ex.yaml --grid parallel.workers=1,2 "${R[@]}" > ex.txt 2> ex.err
+! grep -q "matches no point" ex.err || fail "narrowed exclude reported as a typo: $(cat ex.err)"
+grep -q "totals: new 3 " ex.txt || fail "narrowed plan: $(tail -1 ex.txt)"
+"$MAVG" sweep plan ex.yaml --grid schedule.lr=0.004,8e-3 "${R[@]}" > ex2.txt 2> ex2.err
+grep -q "totals: new 4 " ex2.txt && ! grep -q "matches no point" ex2.err ||
+  fail "a value written another way (8e-3) did not keep its excludes: $(tail -1 ex2.txt) $(cat ex2.err)"
+sed -i 's/schedule.lr: 0.008}$/schedule.lr: 0.016}/' ex.yaml
+"$MAVG" sweep plan ex.yaml "${R[@]}" 2>&1 >/dev/null | contains "matches no point" ||
+  fail "an exclude entry that can never match was not reported"
 echo PASS
