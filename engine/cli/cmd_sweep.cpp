@@ -13,6 +13,7 @@
 #include "engine/core/words.h"
 #include "engine/sweep/cli_spec.h"
 #include "engine/sweep/controller.h"
+#include "engine/sweep/estimate.h"
 #include "engine/sweep/plan_checks.h"
 
 namespace mavg::cli {
@@ -101,6 +102,7 @@ void AddSweepCommand(CLI::App& app) {
     SlurmLauncherOptions slurm;
     double hung_after_s = 1800;
     bool timing = false;
+    int plan_jobs = 1;  // sweep plan --jobs: the estimate at that many runs at once
   };
   auto a = std::make_shared<Args>();
   // The launcher chosen by --launcher, for sweep `name`.
@@ -123,6 +125,10 @@ void AddSweepCommand(CLI::App& app) {
   CLI::App* plan = cmd->add_subcommand("plan", "List every run of a spec with its state");
   AddSpecOptions(plan, a->spec, a->overrides);
   plan->add_flag("--time", a->timing, "Also print how long planning took");
+  plan->add_option("--jobs,-j", a->plan_jobs,
+                   "The time estimate for this many runs at once (as sweep run --jobs)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   AddPathOptions(plan, a->paths);
   plan->callback([a] {
     Timer t;
@@ -134,7 +140,8 @@ void AddSweepCommand(CLI::App& app) {
     const std::vector<const RunConfig*> need = RunsNeedingData(p);
     const std::string data = DataProblems(need, fmt::format("the {} run(s) not done", need.size()));
     const double seconds = t.Seconds();
-    std::cout << FormatPlan(spec, p) << FormatPretraining(p, a->paths) << FormatSameTraining(p);
+    std::cout << FormatPlan(spec, p) << FormatPretraining(p, a->paths) << FormatSameTraining(p)
+              << FormatEstimate(EstimatePlan(*store, p), a->plan_jobs);
     if (!data.empty()) {
       std::cout << fmt::format("data: {} (sweep run refuses to start them)\n", data);
     }

@@ -135,6 +135,15 @@ grep -q "^| test_acc | " diff.md && grep -q "^| 2 | " diff.md || fail "diff lack
 cmp -s <(tail -n +3 diff.md) <(tail -n +3 diff2.md) || fail "diff by run id differs from diff by directory"
 "$MAVG" run diff "$a_dir" "$a_dir" | contains "Config: the same" || fail "a run against itself"
 expect_error "'zzzzzz' is neither a run directory nor a run id in res/mavg.db" "$MAVG" run diff zzzzzz "$b_id" "${R[@]}"
+# Time before launch: the 4 runs above (2 epochs) time the same work at 3 epochs; other work
+# (another network) has nothing to go on.
+"$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --grid optimizer.type=sgd,ngsgd \
+  --set schedule.epochs=3 --set parallel.mode=simulated --jobs 2 "${R[@]}" > est.txt
+grep -q "^time: 4 of 4 pending run(s) about .* at --jobs 2; from 4 completed run(s) of the same work per epoch" est.txt ||
+  fail "no time estimate from the like runs: $(tail -2 est.txt)"
+"$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --set model.hidden_dim=24 "${R[@]}" |
+  contains "^time: 2 pending run(s), nothing to go on" || fail "an estimate without like runs"
+"$MAVG" sweep plan "${G[@]}" "${R[@]}" | grep -q "^time:" && fail "an estimate for a sweep with nothing pending"
 # Narrowing a spec with --grid: an exclude entry naming a value --grid left out goes with it
 # (no warning that it matches nothing); one that still can match stays; a typo still warns.
 cat > ex.yaml <<'YAML'

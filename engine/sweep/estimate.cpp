@@ -1,0 +1,121 @@
+#include "engine/sweep/estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/config/schema.h"
+#include "engine/core/json.h"
+
+namespace mavg {
+namespace {
+
+// A past run's time: fixed seconds and seconds per epoch.
+struct Timing {
+  double fixed_s = 0.0, epoch_s = 0.0;
+  double Of(int64_t epochs) const { return fixed_s + epoch_s * static_cast<double>(epochs); }
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The time of `runs` one after another on `jobs` workers taking the next run as one ends
+// (the runs in plan order).
+double AtJobs(const std::vector<double>& runs, int jobs) {
+  std::vector<double> ends(static_cast<size_t>(std::max(1, jobs)), 0.0);
+  for (double s : runs) *std::min_element(ends.begin(), ends.end()) += s;
+  return *std::max_element(ends.begin(), ends.end());
+}
+
+}  // namespace
+
+std::string SimilarWork(const RunConfig& config) {
+  RunConfig c = config;
+  nlohmann::json key = nlohmann::json::object();
+  for (const char* path :
+       {"model.hidden_layers", "model.hidden_dim", "model.activation", "data.train", "data.dev",
+        "parallel.workers", "parallel.mode", "optimizer.type", "optimizer.minibatch",
+        "device_options.threads", "device"}) {
+    key[path] = KeyJson(c, path);
+  }
+  return DumpJson(key);
+}
+
+PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
+  PlanEstimate e;
+  std::map<std::string, std::vector<Timing>> by_work;
+  {
+    auto s = store.Db().Prepare(
+        "SELECT r.config_json, (SELECT SUM(x.wall_s) FROM epochs x WHERE x.run_id = r.run_id), "
+        "(SELECT COUNT(*) FROM epochs x WHERE x.run_id = r.run_id), "
+        "(SELECT value FROM results x WHERE x.run_id = r.run_id AND x.key = 'wall_s') "
+        "FROM runs r WHERE r.status = 'completed'");
+    while (s.Step()) {
+      if (s.IsNull(1) || s.IsNull(3) || s.Int(2) <= 0) continue;
+      RunConfig config;
+      try {
+        config = ParseConfigYaml(s.Text(0), "the store's config of a completed run");
+      } catch (const Error&) {
+        continue;  // written by an older mavg with keys this one no longer reads
+      }
+      Timing t;
+      t.epoch_s = s.Real(1) / static_cast<double>(s.Int(2));
+      t.fixed_s = std::max(0.0, s.Real(3) - s.Real(1));
+      by_work[SimilarWork(config)].push_back(t);
+    }
+  }
+  std::map<std::string, bool> used;
+  for (const PlannedRun& r : plan) {
+    if (r.state != PlanState::kNew && r.state != PlanState::kInterrupted) continue;
+    ++e.pending;
+    const auto it = by_work.find(SimilarWork(r.point.config));
+    if (it == by_work.end()) continue;
+    if (!used[it->first]) e.basis += static_cast<int>(it->second.size());
+    used[it->first] = true;
+    std::vector<double> seconds;
+    for (const Timing& t : it->second) seconds.push_back(t.Of(r.point.config.schedule.epochs));
+    ++e.known;
+    const double median = Median(seconds);
+    e.runs.push_back(median);
+    e.seconds += median;
+    e.low += *std::min_element(seconds.begin(), seconds.end());
+    e.high += *std::max_element(seconds.begin(), seconds.end());
+  }
+  return e;
+}
+
+std::string ShortDuration(double seconds) {
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+std::string FormatEstimate(const PlanEstimate& e, int jobs) {
+  if (e.pending == 0) return "";
+  if (e.known == 0) {
+    return fmt::format(
+        "time: {} pending run(s), nothing to go on (no completed run in the store does the same "
+        "work per epoch: network, data, workers, optimizer, minibatch, threads)\n",
+        e.pending);
+  }
+  std::string out = fmt::format("time: {} of {} pending run(s) about {} one after another", e.known,
+                                e.pending, ShortDuration(e.seconds));
+  if (e.high > e.low) {
+    out += fmt::format(" ({} to {} as the fastest or slowest of the like runs)",
+                       ShortDuration(e.low), ShortDuration(e.high));
+  }
+  if (jobs > 1)
+    out += fmt::format(", about {} at --jobs {}", ShortDuration(AtJobs(e.runs, jobs)), jobs);
+  out += fmt::format("; from {} completed run(s) of the same work per epoch", e.basis);
+  if (e.known < e.pending) {
+    out += fmt::format("; {} with nothing to go on", e.pending - e.known);
+  }
+  return out + "\n";
+}
+
+}  // namespace mavg

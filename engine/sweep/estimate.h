@@ -1,0 +1,41 @@
+#pragma once
+// How long the runs a plan would launch may take, from the runs the store already holds: a
+// pending run is timed by the completed runs of the same work per epoch (the same network,
+// data, workers, mode, optimizer, minibatch, threads and device: the keys of SimilarWork), as
+// their fixed seconds (setup, test, decode) plus their seconds per epoch times its epochs.
+// Measured times of other runs on possibly other machines or loads: an estimate with its
+// spread (the fastest and slowest such run), never a promise; a run with no such run has
+// nothing to go on, and is counted as such.
+
+#include <string>
+#include <vector>
+
+#include "engine/store/store.h"
+#include "engine/sweep/sweep_state.h"
+
+namespace mavg {
+
+struct PlanEstimate {
+  int pending = 0;  // runs `sweep run` would launch (new, interrupted)
+  int known = 0;    // of which something goes on
+  int basis = 0;    // completed runs the estimates come from
+  // Seconds of the known runs, one after another: the median estimate, and the sums of each
+  // run's fastest and slowest.
+  double seconds = 0.0, low = 0.0, high = 0.0;
+  // The known runs' median estimates, for the time at --jobs N.
+  std::vector<double> runs;
+};
+
+// The key under which runs do the same work per epoch (a JSON text of the keys named above).
+std::string SimilarWork(const RunConfig& config);
+
+PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan);
+
+// One line: "time: N pending runs, about T on 1 job (fastest F, slowest S), about T' at
+// --jobs J, from K completed runs; M have nothing to go on", or that nothing goes on.
+std::string FormatEstimate(const PlanEstimate& estimate, int jobs);
+
+// Seconds as "45 s", "12 min", "3.4 h".
+std::string ShortDuration(double seconds);
+
+}  // namespace mavg
