@@ -19,6 +19,7 @@
 #include "engine/data/data_identity.h"
 #include "engine/pretrain/stack_cache.h"
 #include "engine/records/run_state_file.h"
+#include "engine/sweep/estimate.h"
 #include "engine/sweep/plan_checks.h"
 
 namespace mavg {
@@ -43,8 +44,9 @@ static void WarnClusterOnly(const SweepResources& resources, const Launcher& lau
 }
 
 // Writes each request's config, launches them, and records/collects every run as it ends.
+// `jobs`: runs at once (for the time left as runs end); 0 on a cluster.
 static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string& sweep,
-                            std::vector<LaunchRequest> requests) {
+                            std::vector<LaunchRequest> requests, int jobs) {
   // Claim every run in the database first (compare-and-set on its status), so that two
   // controllers never launch the same run; the run directory's lock is the second guard.
   // What the launcher cannot carry is refused before anything is claimed or written, and so
@@ -87,6 +89,50 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
     claimed.push_back(std::move(q));
   }
   int done = 0;
+  // What is left as runs end: each run's estimate from the like runs in the store (estimate.h).
+  // Keyed by the configs as the store registered them (as sweep plan estimates them), not as
+  // launched (with this launch's threads).
+  std::map<std::string, double> estimate;
+  try {
+    std::vector<std::string> ids;
+    for (const LaunchRequest& q : claimed) ids.push_back(q.run_id);
+    const auto records = store.FindRuns(ids);
+    std::vector<RunConfig> registered;
+    for (const LaunchRequest& q : claimed) {
+      const auto it = records.find(q.run_id);
+      registered.push_back(it == records.end()
+                               ? q.config
+                               : ParseConfigYaml(it->second.config_json, "the store's config"));
+    }
+    std::vector<const RunConfig*> configs;
+    for (const RunConfig& c : registered) configs.push_back(&c);
+    const std::vector<double> seconds = EstimateRuns(store, configs);
+    for (size_t i = 0; i < claimed.size(); ++i) estimate[claimed[i].run_id] = seconds[i];
+  } catch (const Error& e) {  // only the progress lines lose their estimate
+    spdlog::debug("[sweep] no time estimate: {}", e.what());
+  }
+  std::set<std::string> finished;
+  const auto left = [&]() -> std::string {
+    std::vector<double> runs;
+    int unknown = 0;
+    for (const LaunchRequest& q : claimed) {
+      if (finished.count(q.run_id)) continue;
+      const auto e = estimate.find(q.run_id);
+      const double s = e == estimate.end() ? -1.0 : e->second;
+      if (s < 0) {
+        ++unknown;
+      } else {
+        runs.push_back(s);
+      }
+    }
+    if (runs.empty() && unknown == 0) return "";
+    if (runs.empty()) return fmt::format("; {} to go", unknown);
+    // On a cluster the runs at once are the scheduler's: the run time left, not the wall time.
+    return fmt::format("; {} to go, about {} {}{}", runs.size() + unknown,
+                       ShortDuration(SecondsAtJobs(runs, std::max(1, jobs))),
+                       jobs > 0 ? "left" : "of run time left",
+                       unknown ? fmt::format(" and {} with nothing to go on", unknown) : "");
+  };
   const std::string host = HostName();
   LaunchCallbacks cb;
   std::set<std::string> started;
@@ -111,8 +157,9 @@ static int LaunchAndCollect(Store& store, Launcher& launcher, const std::string&
     }
     final_status[q.run_id] = status;
     ++done;
-    spdlog::info("[sweep] {}/{} {} {} (exit {})", done, claimed.size(), q.run_id, status,
-                 o.exit_code);
+    finished.insert(q.run_id);
+    spdlog::info("[sweep] {}/{} {} {} (exit {}){}", done, claimed.size(), q.run_id, status,
+                 o.exit_code, left());
   };
   std::set<std::string> ended;
   const auto ended_cb = cb.ended;
@@ -331,7 +378,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   spdlog::info("[sweep] {}: {} runs, {} to launch with the {} launcher", spec.name,
                state.plan.size(), requests.size(), launcher.Name());
 
-  return LaunchAndCollect(store, launcher, spec.name, requests);
+  return LaunchAndCollect(store, launcher, spec.name, requests, options.cluster ? 0 : options.jobs);
 }
 
 int DefaultJobs(int cores, int threads_option, const SweepResources& resources) {
@@ -351,7 +398,7 @@ int RetrySweep(Store& store, const std::string& sweep, const std::vector<PlanSta
     return 0;
   }
   std::cout << fmt::format("sweep {}: retrying {} run(s)\n", sweep, requests.size());
-  return LaunchAndCollect(store, launcher, sweep, requests);
+  return LaunchAndCollect(store, launcher, sweep, requests, options.cluster ? 0 : options.jobs);
 }
 
 namespace {

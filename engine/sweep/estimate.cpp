@@ -24,15 +24,53 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The time of `runs` one after another on `jobs` workers taking the next run as one ends
-// (the runs in plan order).
-double AtJobs(const std::vector<double>& runs, int jobs) {
+// The completed runs' timings by SimilarWork.
+std::map<std::string, std::vector<Timing>> LikeRuns(Store& store) {
+  std::map<std::string, std::vector<Timing>> by_work;
+  auto s = store.Db().Prepare(
+      "SELECT r.config_json, (SELECT SUM(x.wall_s) FROM epochs x WHERE x.run_id = r.run_id), "
+      "(SELECT COUNT(*) FROM epochs x WHERE x.run_id = r.run_id), "
+      "(SELECT value FROM results x WHERE x.run_id = r.run_id AND x.key = 'wall_s') "
+      "FROM runs r WHERE r.status = 'completed'");
+  while (s.Step()) {
+    if (s.IsNull(1) || s.IsNull(3) || s.Int(2) <= 0) continue;
+    RunConfig config;
+    try {
+      config = ParseConfigYaml(s.Text(0), "the store's config of a completed run");
+    } catch (const Error&) {
+      continue;  // written by an older mavg with keys this one no longer reads
+    }
+    Timing t;
+    t.epoch_s = s.Real(1) / static_cast<double>(s.Int(2));
+    t.fixed_s = std::max(0.0, s.Real(3) - s.Real(1));
+    by_work[SimilarWork(config)].push_back(t);
+  }
+  return by_work;
+}
+
+}  // namespace
+
+double SecondsAtJobs(const std::vector<double>& runs, int jobs) {
   std::vector<double> ends(static_cast<size_t>(std::max(1, jobs)), 0.0);
   for (double s : runs) *std::min_element(ends.begin(), ends.end()) += s;
   return *std::max_element(ends.begin(), ends.end());
 }
 
-}  // namespace
+std::vector<double> EstimateRuns(Store& store, const std::vector<const RunConfig*>& configs) {
+  const auto by_work = LikeRuns(store);
+  std::vector<double> out;
+  for (const RunConfig* c : configs) {
+    const auto it = by_work.find(SimilarWork(*c));
+    if (it == by_work.end()) {
+      out.push_back(-1.0);
+      continue;
+    }
+    std::vector<double> seconds;
+    for (const Timing& t : it->second) seconds.push_back(t.Of(c->schedule.epochs));
+    out.push_back(Median(seconds));
+  }
+  return out;
+}
 
 std::string SimilarWork(const RunConfig& config) {
   RunConfig c = config;
@@ -48,27 +86,7 @@ std::string SimilarWork(const RunConfig& config) {
 
 PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
   PlanEstimate e;
-  std::map<std::string, std::vector<Timing>> by_work;
-  {
-    auto s = store.Db().Prepare(
-        "SELECT r.config_json, (SELECT SUM(x.wall_s) FROM epochs x WHERE x.run_id = r.run_id), "
-        "(SELECT COUNT(*) FROM epochs x WHERE x.run_id = r.run_id), "
-        "(SELECT value FROM results x WHERE x.run_id = r.run_id AND x.key = 'wall_s') "
-        "FROM runs r WHERE r.status = 'completed'");
-    while (s.Step()) {
-      if (s.IsNull(1) || s.IsNull(3) || s.Int(2) <= 0) continue;
-      RunConfig config;
-      try {
-        config = ParseConfigYaml(s.Text(0), "the store's config of a completed run");
-      } catch (const Error&) {
-        continue;  // written by an older mavg with keys this one no longer reads
-      }
-      Timing t;
-      t.epoch_s = s.Real(1) / static_cast<double>(s.Int(2));
-      t.fixed_s = std::max(0.0, s.Real(3) - s.Real(1));
-      by_work[SimilarWork(config)].push_back(t);
-    }
-  }
+  const auto by_work = LikeRuns(store);
   std::map<std::string, bool> used;
   for (const PlannedRun& r : plan) {
     if (r.state != PlanState::kNew && r.state != PlanState::kInterrupted) continue;
@@ -110,7 +128,7 @@ std::string FormatEstimate(const PlanEstimate& e, int jobs) {
                        ShortDuration(e.low), ShortDuration(e.high));
   }
   if (jobs > 1)
-    out += fmt::format(", about {} at --jobs {}", ShortDuration(AtJobs(e.runs, jobs)), jobs);
+    out += fmt::format(", about {} at --jobs {}", ShortDuration(SecondsAtJobs(e.runs, jobs)), jobs);
   out += fmt::format("; from {} completed run(s) of the same work per epoch", e.basis);
   if (e.known < e.pending) {
     out += fmt::format("; {} with nothing to go on", e.pending - e.known);

@@ -31,6 +31,12 @@ std::string SimilarWork(const RunConfig& config);
 
 PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan);
 
+// Each config's median estimate in seconds, or a negative number where nothing goes on.
+std::vector<double> EstimateRuns(Store& store, const std::vector<const RunConfig*>& configs);
+
+// The time of `runs` (seconds) on `jobs` workers, each taking the next run as one ends.
+double SecondsAtJobs(const std::vector<double>& runs, int jobs);
+
 // One line: "time: N pending runs, about T on 1 job (fastest F, slowest S), about T' at
 // --jobs J, from K completed runs; M have nothing to go on", or that nothing goes on.
 std::string FormatEstimate(const PlanEstimate& estimate, int jobs);

@@ -141,6 +141,11 @@ expect_error "'zzzzzz' is neither a run directory nor a run id in res/mavg.db" "
   --set schedule.epochs=3 --set parallel.mode=simulated --jobs 2 "${R[@]}" > est.txt
 grep -q "^time: 4 of 4 pending run(s) about .* at --jobs 2; from 4 completed run(s) of the same work per epoch" est.txt ||
   fail "no time estimate from the like runs: $(tail -2 est.txt)"
+# ... and as they run, each ending run's line says what is left.
+"$MAVG" sweep run --base base.yaml --grid parallel.workers=1,2 --grid optimizer.type=sgd,ngsgd \
+  --set schedule.epochs=3 --set parallel.mode=simulated --jobs 2 "${R[@]}" > eta.txt 2>&1
+grep -q "\[sweep\] 1/4 .* completed (exit 0); 3 to go, about .* left" eta.txt ||
+  fail "no time left as runs end: $(grep '\[sweep\] [0-9]' eta.txt)"
 "$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --set model.hidden_dim=24 "${R[@]}" |
   contains "^time: 2 pending run(s), nothing to go on" || fail "an estimate without like runs"
 "$MAVG" sweep plan "${G[@]}" "${R[@]}" | grep -q "^time:" && fail "an estimate for a sweep with nothing pending"
