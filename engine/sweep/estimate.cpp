@@ -123,7 +123,7 @@ std::string FormatEstimate(const PlanEstimate& e, int jobs) {
   }
   std::string out = fmt::format("time: {} of {} pending run(s) about {} one after another", e.known,
                                 e.pending, ShortDuration(e.seconds));
-  if (e.high > e.low) {
+  if (ShortDuration(e.high) != ShortDuration(e.low)) {
     out += fmt::format(" ({} to {} as the fastest or slowest of the like runs)",
                        ShortDuration(e.low), ShortDuration(e.high));
   }
