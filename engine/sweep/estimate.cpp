@@ -107,6 +107,34 @@ PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
   return e;
 }
 
+std::string FormatReused(Store& store, const std::string& sweep,
+                         const std::vector<PlannedRun>& plan) {
+  std::map<std::string, int> by_sweep;  // other sweep -> runs of this plan it holds
+  int reused = 0;
+  auto s = store.Db().Prepare("SELECT sweep FROM sweep_runs WHERE run_id = ? AND sweep != ?");
+  for (const PlannedRun& r : plan) {
+    if (r.state != PlanState::kDone && r.state != PlanState::kStale) continue;
+    s.Reset();
+    s.Bind(1, r.point.run_id);
+    s.Bind(2, sweep);
+    bool other = false;
+    while (s.Step()) {
+      ++by_sweep[s.Text(0)];
+      other = true;
+    }
+    reused += other ? 1 : 0;
+  }
+  if (reused == 0) return "";
+  std::string from;
+  for (const auto& [name, n] : by_sweep) {
+    from += fmt::format("{}{} ({})", from.empty() ? "" : ", ", name, n);
+  }
+  return fmt::format(
+      "reused: {} finished run(s) are other sweeps' runs too (a run id is its config), not run "
+      "again: {}\n",
+      reused, from);
+}
+
 std::string ShortDuration(double seconds) {
   if (seconds < 90) return fmt::format("{:.0f} s", seconds);
   if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);

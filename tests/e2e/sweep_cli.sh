@@ -149,6 +149,10 @@ grep -q "\[sweep\] 1/4 .* completed (exit 0); 3 to go, about .* left" eta.txt ||
 "$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --set model.hidden_dim=24 "${R[@]}" |
   contains "^time: 2 pending run(s), nothing to go on" || fail "an estimate without like runs"
 "$MAVG" sweep plan "${G[@]}" "${R[@]}" | grep -q "^time:" && fail "an estimate for a sweep with nothing pending"
+# The same runs under another name are reused, and named as such.
+"$MAVG" sweep plan "${G[@]}" --name again "${R[@]}" |
+  contains "^reused: 4 finished run(s) are other sweeps' runs too (a run id is its config), not run again: $name (4)" ||
+  fail "reused runs not named"
 # Narrowing a spec with --grid: an exclude entry naming a value --grid left out goes with it
 # (no warning that it matches nothing); one that still can match stays; a typo still warns.
 cat > ex.yaml <<'YAML'
