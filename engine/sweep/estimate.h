@@ -41,9 +41,9 @@ double SecondsAtJobs(const std::vector<double>& runs, int jobs);
 // --jobs J, from K completed runs; M have nothing to go on", or that nothing goes on.
 std::string FormatEstimate(const PlanEstimate& estimate, int jobs);
 
-// One line naming the finished (done or stale) runs of `plan` that other sweeps hold (a run id is a config: a sweep
-// reuses the runs it shares with another instead of running them again): how many, and which
-// sweeps; "" when none.
+// One line naming the finished (done or stale) runs of `plan` that other sweeps hold (a run id is a
+// config: a sweep reuses the runs it shares with another instead of running them again): how many,
+// and which sweeps; "" when none.
 std::string FormatReused(Store& store, const std::string& sweep,
                          const std::vector<PlannedRun>& plan);
 
