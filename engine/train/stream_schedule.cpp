@@ -156,13 +156,14 @@ void StreamSchedule::Gather(int f) {
 CommTime StreamSchedule::Exchange(int f, std::span<double> agree) {
   Gather(f);
   if (!exchanges_.empty()) return exchanges_[static_cast<size_t>(f)]->Mean(agree);
-  const int first = group_.Workers()[0].rank;
-  return group_.Mean(
-      Scope::kWorld,
-      [this, f, first](Worker& w) {
-        return std::vector<MatrixView>{Scratch(static_cast<size_t>(w.rank - first), f)};
-      },
-      agree);
+  return group_.Mean(Scope::kWorld, ScratchOf(f), agree);
+}
+
+TensorsOf StreamSchedule::ScratchOf(int f) {
+  const int first = group_.Workers()[0].rank;  // local workers have consecutive ranks
+  return [this, f, first](Worker& w) {
+    return std::vector<MatrixView>{Scratch(static_cast<size_t>(w.rank - first), f)};
+  };
 }
 
 void StreamSchedule::Merge(int f, bool epoch_end) {
@@ -245,10 +246,7 @@ void StreamSchedule::Combine(int64_t index, int64_t total, double slowest, Combi
   }
   Gather(f);
   pending_comm_s_ = pending_wait_s_ = 0.0;
-  const int first = group_.Workers()[0].rank;
-  in_flight_ = group_.StartMean([this, f, first](Worker& w) {
-    return std::vector<MatrixView>{Scratch(static_cast<size_t>(w.rank - first), f)};
-  });
+  in_flight_ = group_.StartMean(ScratchOf(f));
   tally.stop_flags_agreed = false;
 }
 
@@ -258,12 +256,7 @@ int64_t StreamSchedule::PayloadOf(int f) const {
 }
 
 int64_t StreamSchedule::Exchanges(int64_t points) const {
-  int64_t n = 0;
-  for (int64_t i = 0; i < points && i < static_cast<int64_t>(points_.size()); ++i) {
-    const Point& p = points_[static_cast<size_t>(i)];
-    n += p.all ? static_cast<int64_t>(sizes_.size()) : (p.start >= 0 ? 1 : 0);
-  }
-  return n;
+  return SumOverExchanges(points, &StreamSchedule::One);
 }
 
 int64_t StreamSchedule::ReceivedOf(int f) const {

@@ -101,6 +101,10 @@ class StreamSchedule final : public CombineSchedule {
   MatrixView Scratch(size_t i, int f) {
     return scratch_[i].View().ColRange(0, sizes_[static_cast<size_t>(f)]);
   }
+  // Every local worker's scratch view of fragment f, as a combine averages it.
+  TensorsOf ScratchOf(int f);
+  // One exchange of fragment f (for counting them).
+  int64_t One(int) const { return 1; }
   // Bytes a worker puts into fragment f's exchange, and takes out of it.
   int64_t PayloadOf(int f) const;
   int64_t ReceivedOf(int f) const;
