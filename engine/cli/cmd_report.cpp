@@ -11,6 +11,7 @@
 #include "engine/core/files.h"
 #include "engine/core/words.h"
 #include "engine/decode/score.h"
+#include "engine/report/contrast_report.h"
 #include "engine/report/criteria.h"
 #include "engine/report/html_page.h"
 #include "engine/report/paired_arms.h"
@@ -177,6 +178,7 @@ void AddReportCommand(CLI::App& app) {
     std::vector<std::string> figure_where;
     // compare, bootstrap
     std::string arm_a, arm_b, arm_a1, arm_b1, arm_a2, arm_b2, stats_format = "text";
+    std::vector<std::string> contrasts;  // compare SWEEP --contrast
     std::string metric = "wer";
     // verdicts
     std::string criteria, verdicts_format = "text";
@@ -368,9 +370,14 @@ void AddReportCommand(CLI::App& app) {
   CLI::App* compare = cmd->add_subcommand(
       "compare",
       "Replicates of two arms: b - a with a t interval, equivalence, the smallest detectable "
-      "difference and an exact rank test; with --a1 --b1 --a2 --b2 the 2x2 interaction");
+      "difference and an exact rank test; with --a1 --b1 --a2 --b2 the 2x2 interaction; a SWEEP "
+      "alone: the contrasts its spec declares (compare:), each with its verdict");
   compare->add_option("sweep", a->name,
-                      "A sweep of the store: --a, --b (...) then select its runs, AXIS=VALUE");
+                      "A sweep of the store: --a, --b (...) then select its runs, AXIS=VALUE; "
+                      "without them, its spec's contrasts are answered");
+  compare->add_option("--contrast", a->contrasts,
+                      "With a SWEEP and no arms: answer only this contrast of its spec "
+                      "(repeatable)");
   compare->add_option("--a", a->arm_a,
                       "Arm a's values: 7.0,6.9,x (x or collapsed: a collapsed run); after a "
                       "SWEEP, its runs: AXIS=VALUE[,AXIS=VALUE]");
@@ -428,6 +435,29 @@ void AddReportCommand(CLI::App& app) {
                "--a/--b (two arms) and --a1 --b1 --a2 --b2 (an interaction) "
                "cannot be combined");
     const bool json = a->stats_format == "json";
+    if (!a->name.empty() && !two && !four) {
+      // The questions the sweep's spec declares, each with its verdict.
+      MAVG_CHECK(margin->count() == 0 && detect->count() == 0 && a->where.empty(),
+                 "report compare {}: --margin, --detect and --where go with --a and --b; the "
+                 "spec's contrasts carry their own (compare: in the spec)",
+                 a->name);
+      auto store = OpenStore(a->results, a->db);
+      const std::optional<SweepRecord> sweep = store->GetSweep(a->name);
+      store->RequireSweep(a->name);
+      const StoredContrasts stored =
+          ParseStoredContrasts(sweep->spec_yaml, fmt::format("sweep {}'s spec", a->name));
+      MAVG_CHECK(!stored.contrasts.empty(),
+                 "sweep {}'s spec declares no contrasts: add compare: to it (README, Sweeps) or "
+                 "give the arms, --a AXIS=VALUE --b AXIS=VALUE",
+                 a->name);
+      SweepRunsCache cache(*store);
+      const ContrastsReport r = ComputeContrasts(a->name, stored, a->contrasts, cache);
+      std::cout << (json ? ContrastsJson(r).dump(2) + "\n" : ContrastsText(r));
+      return;
+    }
+    MAVG_CHECK(a->contrasts.empty(),
+               "--contrast answers a contrast of a sweep's spec: give the "
+               "sweep and no arms (report compare SWEEP --contrast NAME)");
     std::vector<std::pair<std::string, std::string>> flags;
     if (four) {
       flags = {{"--a1", a->arm_a1}, {"--b1", a->arm_b1}, {"--a2", a->arm_a2}, {"--b2", a->arm_b2}};

@@ -140,8 +140,8 @@ void AddSweepCommand(CLI::App& app) {
     const std::vector<const RunConfig*> need = RunsNeedingData(p);
     const std::string data = DataProblems(need, fmt::format("the {} run(s) not done", need.size()));
     const double seconds = t.Seconds();
-    std::cout << FormatPlan(spec, p) << FormatPretraining(p, a->paths) << FormatSameTraining(p)
-              << FormatReused(*store, spec.name, p)
+    std::cout << FormatPlan(spec, p) << FormatContrasts(spec, p) << FormatPretraining(p, a->paths)
+              << FormatSameTraining(p) << FormatReused(*store, spec.name, p)
               << FormatEstimate(EstimatePlan(*store, p), a->plan_jobs);
     if (!data.empty()) {
       std::cout << fmt::format("data: {} (sweep run refuses to start them)\n", data);

@@ -230,6 +230,8 @@ EffectCriteria ReadEffect(const YAML::Node& n, size_t index, const Criteria& c, 
                 "a direction effect needs the paper's b - a, non-zero (its sign is the claim)");
         }
         break;
+      case EffectKind::kBeats:
+        break;
       case EffectKind::kSmall:
       case EffectKind::kEquivalent:
         if (!n["margin"] && !c.margin) {

@@ -14,7 +14,7 @@
 //     - id: t1-16                # required, unique, [a-z0-9-]+
 //       table: "1"               # the paper's table, or "scale", "design", ...
 //       claim: ...               # required, one line
-//       kind: small              # required: direction | small | equivalent | collapses
+//       kind: small              # required: direction | beats | small | equivalent | collapses
 //       confirmatory: true       # required: the paper's tables (true) or exploratory (false)
 //       sweep: table1            # required: the sweep of the arms' runs
 //       sweep_b: other           # arm b's (and b2's) runs from another sweep, paired alike

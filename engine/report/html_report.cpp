@@ -11,6 +11,7 @@
 #include "engine/core/sysinfo.h"
 #include "engine/records/epoch_row.h"
 #include "engine/records/run_result.h"
+#include "engine/report/contrast_report.h"
 #include "engine/report/render.h"
 #include "engine/report/runs_table.h"
 #include "engine/report/sweep_data.h"
@@ -204,6 +205,18 @@ nlohmann::json HtmlReportData(Store& store, const std::string& sweep, const Html
                   {"code_version", build_info::kCodeVersion}};
   doc["spec_yaml"] = store.GetSweep(sweep)->spec_yaml;
   doc["status"] = Status(store, sweep, runs);
+  // The questions the spec declares, answered first (absent without `compare:`).
+  try {
+    const StoredContrasts stored =
+        ParseStoredContrasts(doc["spec_yaml"].get<std::string>(), "sweep " + sweep + "'s spec");
+    if (!stored.contrasts.empty()) {
+      SweepRunsCache cache(store);
+      cache.Add(sweep, runs);
+      doc["contrasts"] = ContrastsJson(ComputeContrasts(sweep, stored, {}, cache));
+    }
+  } catch (const Error& e) {
+    doc["contrasts"] = {{"error", e.what()}};
+  }
 
   nlohmann::json axes = nlohmann::json::array();
   for (const auto& [axis, v] : runs[0].axes) {

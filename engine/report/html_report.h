@@ -6,6 +6,8 @@
 //   sweep, generated, db, build       what and when
 //   spec_yaml                         the spec as the store keeps it
 //   status                            runs per plan state (as `sweep status`), the problems
+//   contrasts                         the spec's `compare:` answered (ContrastsJson; absent
+//                                     without one; {"error": why} when it cannot be)
 //   axes                              every axis with its values in plan order
 //   tables                            one metric table per metric (MetricTable, json format)
 //   speedup                           SpeedupTable (json format), or {"error": why not}

@@ -221,6 +221,10 @@ const std::vector<ReportRun>* SweepRunsCache::Find(const std::string& sweep) {
   return it->second ? &*it->second : nullptr;
 }
 
+void SweepRunsCache::Add(const std::string& sweep, std::vector<ReportRun> runs) {
+  runs_[sweep] = std::move(runs);
+}
+
 EffectRuns LoadPairedArms(SweepRunsCache& cache, const std::vector<ArmSelection>& arms,
                           const std::vector<std::string>& names, const std::string& metric) {
   MAVG_CHECK(names.size() == arms.size(), "{} arms but {} names", arms.size(), names.size());

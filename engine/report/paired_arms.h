@@ -61,6 +61,8 @@ class SweepRunsCache {
   explicit SweepRunsCache(Store& store) : store_(store) {}
   // nullptr for a sweep the store does not hold.
   const std::vector<ReportRun>* Find(const std::string& sweep);
+  // Runs already read (LoadSweepRuns'), so that they are not read again.
+  void Add(const std::string& sweep, std::vector<ReportRun> runs);
 
  private:
   Store& store_;  // not owned

@@ -51,6 +51,8 @@ int CollapsesAgainstClaim(const EffectRule& rule, const EffectRuns& runs) {
       against = b && !a;
     } else if (rule.kind == EffectKind::kEquivalent) {
       against = a != b;
+    } else if (rule.kind == EffectKind::kBeats) {
+      against = b && !a;  // the arm claimed better collapsed, the other not
     } else if (rule.kind == EffectKind::kDirection && rule.effect) {
       // The paper's better arm: b where e points toward better (lower, or higher when higher
       // is better), else a.
@@ -156,6 +158,8 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
       MAVG_CHECK(rule.effect && std::isfinite(*rule.effect) && *rule.effect != 0,
                  "a direction effect needs the paper's effect, non-zero (its sign is the claim)");
       break;
+    case EffectKind::kBeats:
+      break;
     case EffectKind::kSmall:
     case EffectKind::kEquivalent:
       MAVG_CHECK(rule.margin && std::isfinite(*rule.margin) && *rule.margin > 0,
@@ -245,6 +249,26 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
         if (d.mdd > std::fabs(e)) {
           v.why += fmt::format("; the smallest effect these pairs detect is {}", Magnitude(d.mdd));
         }
+      }
+      break;
+    }
+    case EffectKind::kBeats: {
+      // b better: b - a below 0, or above it when higher is better.
+      const bool up = rule.higher_is_better;
+      v.p_one_sided = up ? StudentTCdf(-d.t, d.df) : StudentTCdf(d.t, d.df);
+      v.smallest_margin = d.mdd;
+      const char* better = up ? "above" : "below";
+      const char* worse = up ? "below" : "above";
+      if (up ? low > 0 : high < 0) {
+        v.verdict = Verdict::kAgrees;
+        v.why = fmt::format("{} {} 0: b is better", ci, better);
+      } else if (up ? high < 0 : low > 0) {
+        v.verdict = Verdict::kContradicted;
+        v.why = fmt::format("{} {} 0: b is worse", ci, worse);
+      } else {
+        v.verdict = Verdict::kInconclusive;
+        v.why = fmt::format("{} holds 0; the smallest difference these pairs detect is {}", ci,
+                            Magnitude(d.mdd));
       }
       break;
     }

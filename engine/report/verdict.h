@@ -11,6 +11,9 @@
 // and says how many; `collapses` counts them.
 //   direction   (e != 0) agrees: the interval excludes 0 on e's side; contradicted: it excludes
 //               e on the far side; else inconclusive (it holds 0 and e).
+//   beats       (b better than a, no size claimed: a sweep's `compare:` contrast) agrees: the
+//               interval excludes 0 on the better side (below, or above when higher is better);
+//               contradicted: it excludes 0 on the worse side; else inconclusive.
 //   small       (d < m, "loses little"; the loss is -d when higher is better) agrees: U < m;
 //               contradicted: L > max(e, m); else inconclusive ("margin out of reach" when the
 //               smallest upper margin these pairs can show is >= m).
@@ -34,8 +37,9 @@
 
 namespace mavg {
 
-enum class EffectKind { kDirection, kSmall, kEquivalent, kCollapses };
+enum class EffectKind { kDirection, kBeats, kSmall, kEquivalent, kCollapses };
 inline constexpr EnumText<EffectKind> kEffectKindTexts[] = {{EffectKind::kDirection, "direction"},
+                                                            {EffectKind::kBeats, "beats"},
                                                             {EffectKind::kSmall, "small"},
                                                             {EffectKind::kEquivalent, "equivalent"},
                                                             {EffectKind::kCollapses, "collapses"}};

@@ -54,35 +54,6 @@ std::string ScaledText(const VerdictsReport& r, const EffectReport& e) {
   return out;
 }
 
-// "+0.12 [+0.03, +0.21]"; collapses: the counts.
-std::string DeltaText(const EffectReport& e) {
-  const EffectVerdict& v = e.verdict;
-  if (e.rule.kind == EffectKind::kCollapses) {
-    if (e.runs.counts.size() < 2) return "-";
-    const ArmCounts &a = e.runs.counts[0], &b = e.runs.counts[1];
-    return fmt::format("b {}/{}, a {}/{} collapsed", b.collapsed, b.ended, a.collapsed, a.ended);
-  }
-  if (std::isnan(v.estimate)) return "-";
-  std::string out = SignedNumber(v.estimate);
-  if (!std::isnan(v.ci_low)) {
-    out += fmt::format(" [{}, {}]", SignedNumber(v.ci_low), SignedNumber(v.ci_high));
-  }
-  return out;
-}
-
-std::string VerdictText(const EffectReport& e) {
-  std::string out(ToString(e.verdict.verdict));
-  if (e.verdict.pending && e.verdict.verdict != Verdict::kPending) out += " (pending)";
-  return out;
-}
-
-std::string PairsText(const EffectReport& e) {
-  std::string out = fmt::format("{} pair{}", e.verdict.pairs, e.verdict.pairs == 1 ? "" : "s");
-  if (e.rule.planned > 0) out += fmt::format(" of {} planned", e.rule.planned);
-  if (e.verdict.left_out > 0) out += fmt::format(", {} with a collapsed run", e.verdict.left_out);
-  return out;
-}
-
 std::string BaselineLine(const VerdictsReport& r) {
   const Criteria& c = *r.criteria;
   if (!c.baseline) return "no baseline: the paper's effects and margins are used as they are";
@@ -132,8 +103,6 @@ json CountsJson(const ArmCounts& c) {
 
 json EffectJson(const VerdictsReport& r, const EffectReport& er) {
   const EffectCriteria& e = *er.criteria;
-  const EffectVerdict& v = er.verdict;
-  const std::vector<std::string> names = e.ArmNames();
   json j = {{"id", e.id},
             {"table", e.table},
             {"claim", e.claim},
@@ -145,41 +114,8 @@ json EffectJson(const VerdictsReport& r, const EffectReport& er) {
             {"paper", e.paper},
             {"scaled_effect", Scaled(r) ? OptionalOrNull(er.rule.effect) : json(nullptr)},
             {"scaled_margin", Scaled(r) ? OptionalOrNull(er.rule.margin) : json(nullptr)},
-            {"pairs", v.pairs},
-            {"replicates", er.runs.replicates},
-            {"planned", e.planned >= 0 ? json(e.planned) : json(nullptr)},
-            {"pending", v.pending},
-            {"left_out", v.left_out},
-            {"builds", er.runs.builds},
-            {"kernels", er.runs.kernels}};
-  json collapsed = {{"n", v.pairs}};
-  json arms = json::object(), runs = json::object();
-  for (size_t k = 0; k < names.size(); ++k) {
-    if (k < er.runs.counts.size()) {
-      collapsed[names[k]] = er.runs.counts[k].collapsed;
-      runs[names[k]] = CountsJson(er.runs.counts[k]);
-    }
-    if (k < v.arms.size()) arms[names[k]] = ArmJson(v.arms[k]);
-  }
-  j["collapsed"] = collapsed;
-  j["arms"] = arms;
-  j["runs"] = runs;
-  if (e.kind == EffectKind::kCollapses) {
-    j["diff"] = nullptr;
-    j["fisher"] = {{"p_more", NumberOrNull(v.p_more)}, {"p_less", NumberOrNull(v.p_less)}};
-  } else {
-    j["diff"] = {{"estimate", NumberOrNull(v.estimate)},
-                 {"ci", std::isnan(v.ci_low) ? json(nullptr) : json::array({v.ci_low, v.ci_high})},
-                 {"ci_level", r.criteria->level},
-                 {"p_one_sided", NumberOrNull(v.p_one_sided)},
-                 {"sd", NumberOrNull(v.sd)},
-                 {"smallest_margin", NumberOrNull(v.smallest_margin)}};
-    j["fisher"] = nullptr;
-  }
-  j["p_one_sided"] = NumberOrNull(v.p_one_sided);
-  j["holm"] = er.holm ? json(*er.holm) : json(nullptr);
-  j["verdict"] = std::string(ToString(v.verdict));
-  j["why"] = v.why;
+            {"planned", e.planned >= 0 ? json(e.planned) : json(nullptr)}};
+  j.update(EffectOutcomeJson(er, e.ArmNames()));
   return j;
 }
 
@@ -193,6 +129,71 @@ std::string MarkdownCell(std::string s) {
 }
 
 }  // namespace
+
+// "+0.12 [+0.03, +0.21]"; collapses: the counts.
+std::string EffectDeltaText(const EffectReport& e) {
+  const EffectVerdict& v = e.verdict;
+  if (e.rule.kind == EffectKind::kCollapses) {
+    if (e.runs.counts.size() < 2) return "-";
+    const ArmCounts &a = e.runs.counts[0], &b = e.runs.counts[1];
+    return fmt::format("b {}/{}, a {}/{} collapsed", b.collapsed, b.ended, a.collapsed, a.ended);
+  }
+  if (std::isnan(v.estimate)) return "-";
+  std::string out = SignedNumber(v.estimate);
+  if (!std::isnan(v.ci_low)) {
+    out += fmt::format(" [{}, {}]", SignedNumber(v.ci_low), SignedNumber(v.ci_high));
+  }
+  return out;
+}
+
+std::string EffectVerdictText(const EffectReport& e) {
+  std::string out(ToString(e.verdict.verdict));
+  if (e.verdict.pending && e.verdict.verdict != Verdict::kPending) out += " (pending)";
+  return out;
+}
+
+std::string EffectPairsText(const EffectReport& e) {
+  std::string out = fmt::format("{} pair{}", e.verdict.pairs, e.verdict.pairs == 1 ? "" : "s");
+  if (e.rule.planned > 0) out += fmt::format(" of {} planned", e.rule.planned);
+  if (e.verdict.left_out > 0) out += fmt::format(", {} with a collapsed run", e.verdict.left_out);
+  return out;
+}
+
+json EffectOutcomeJson(const EffectReport& er, const std::vector<std::string>& names) {
+  const EffectVerdict& v = er.verdict;
+  json j = {{"pairs", v.pairs},         {"replicates", er.runs.replicates},
+            {"pending", v.pending},     {"left_out", v.left_out},
+            {"builds", er.runs.builds}, {"kernels", er.runs.kernels}};
+  json collapsed = {{"n", v.pairs}};
+  json arms = json::object(), runs = json::object();
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (k < er.runs.counts.size()) {
+      collapsed[names[k]] = er.runs.counts[k].collapsed;
+      runs[names[k]] = CountsJson(er.runs.counts[k]);
+    }
+    if (k < v.arms.size()) arms[names[k]] = ArmJson(v.arms[k]);
+  }
+  j["collapsed"] = collapsed;
+  j["arms"] = arms;
+  j["runs"] = runs;
+  if (er.rule.kind == EffectKind::kCollapses) {
+    j["diff"] = nullptr;
+    j["fisher"] = {{"p_more", NumberOrNull(v.p_more)}, {"p_less", NumberOrNull(v.p_less)}};
+  } else {
+    j["diff"] = {{"estimate", NumberOrNull(v.estimate)},
+                 {"ci", std::isnan(v.ci_low) ? json(nullptr) : json::array({v.ci_low, v.ci_high})},
+                 {"ci_level", er.rule.level},
+                 {"p_one_sided", NumberOrNull(v.p_one_sided)},
+                 {"sd", NumberOrNull(v.sd)},
+                 {"smallest_margin", NumberOrNull(v.smallest_margin)}};
+    j["fisher"] = nullptr;
+  }
+  j["p_one_sided"] = NumberOrNull(v.p_one_sided);
+  j["holm"] = er.holm ? json(*er.holm) : json(nullptr);
+  j["verdict"] = std::string(ToString(v.verdict));
+  j["why"] = v.why;
+  return j;
+}
 
 VerdictsReport ComputeVerdicts(const Criteria& c, SweepRunsCache& cache) {
   VerdictsReport r;
@@ -309,9 +310,9 @@ std::string VerdictsText(const VerdictsReport& r) {
     if (c.interaction) about += ", interaction";
     out += fmt::format("\n{} ({}): {}\n", c.id, about, c.claim);
     out += fmt::format("  paper {}; scaled to ours {}\n", PaperText(c, ", "), ScaledText(r, e));
-    out += fmt::format("  {}; {} {}\n", PairsText(e),
-                       c.kind == EffectKind::kCollapses ? "counts" : "b - a", DeltaText(e));
-    out += fmt::format("  {}: {}\n", VerdictText(e), e.verdict.why);
+    out += fmt::format("  {}; {} {}\n", EffectPairsText(e),
+                       c.kind == EffectKind::kCollapses ? "counts" : "b - a", EffectDeltaText(e));
+    out += fmt::format("  {}: {}\n", EffectVerdictText(e), e.verdict.why);
   }
   return out;
 }
@@ -328,8 +329,8 @@ std::string VerdictsMarkdown(const VerdictsReport& r) {
     const EffectCriteria& c = *e.criteria;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", MarkdownCell(c.id),
                        MarkdownCell(c.claim), MarkdownCell(PaperText(c, " / ")),
-                       MarkdownCell(ScaledText(r, e)), MarkdownCell(DeltaText(e)),
-                       MarkdownCell(VerdictText(e)), MarkdownCell(e.verdict.why));
+                       MarkdownCell(ScaledText(r, e)), MarkdownCell(EffectDeltaText(e)),
+                       MarkdownCell(EffectVerdictText(e)), MarkdownCell(e.verdict.why));
   }
   return out;
 }

@@ -39,6 +39,17 @@ struct VerdictsReport {
 VerdictsReport ComputeVerdicts(const Criteria& criteria, SweepRunsCache& cache);
 
 nlohmann::json VerdictsJson(const VerdictsReport& report);
+
+// One effect's outcome, for any report that judges effects (criteria files, a sweep's
+// contrasts): its pairs, arms, counts, difference (or Fisher's test), p, Holm, verdict and why,
+// the arms named `names` (a, b ...). `criteria` is not read.
+nlohmann::json EffectOutcomeJson(const EffectReport& e, const std::vector<std::string>& names);
+// "+0.12 [+0.03, +0.21]" (b - a and its interval), or a collapses effect's counts; "-" untested.
+std::string EffectDeltaText(const EffectReport& e);
+// "agrees", "inconclusive (pending)" ...
+std::string EffectVerdictText(const EffectReport& e);
+// "3 pairs of 10 planned, 1 with a collapsed run".
+std::string EffectPairsText(const EffectReport& e);
 std::string VerdictsText(const VerdictsReport& report);
 std::string VerdictsMarkdown(const VerdictsReport& report);
 

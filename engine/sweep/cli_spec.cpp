@@ -1,5 +1,6 @@
 #include "engine/sweep/cli_spec.h"
 
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -253,6 +254,23 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     }
   }
   if (o.replicates > 0) body["replicates"] = o.replicates;
+  // Likewise a contrast whose arm --grid (or --replicates 1) took out cannot be answered by the
+  // narrowed sweep: it goes, instead of refusing the narrowing.
+  if ((!p.grids.empty() || o.replicates > 0) && read["compare"] && read["compare"].IsMap()) {
+    YAML::Node probe = YAML::Clone(body);
+    probe.remove("compare");
+    probe["name"] = "probe";
+    const SweepSpec narrowed = ParseSweepSpec(Emit(probe), source, "");
+    const std::vector<SweepPoint> points = ExpandSweep(narrowed);
+    const std::vector<Contrast> contrasts = ParseContrasts(read["compare"], source);
+    for (const Contrast& c : contrasts) {
+      const std::string problem = ContrastProblem(c, points, narrowed.replicates);
+      if (problem.empty()) continue;
+      spdlog::info("[sweep] contrast {} left out of the narrowed sweep: {}", c.name, problem);
+      body["compare"].remove(c.name);
+    }
+    if (read["compare"].size() == 0) body.remove("compare");
+  }
 
   const std::string text = Emit(body);
   // A generated name follows the name rule whatever the file is called: other characters

@@ -257,6 +257,36 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   return out;
 }
 
+std::string FormatContrasts(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
+  if (spec.contrasts.empty()) return "";
+  std::vector<SweepPoint> points;
+  std::map<std::string, PlanState> states;
+  for (const PlannedRun& r : plan) {
+    points.push_back(r.point);
+    states[r.point.run_id] = r.state;
+  }
+  // Ended: a result the contrast can use (completed, or collapsed or diverged: an outcome).
+  const auto ended = [&](const std::vector<std::string>& ids) {
+    return std::count_if(ids.begin(), ids.end(), [&](const std::string& id) {
+      const PlanState s = states.at(id);
+      return s == PlanState::kDone || s == PlanState::kStale || s == PlanState::kCollapsed ||
+             s == PlanState::kDiverged;
+    });
+  };
+  std::string out = fmt::format("contrasts ({}; report compare {} answers them):\n",
+                                spec.contrasts.size(), spec.name);
+  for (const Contrast& c : spec.contrasts) {
+    const ContrastPlan p = PlanContrast(c, points, spec.replicates);
+    const std::string where = ValuesText(c.where);
+    out += fmt::format(
+        "  {}: {}{}; a {} ({} runs, {} ended), b {} ({} runs, {} ended): "
+        "{} pairs planned\n",
+        c.name, ClaimText(c), where.empty() ? "" : " where " + where, ValuesText(c.a), p.a.size(),
+        ended(p.a), ValuesText(c.b), p.b.size(), ended(p.b), p.pairs);
+  }
+  return out;
+}
+
 std::string FormatPretraining(const std::vector<PlannedRun>& plan, const SweepPaths& paths) {
   struct Stack {
     int runs = 0, pending = 0;

@@ -19,6 +19,10 @@ namespace mavg {
 
 // The plan as a table plus the totals.
 std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
+// The spec's contrasts (`compare:`) with the runs each arm selects, how many have ended and the
+// pairs planned; empty without contrasts. (The plan checked them: PlanSweep refuses a contrast
+// it cannot answer.)
+std::string FormatContrasts(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
 // Brings the database in line with the job queues (launcher.h: JobQueue; SLURM's) for the
 // sweep's runs that a queued launch left "running" or "preempted". A job still queued keeps its
 // run running (pending or running in the report); a job that is gone is collected from its run

@@ -25,35 +25,8 @@ namespace {
 
 const std::vector<std::string> kSpecKeys = {
     "name",    "description", "base",       "set",       "grid",     "zip",
-    "exclude", "include",     "replicates", "resources", "max_runs", "replicate_pretraining"};
-
-// The text of an axis or assignment value of config key `key`; throws for a list, a map, or a
-// quoted number or boolean.
-std::string ScalarText(const YAML::Node& n, const std::string& key, const std::string& where,
-                       const std::string& file) {
-  MAVG_CHECK(n.IsScalar() || n.IsNull(), "{}: line {}: {} must be a single value", file,
-             n.Mark().line + 1, where);
-  const std::string quoted = QuotedValueProblem(key, n);
-  MAVG_CHECK(quoted.empty(), "{}: line {}: {}", file, n.Mark().line + 1, quoted);
-  return n.IsNull() ? "" : n.Scalar();
-}
-
-// Checks that `key` is a config key and `value` fits it (type); returns the value as the
-// config would print it.
-std::string CheckAxisValue(const std::string& file, int line, const std::string& key,
-                           const std::string& value) {
-  MAVG_CHECK(FindKey(key) != nullptr, "{}: line {}: unknown axis '{}' (did you mean '{}'?)", file,
-             line, key, NearestKey(key));
-  // One config for every check (a fresh one, and a whole config written out, per value made a
-  // long axis cost seconds).
-  thread_local RunConfig scratch;
-  try {
-    SetKey(scratch, key, value);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: line {}: {}", file, line, e.what()));
-  }
-  return DumpJson(KeyJson(scratch, key));
-}
+    "exclude", "include",     "replicates", "resources", "max_runs", "replicate_pretraining",
+    "compare"};
 
 AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::string& file) {
   MAVG_CHECK(map.IsMap(), "{}: line {}: '{}' must map axis keys to lists of values", file,
@@ -69,8 +42,8 @@ AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::
                what, key);
     std::vector<std::string> values;
     for (const auto& v : list) {
-      const std::string text = ScalarText(v, key, what + " value of '" + key + "'", file);
-      CheckAxisValue(file, v.Mark().line + 1, key, text);
+      const std::string text = SpecScalarText(v, key, what + " value of '" + key + "'", file);
+      CheckSpecValue(file, v.Mark().line + 1, key, text);
       values.push_back(text);
     }
     out.emplace_back(key, std::move(values));
@@ -85,8 +58,9 @@ Assignment ParseAssignment(const YAML::Node& map, const std::string& what,
   Assignment out;
   for (const auto& item : map) {
     const std::string key = item.first.as<std::string>();
-    const std::string value = ScalarText(item.second, key, what + " value of '" + key + "'", file);
-    CheckAxisValue(file, item.second.Mark().line + 1, key, value);
+    const std::string value =
+        SpecScalarText(item.second, key, what + " value of '" + key + "'", file);
+    CheckSpecValue(file, item.second.Mark().line + 1, key, value);
     out.emplace_back(key, value);
   }
   return out;
@@ -110,6 +84,34 @@ std::string JsonPointerText(const nlohmann::json& config, const std::string& key
 }
 
 }  // namespace
+
+// The text of an axis or assignment value of config key `key`; throws for a list, a map, or a
+// quoted number or boolean.
+std::string SpecScalarText(const YAML::Node& n, const std::string& key, const std::string& where,
+                           const std::string& file) {
+  MAVG_CHECK(n.IsScalar() || n.IsNull(), "{}: line {}: {} must be a single value", file,
+             n.Mark().line + 1, where);
+  const std::string quoted = QuotedValueProblem(key, n);
+  MAVG_CHECK(quoted.empty(), "{}: line {}: {}", file, n.Mark().line + 1, quoted);
+  return n.IsNull() ? "" : n.Scalar();
+}
+
+// Checks that `key` is a config key and `value` fits it (type); returns the value as the
+// config would print it.
+std::string CheckSpecValue(const std::string& file, int line, const std::string& key,
+                           const std::string& value) {
+  MAVG_CHECK(FindKey(key) != nullptr, "{}: line {}: unknown axis '{}' (did you mean '{}'?)", file,
+             line, key, NearestKey(key));
+  // One config for every check (a fresh one, and a whole config written out, per value made a
+  // long axis cost seconds).
+  thread_local RunConfig scratch;
+  try {
+    SetKey(scratch, key, value);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: line {}: {}", file, line, e.what()));
+  }
+  return DumpJson(KeyJson(scratch, key));
+}
 
 int64_t ReplicateSeed(int64_t base_seed, int replicate) {
   if (replicate == 0) return base_seed;
@@ -357,6 +359,7 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
     spec.replicate_pretraining = v == "true";
   }
   if (const YAML::Node res = root["resources"]) spec.resources = ParseResources(res, path);
+  if (const YAML::Node compare = root["compare"]) spec.contrasts = ParseContrasts(compare, path);
   // The axes, in order; exclusions must name one of them.
   std::set<std::string> seen;
   auto add_axis = [&](const std::string& key) {
@@ -508,6 +511,7 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
                  spec.path, e + 1, what);
   }
   MAVG_CHECK(!points.empty(), "{}: the sweep has no points (everything excluded?)", spec.path);
+  CheckContrasts(spec.contrasts, points, spec.replicates, spec.path);
   return points;
 }
 

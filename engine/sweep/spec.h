@@ -10,6 +10,7 @@
 //   replicates: 3                             # seeds per point, derived deterministically
 //   replicate_pretraining: true               # replicates also vary pretrain.rbm.seed
 //   resources: {time: "02:00:00", threads: 1, mem: 8G}   # see resources.h
+//   compare: {bmuf_vs_average: {a: {...}, b: {...}, claim: beats}}   # see contrasts.h
 // Every key and value is checked against the config schema when the spec is loaded, and every
 // point is validated as a run config, so a typo fails before anything runs.
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/sweep/contrasts.h"
 #include "engine/sweep/resources.h"
 
 namespace mavg {
@@ -45,7 +47,8 @@ struct SweepSpec {
   // Refuse larger sweeps (points x replicates) before expanding them.
   int64_t max_runs = kDefaultMaxRuns;
   SweepResources resources;
-  std::vector<std::string> axes;  // every varied key, in spec order (grid, zip, include)
+  std::vector<std::string> axes;    // every varied key, in spec order (grid, zip, include)
+  std::vector<Contrast> contrasts;  // `compare:`, in the spec's order
 };
 
 struct SweepPoint {
@@ -90,6 +93,16 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec);
 // axis is refused in time linear in nothing but its length.
 void CheckRunCount(const std::string& source, const std::vector<size_t>& dims, int replicates,
                    size_t includes, int64_t max_runs);
+
+// A value of config key `key` in a spec (an axis, a `set`, an arm of a contrast): its text,
+// refused in one line naming `file` and the line for a list, a map, or a quoted number or
+// boolean (`where` says which value).
+std::string SpecScalarText(const YAML::Node& n, const std::string& key, const std::string& where,
+                           const std::string& file);
+// Checks that `key` is a config key and `value` fits it; returns the value as the config would
+// print it (JSON: 16 and 16.0 of a float key alike).
+std::string CheckSpecValue(const std::string& file, int line, const std::string& key,
+                           const std::string& value);
 
 // Seed of replicate r: replicate 0 keeps the base seed (so a sweep point is the same run as the
 // plain config), others get a seed derived from (base seed, r).

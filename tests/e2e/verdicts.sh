@@ -2,7 +2,9 @@
 # `mavg report compare SWEEP --a AXIS=V --b AXIS=V` pairs the arms' runs by replicate from the
 # store (the same numbers as the values pasted by hand, in replicate order), and `report
 # verdicts CRITERIA` judges a criteria file's effects on them: the JSON keys the reproduction
-# page reads, collapsed runs counted, a cell never run said `no runs`, one-line errors.
+# page reads, collapsed runs counted, a cell never run said `no runs`, one-line errors. A spec's
+# `compare:` contrasts are checked at plan time and answered by `report compare SWEEP` (the
+# interval and verdict recomputed here from the store) and first on the sweep's page.
 source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 2000 500
 # lr 5 on the summed gradient saturates the sigmoids: those runs end `collapsed` (health.sh).
@@ -184,4 +186,85 @@ expect_error "effect 'never-run': arm b: no run of sweep small has the key 'para
   "$MAVG" report verdicts typo.yaml "${R[@]}"
 expect_error "nope.yaml: no such criteria file" "$MAVG" report verdicts nope.yaml "${R[@]}"
 expect_error "--format" "$MAVG" report verdicts criteria.yaml "${R[@]}" --format yaml
+
+# ---- compare: a spec's contrasts, on the same runs (a second sweep reuses them) ----
+cat > c.yaml <<YAML
+name: contrasts
+base: base.yaml
+grid: {parallel.workers: [1, 2]}
+include: [{parallel.workers: 1, schedule.lr: 5}]
+replicates: 3
+compare:
+  two_beats_one: {a: {parallel.workers: 1}, b: {parallel.workers: 2}, where: {schedule.lr: 0.004}, metric: test_error, claim: beats}
+  two_not_worse: {a: {parallel.workers: 1}, b: {parallel.workers: 2}, where: {schedule.lr: 0.004}, metric: test_error, claim: not_worse, margin: 5}
+  lr5_equivalent: {a: {schedule.lr: 0.004}, b: {schedule.lr: 5}, where: {parallel.workers: 1}, metric: test_error, claim: equivalent, margin: 1}
+YAML
+"$MAVG" sweep plan c.yaml "${R[@]}" > plan.txt
+grep -q "two_beats_one: b beats a on test_error (lower is better) where schedule.lr=0.004; a parallel.workers=1 (3 runs, 3 ended), b parallel.workers=2 (3 runs, 3 ended): 3 pairs planned" plan.txt ||
+  fail "plan lacks the contrast: $(cat plan.txt)"
+"$MAVG" -q sweep run c.yaml "${R[@]}" | contains "launched 0" || fail "the runs were not reused"
+"$MAVG" report compare contrasts "${R[@]}" --format json > c.json
+python3 - c.json <<'PY2'
+import json, math, sqlite3, sys
+j = json.load(open(sys.argv[1]))
+c = {x["name"]: x for x in j["contrasts"]}
+assert list(c) == ["two_beats_one", "two_not_worse", "lr5_equivalent"], list(c)
+# The pairs from the store, b - a, and the 95 % t interval: t(0.975, 2) = 4.302652729911275.
+db = sqlite3.connect("res/mavg.db")
+arms = {}
+for workers, lr, rep, acc in db.execute("""
+    SELECT json_extract(r.config_json, '$.parallel.workers'),
+           json_extract(r.config_json, '$.schedule.lr'), s.replicate, x.value
+    FROM sweep_runs s JOIN runs r USING (run_id) JOIN results x USING (run_id)
+    WHERE s.sweep = 'contrasts' AND x.key = 'test_acc' AND r.status = 'completed'"""):
+    if lr == 0.004:
+        arms.setdefault(workers, {})[rep] = 100.0 * (1.0 - acc)
+d = [arms[2][r] - arms[1][r] for r in range(3)]
+mean = sum(d) / 3
+sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 2)
+half = 4.302652729911275 * sd / math.sqrt(3)
+for name in ("two_beats_one", "two_not_worse"):
+    x = c[name]
+    assert x["pairs"] == 3 and x["replicates"] == [0, 1, 2] and x["planned"] == 3, x
+    assert abs(x["diff"]["estimate"] - mean) < 1e-9, (x["diff"], mean)
+    lo, hi = x["diff"]["ci"]
+    assert abs(lo - (mean - half)) < 1e-6 and abs(hi - (mean + half)) < 1e-6, (lo, hi, mean, half)
+    assert x["why"] and "\n" not in x["why"], x
+# The rules, applied here: beats (lower is better) agrees below 0, contradicted above.
+want = "agrees" if hi < 0 else "contradicted" if lo > 0 else "inconclusive"
+assert c["two_beats_one"]["verdict"] == want, (c["two_beats_one"], want)
+want = "agrees" if hi < 5 else "contradicted" if lo > 5 else "inconclusive"
+assert c["two_not_worse"]["verdict"] == want, (c["two_not_worse"], want)
+# lr 5 collapsed in all 3 replicates: no pair is left for the t part.
+e = c["lr5_equivalent"]
+assert e["verdict"] == "no runs" and e["left_out"] == 3 and e["collapsed"]["b"] == 3, e
+m = j["multiplicity"]
+assert m["tested"] == 2 and m["untested"] == 1 and m["alpha_one_sided"] == 0.025, m
+PY2
+echo "ok: compare SWEEP answers the spec's contrasts"
+"$MAVG" report compare contrasts "${R[@]}" --contrast two_not_worse > c.txt
+grep -q "^two_not_worse: b is not worse than a by 5 or more on test_error" c.txt || fail "$(cat c.txt)"
+! grep -q "^two_beats_one" c.txt || fail "--contrast did not select: $(cat c.txt)"
+"$MAVG" report html contrasts "${R[@]}" --out page > /dev/null
+python3 - page/index.html <<'PY2'
+import re, sys
+html = open(sys.argv[1]).read()
+first = html.index("<section id=")
+assert html[first:].startswith('<section id="contrasts">'), html[first:first + 80]
+rows = re.findall(r'<tr data-contrast="([a-z0-9_]+)" data-verdict="([a-z ]+)"', html)
+assert [r[0] for r in rows] == ["two_beats_one", "two_not_worse", "lr5_equivalent"], rows
+PY2
+echo "ok: the page opens with the contrasts"
+# A changed compare: section is not a new sweep: the same runs, the new question, no --force.
+sed -i 's/claim: not_worse, margin: 5/claim: not_worse, margin: 7/' c.yaml
+"$MAVG" -q sweep run c.yaml "${R[@]}" | contains "launched 0" || fail "an edited compare: was refused"
+"$MAVG" report compare contrasts "${R[@]}" --contrast two_not_worse | contains "by 7 or more" ||
+  fail "the stored spec kept the old margin"
+expect_error "compare.two_beats_one: arm b selects no run: no point has parallel.workers=4 (its values: 1, 2)" \
+  "$MAVG" sweep plan <(sed 's/b: {parallel.workers: 2}, where: {schedule.lr: 0.004}, metric: test_error, claim: beats/b: {parallel.workers: 4}, where: {schedule.lr: 0.004}, metric: test_error, claim: beats/' c.yaml) "${R[@]}"
+expect_error "sweep small's spec declares no contrasts" "$MAVG" report compare small "${R[@]}"
+expect_error "--contrast nope: the spec of sweep contrasts has no such contrast (its contrasts: two_beats_one, two_not_worse, lr5_equivalent)" \
+  "$MAVG" report compare contrasts "${R[@]}" --contrast nope
+expect_error "--contrast answers a contrast of a sweep's spec" \
+  "$MAVG" report compare contrasts "${R[@]}" --a parallel.workers=1 --b parallel.workers=2 --contrast x
 echo "verdicts: all passed"

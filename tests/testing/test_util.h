@@ -4,14 +4,26 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/backend/device_buffer.h"
+#include "engine/core/error.h"
 #include "engine/core/rng.h"
 
 namespace mavg::testing {
+
+// The message of the mavg::Error `f` throws; empty when it throws none.
+inline std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // Every backend usable on this machine: the CPU always; CUDA when built with it and a device
 // is visible (the CUDA backend's own tests carry the `gpu` label).

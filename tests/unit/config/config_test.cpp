@@ -12,14 +12,7 @@
 namespace mavg {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::ErrorOf;
 
 #define EXPECT_ERROR_HAS(stmt, ...)                                                   \
   do {                                                                                \

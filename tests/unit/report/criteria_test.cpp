@@ -138,7 +138,8 @@ TEST(Criteria, OneLineErrors) {
        "line 12: effect 't1-16': key 'kindd': unknown (did you mean 'kind'?"},
       {Good("    kind: small", "    kindd: small"), "effect 't1-16': key 'kind': missing"},
       {Good("    kind: small", "    kind: smaller"),
-       "effect 't1-16': key 'kind': 'smaller' is not a kind (direction | small | equivalent | "
+       "effect 't1-16': key 'kind': 'smaller' is not a kind (direction | beats | small | "
+       "equivalent | "
        "collapses)"},
       {Good("  - id: t2-32", "  - id: t1-16"), "effect 't1-16': key 'id': duplicate"},
       {Good("  - id: t2-32", "  - id: T2_32"),

@@ -99,6 +99,23 @@ TEST(Verdict, TableOfCases) {
        "above the paper's -0.22"},
       // A large paper effect: the interval excludes 0 on the far side, so it excludes e too.
       {"direction wrong sign", K::kDirection, 0.1, kNo, Three(-0.5), V::kContradicted, "ruled out"},
+      // beats (a sweep's contrast: b better, no size): lower is better, so agrees below 0,
+      // contradicted above it; the ends just either side of 0; the mirror when higher is better.
+      {"beats agrees", K::kBeats, kNo, kNo, Three(-0.3), V::kAgrees, "below 0: b is better"},
+      {"beats inconclusive", K::kBeats, kNo, kNo, Three(0.0), V::kInconclusive,
+       "holds 0; the smallest difference these pairs detect is"},
+      {"beats contradicted", K::kBeats, kNo, kNo, Three(0.3), V::kContradicted,
+       "above 0: b is worse"},
+      {"beats U = -0.001", K::kBeats, kNo, kNo, Three(-kHalf - 0.001), V::kAgrees, "below 0"},
+      {"beats U = +0.001", K::kBeats, kNo, kNo, Three(-kHalf + 0.001), V::kInconclusive, "holds 0"},
+      {"beats L = +0.001", K::kBeats, kNo, kNo, Three(kHalf + 0.001), V::kContradicted, "worse"},
+      {"beats L = -0.001", K::kBeats, kNo, kNo, Three(kHalf - 0.001), V::kInconclusive, "holds 0"},
+      {"beats higher-better agrees", K::kBeats, kNo, kNo, Three(0.3), V::kAgrees,
+       "above 0: b is better", true},
+      {"beats higher-better contradicted", K::kBeats, kNo, kNo, Three(-0.3), V::kContradicted,
+       "below 0: b is worse", true},
+      {"beats: b collapsed", K::kBeats, kNo, kNo, D({-0.3, -0.4, -0.2, kCollapsedPair}),
+       V::kInconclusive, "not agrees: 1 collapse against the claim"},
       // small, m = 0.3 (paper's loss 0.1): U below m; L above max(e, m); in between.
       {"small agrees", K::kSmall, 0.1, 0.3, Three(0.0), V::kAgrees, "below the margin +0.30"},
       {"small agrees on a gain", K::kSmall, 0.1, 0.3, Three(-0.5), V::kAgrees, "below the margin"},

@@ -20,14 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::ErrorOf;
 
 std::vector<PlannedRun> Plan(const SweepSpec& spec) {
   std::vector<PlannedRun> plan;
