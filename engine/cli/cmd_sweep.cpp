@@ -140,8 +140,9 @@ void AddSweepCommand(CLI::App& app) {
     const std::vector<const RunConfig*> need = RunsNeedingData(p);
     const std::string data = DataProblems(need, fmt::format("the {} run(s) not done", need.size()));
     const double seconds = t.Seconds();
-    std::cout << FormatPlan(spec, p) << FormatContrasts(spec, p) << FormatPretraining(p, a->paths)
-              << FormatSameTraining(p) << FormatReused(*store, spec.name, p)
+    std::cout << FormatPlan(spec, p) << FormatContrasts(spec, p) << FormatStopEarly(spec, p)
+              << FormatPretraining(p, a->paths) << FormatSameTraining(p)
+              << FormatReused(*store, spec.name, p)
               << FormatEstimate(EstimatePlan(*store, p), a->plan_jobs);
     if (!data.empty()) {
       std::cout << fmt::format("data: {} (sweep run refuses to start them)\n", data);
@@ -171,6 +172,10 @@ void AddSweepCommand(CLI::App& app) {
   run->callback([a, MakeLauncher, run_jobs] {
     const SweepSpec spec = ResolveSweepSpec(a->spec, a->overrides);
     if (run_jobs->count() == 0) a->run.jobs = DefaultJobs(Cores(), a->run.threads, spec.resources);
+    MAVG_CHECK(!spec.stop_early || a->launcher == "local",
+               "{}: stop_early runs the sweep rung by rung, waiting for every run at each: it "
+               "needs --launcher local (the {} launcher returns before its jobs end)",
+               spec.path, a->launcher);
     // The launcher first: what it refuses (a flag a batch script cannot carry) creates nothing.
     auto launcher = MakeLauncher(*a, spec.name);
     auto store = a->run.dry_run ? OpenForReading(a->paths) : OpenForWriting(a->paths);

@@ -23,6 +23,7 @@ void AddTrainCommand(CLI::App& app) {
     bool force = false;
     bool no_progress = false;
     std::string resume;
+    int until_epoch = 0;
     std::string cache_dir = "results/cache";
   };
   auto args = std::make_shared<Args>();
@@ -35,6 +36,10 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_flag("--dump-config", args->dump, "Print the resolved config (YAML) and exit");
   cmd->add_flag("--force", args->force, "Overwrite a run directory that holds a completed run");
   cmd->add_flag("--no-progress", args->no_progress, "Never draw the progress line");
+  cmd->add_option("--until-epoch", args->until_epoch,
+                  "Pause after this epoch (checkpointed, status preempted) when epochs remain; "
+                  "--resume continues it")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--cache-dir", args->cache_dir,
                   "Pretrained stacks shared between runs (model.init rbm; '' for none)")
       ->capture_default_str();
@@ -66,6 +71,7 @@ void AddTrainCommand(CLI::App& app) {
     if (!PathExists(options.run_dir)) CheckDataPaths(run.config);
     options.force = args->force;
     options.cache_dir = args->cache_dir;
+    options.until_epoch = args->until_epoch;
     options.progress = !args->no_progress && Progress::StderrIsTerminal();
     const TrainOutcome outcome = Train(run, options);
     const RunResult& result = outcome.result;

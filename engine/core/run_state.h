@@ -8,7 +8,7 @@
 // duplicates).
 //
 //   RunState     a run: new -> running -> completed | failed | diverged | collapsed | preempted |
-//                interrupted
+//                interrupted | stopped
 //   LaunchState  what a launcher saw of one attempt (attempts.state once the launcher reported;
 //                before that the column holds the run's own RunState)
 //   PlanState    a run as a sweep plan sees it (completed splits into done / stale by code version;
@@ -31,6 +31,8 @@ enum class RunState {
   kCollapsed,    // trained to the end but learned nothing, or was thrown back (train/health.h)
   kPreempted,    // stopped by a signal at a checkpoint (resumable)
   kInterrupted,  // stopped by the sweep controller: Ctrl-C or `sweep cancel` (resumable)
+  kStopped,      // stopped early by its sweep's stop_early rule at a rung: its arm was losing
+                 // (keeps its epochs and checkpoint; `sweep retry --state stopped` resumes it)
 };
 
 enum class LaunchState {
@@ -49,6 +51,7 @@ enum class PlanState {
   kFailed,
   kDiverged,
   kCollapsed,
+  kStopped,  // stopped early (stop_early): resumed only by `sweep retry --state stopped`
 };
 
 // The tables, in enum order (also the order in which counts are printed); MAVG_ENUM_TEXTS
@@ -62,6 +65,7 @@ inline constexpr EnumText<RunState> kRunStates[] = {
     {RunState::kCollapsed, "collapsed"},
     {RunState::kPreempted, "preempted"},
     {RunState::kInterrupted, "interrupted"},
+    {RunState::kStopped, "stopped"},
 };
 MAVG_ENUM_TEXTS(RunState, kRunStates)
 inline constexpr EnumText<LaunchState> kLaunchStates[] = {
@@ -80,6 +84,7 @@ inline constexpr EnumText<PlanState> kPlanStates[] = {
     {PlanState::kFailed, "failed"},
     {PlanState::kDiverged, "diverged"},
     {PlanState::kCollapsed, "collapsed"},
+    {PlanState::kStopped, "stopped"},
 };
 MAVG_ENUM_TEXTS(PlanState, kPlanStates)
 
@@ -113,8 +118,11 @@ constexpr bool IsUnhealthy(RunState s) {
 constexpr bool IsResumable(RunState s) {
   return s == RunState::kPreempted || s == RunState::kInterrupted;
 }
-// The run recorded an outcome (terminal or resumable); new and running have none yet.
-constexpr bool HasEnded(RunState s) { return IsTerminal(s) || IsResumable(s); }
+// The run recorded an outcome (terminal, resumable or stopped early); new and running have none
+// yet.
+constexpr bool HasEnded(RunState s) {
+  return IsTerminal(s) || IsResumable(s) || s == RunState::kStopped;
+}
 
 // How a plan sees a run with this status; `current_code`: it was made by this code version
 // (decides done or stale for a completed run).
@@ -135,6 +143,8 @@ constexpr PlanState PlanStateOf(RunState s, bool current_code) {
     case RunState::kPreempted:
     case RunState::kInterrupted:
       return PlanState::kInterrupted;
+    case RunState::kStopped:
+      return PlanState::kStopped;
   }
   return PlanState::kFailed;  // unreachable: every RunState is handled above
 }

@@ -158,6 +158,9 @@ ArmOutcomes OutcomesByReplicate(const std::vector<const ReportRun*>& runs,
       case RunState::kFailed:
         ++out.counts.unusable;
         break;
+      case RunState::kStopped:  // partial epochs: never paired with a run that ended
+        ++out.counts.stopped;
+        break;
       case RunState::kNew:
       case RunState::kRunning:
       case RunState::kPreempted:

@@ -70,7 +70,7 @@ int CollapsesAgainstClaim(const EffectRule& rule, const EffectRuns& runs) {
 bool RunsToCome(int ended, int planned, const std::vector<ArmCounts>& counts) {
   if (planned >= 0) {
     int lost = 0;
-    for (const ArmCounts& c : counts) lost = std::max(lost, c.unusable);
+    for (const ArmCounts& c : counts) lost = std::max(lost, c.unusable + c.stopped);
     return ended + lost < planned;
   }
   return std::any_of(counts.begin(), counts.end(),
@@ -188,6 +188,9 @@ EffectVerdict JudgeEffect(const EffectRule& rule, const EffectRuns& runs) {
                                    : fmt::format("{} without a collapsed run of {} (needs 2)",
                                                  Plural(usable, "pair", "pairs"), v.pairs);
     if (v.pending) why += "; " + PendingText(v.pairs, rule.planned, "pairs");
+    int stopped = 0;
+    for (const ArmCounts& c : runs.counts) stopped += c.stopped;
+    if (stopped > 0) why += fmt::format("; {} stopped early", Plural(stopped, "run", "runs"));
     return NotTested(v, why, rule.planned);
   }
 

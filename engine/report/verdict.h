@@ -86,6 +86,7 @@ struct ArmCounts {
   int collapsed = 0;  // collapsed or diverged
   int waiting = 0;    // still to end: new, running, preempted, interrupted
   int unusable = 0;   // failed, or completed without the metric
+  int stopped = 0;    // stopped early by the sweep's stop_early rule: partial, never paired
 };
 
 // An effect's runs, paired by replicate.

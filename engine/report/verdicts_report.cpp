@@ -94,11 +94,8 @@ std::string HeaderLine(const VerdictsReport& r) {
 }
 
 json CountsJson(const ArmCounts& c) {
-  return {{"runs", c.runs},
-          {"ended", c.ended},
-          {"collapsed", c.collapsed},
-          {"waiting", c.waiting},
-          {"unusable", c.unusable}};
+  return {{"runs", c.runs},       {"ended", c.ended},       {"collapsed", c.collapsed},
+          {"waiting", c.waiting}, {"unusable", c.unusable}, {"stopped", c.stopped}};
 }
 
 json EffectJson(const VerdictsReport& r, const EffectReport& er) {

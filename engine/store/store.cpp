@@ -157,6 +157,23 @@ std::map<std::string, RunRecord> Store::RunsOfSweep(const std::string& sweep) {
   return out;
 }
 
+std::map<std::string, std::vector<Store::EpochCv>> Store::SweepEpochs(const std::string& sweep) {
+  auto s = db_.Prepare(
+      "SELECT e.run_id, e.epoch, e.accepted, e.cv_loss, e.cv_acc FROM epochs e JOIN sweep_runs "
+      "sr ON sr.run_id = e.run_id WHERE sr.sweep = ? ORDER BY e.run_id, e.epoch");
+  s.Bind(1, sweep);
+  std::map<std::string, std::vector<EpochCv>> out;
+  while (s.Step()) {
+    EpochCv e;
+    e.epoch = static_cast<int>(s.Real(1));
+    e.accepted = s.IsNull(2) || s.Real(2) != 0;
+    if (!s.IsNull(3)) e.cv_loss = s.Real(3);
+    if (!s.IsNull(4)) e.cv_acc = s.Real(4);
+    out[s.Text(0)].push_back(e);
+  }
+  return out;
+}
+
 std::vector<SweepMember> Store::MembersOfSweep(const std::string& sweep) {
   auto s = db_.Prepare(
       "SELECT run_id, axes_json, replicate, position FROM sweep_runs WHERE sweep = ? "

@@ -101,6 +101,15 @@ class Store {
   // Ingests every run of the sweep.
   CollectSummary Collect(const std::string& sweep);
 
+  // Each run's epochs as the store has them (epoch order): what a sweep's stop_early rungs
+  // read.
+  struct EpochCv {
+    int epoch = 0;
+    bool accepted = true;
+    std::optional<double> cv_loss, cv_acc;
+  };
+  std::map<std::string, std::vector<EpochCv>> SweepEpochs(const std::string& sweep);
+
  private:
   void Migrate();
   sql::Database db_;

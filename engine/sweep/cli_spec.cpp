@@ -271,6 +271,21 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
     }
     if (read["compare"].size() == 0) body.remove("compare");
   }
+  // And a stop_early the narrowed sweep cannot use (one arm, one replicate).
+  if ((!p.grids.empty() || o.replicates > 0) && read["stop_early"]) {
+    YAML::Node probe = YAML::Clone(body);
+    probe.remove("compare");
+    probe.remove("stop_early");
+    probe["name"] = "probe";
+    const SweepSpec narrowed = ParseSweepSpec(Emit(probe), source, "");
+    try {
+      CheckStopEarly(ParseStopEarly(read["stop_early"], source), narrowed.axes, narrowed.replicates,
+                     ExpandSweep(narrowed), source);
+    } catch (const Error& e) {
+      spdlog::info("[sweep] stop_early left out of the narrowed sweep: {}", e.what());
+      body.remove("stop_early");
+    }
+  }
 
   const std::string text = Emit(body);
   // A generated name follows the name rule whatever the file is called: other characters

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "engine/records/run_state_file.h"
 #include "engine/sweep/estimate.h"
 #include "engine/sweep/plan_checks.h"
+#include "engine/sweep/stop_early.h"
 
 namespace mavg {
 namespace {
@@ -257,6 +259,31 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
   return out;
 }
 
+std::string FormatStopEarly(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
+  if (!spec.stop_early) return "";
+  const StopEarly& se = *spec.stop_early;
+  std::map<std::string, int> arms, stopped;
+  std::vector<std::string> order;
+  for (const PlannedRun& r : plan) {
+    const std::string arm = ArmOf(se, r.point);
+    if (arms[arm]++ == 0) order.push_back(arm);
+    if (r.state == PlanState::kStopped) ++stopped[arm];
+  }
+  std::string rule = se.rule == StopRule::kAsha
+                         ? fmt::format("asha (the best 1/{} of the arms go on)", se.eta)
+                         : fmt::format(
+                               "paired (an arm shown worse than the best by more than {:g} "
+                               "at {:g} % stops)",
+                               se.margin, 100 * se.level);
+  std::string out = fmt::format("stop_early: {} on {} after epoch(s) {}; {} arms:\n", rule,
+                                ToString(se.metric), fmt::join(se.rungs, ", "), order.size());
+  for (const std::string& arm : order) {
+    out += fmt::format("  {} ({} runs{})\n", arm, arms[arm],
+                       stopped[arm] ? fmt::format(", {} stopped", stopped[arm]) : "");
+  }
+  return out;
+}
+
 std::string FormatContrasts(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
   if (spec.contrasts.empty()) return "";
   std::vector<SweepPoint> points;
@@ -359,15 +386,24 @@ static void RegisterSweep(Store& store, const SweepSpec& spec, const std::vector
   store.RegisterRuns(spec.name, runs, members);
 }
 
-int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
-             const SweepRunOptions& options) {
+// One launch of the sweep's pending runs; `until_epoch` > 0 (a stop_early rung): only the runs
+// that have not reached that epoch, each pausing after it.
+static int RunPhase(const SweepSpec& spec, Store& store, Launcher& launcher,
+                    const SweepPaths& paths, const SweepRunOptions& options, int until_epoch) {
   // Read: the plan and every fact a decision needs, once.
   const SweepState state = ReadSweepState(
       spec, store, paths,
       [&options](const PlannedRun& r, const RunFacts& f) { return WantsLaunch(r, f, options); },
       KnownJobQueues());
   // Decide.
-  const LaunchChoice choice = ChooseLaunches(state, options);
+  LaunchChoice choice = ChooseLaunches(state, options);
+  if (until_epoch > 0) {
+    const auto epochs = store.SweepEpochs(spec.name);
+    std::erase_if(choice.launch, [&](size_t i) {
+      const auto e = epochs.find(state.plan[i].point.run_id);
+      return e != epochs.end() && !e->second.empty() && e->second.back().epoch >= until_epoch;
+    });
+  }
   for (size_t i : choice.still_queued) {
     const QueuedJob& job = *state.facts[i].queued;
     spdlog::info("[sweep] {} still has {} job {} ({}): not launched again",
@@ -375,6 +411,7 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   }
   std::vector<LaunchRequest> requests =
       LaunchRequests(state, choice.launch, options, spec.resources);
+  for (LaunchRequest& q : requests) q.until_epoch = until_epoch;
   if (!options.dry_run) CheckRequestData(spec.path, requests, false);
   {
     std::vector<PlannedRun> launching;
@@ -405,10 +442,78 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
       q.config_path = q.run_dir + "/sweep-config.yaml";
     }
   }
-  spdlog::info("[sweep] {}: {} runs, {} to launch with the {} launcher", spec.name,
-               state.plan.size(), requests.size(), launcher.Name());
+  spdlog::info(
+      "[sweep] {}: {} runs, {} to launch with the {} launcher{}", spec.name, state.plan.size(),
+      requests.size(), launcher.Name(),
+      until_epoch > 0 ? fmt::format(", each to epoch {} (a stop_early rung)", until_epoch) : "");
 
   return LaunchAndCollect(store, launcher, spec.name, requests, options.cluster ? 0 : options.jobs);
+}
+
+// The stop_early decision at `rung`: the arms the rule stops have their runs that are still to
+// go (new, paused at the rung, interrupted) marked stopped, with why. Returns the arms stopped.
+static int StopLosingArms(const SweepSpec& spec, Store& store, int rung) {
+  const StopEarly& se = *spec.stop_early;
+  const auto epochs = store.SweepEpochs(spec.name);
+  const auto records = store.RunsOfSweep(spec.name);
+  std::vector<RungRun> runs;
+  std::map<std::string, std::vector<std::string>> runs_of_arm;
+  for (const SweepPoint& p : ExpandSweep(spec)) {
+    const auto rec = records.find(p.run_id);
+    if (rec == records.end()) continue;
+    RungRun r;
+    r.run_id = p.run_id;
+    r.arm = ArmOf(se, p);
+    r.replicate = p.replicate;
+    r.collapsed = IsUnhealthy(rec->second.status);
+    // The model the run holds after the rung's epoch: its last accepted epoch up to there.
+    if (const auto e = epochs.find(p.run_id);
+        e != epochs.end() && !e->second.empty() && e->second.back().epoch >= rung) {
+      for (const Store::EpochCv& row : e->second) {
+        if (row.epoch > rung || !row.accepted) continue;
+        const std::optional<double>& v = se.metric == RungMetric::kCvAcc ? row.cv_acc : row.cv_loss;
+        if (v && std::isfinite(*v)) r.value = v;
+      }
+    }
+    runs_of_arm[r.arm].push_back(p.run_id);
+    runs.push_back(std::move(r));
+  }
+  int stopped = 0;
+  for (const ArmFate& f : DecideRung(se, rung, runs)) {
+    if (!f.stop) continue;
+    int marked = 0;
+    for (const std::string& id : runs_of_arm[f.arm]) {
+      const RunState st = records.at(id).status;
+      if (st != RunState::kNew && !IsResumable(st)) continue;  // ended (or running elsewhere)
+      store.SetRunStatus(id, RunState::kStopped, f.why);
+      ++marked;
+    }
+    if (marked > 0) {
+      ++stopped;
+      spdlog::info("[sweep] arm {}: {} run(s) {}", f.arm, marked, f.why);
+    }
+  }
+  return stopped;
+}
+
+int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
+             const SweepRunOptions& options) {
+  if (!spec.stop_early || options.dry_run) {
+    return RunPhase(spec, store, launcher, paths, options, 0);
+  }
+  // Rung by rung: every live run to the rung's epoch, the losing arms stopped, then the rest to
+  // the end. A run already past a rung (an earlier sweep run) is not launched for it.
+  int rc = 0;
+  for (const int rung : spec.stop_early->rungs) {
+    const int phase = RunPhase(spec, store, launcher, paths, options, rung);
+    if (phase == 130) return phase;
+    rc = std::max(rc, phase);
+    const int stopped = StopLosingArms(spec, store, rung);
+    std::cout << fmt::format("sweep {}: rung at epoch {} ({}): {} arm(s) stopped\n", spec.name,
+                             rung, ToString(spec.stop_early->rule), stopped);
+  }
+  const int last = RunPhase(spec, store, launcher, paths, options, 0);
+  return last == 130 ? last : std::max(rc, last);
 }
 
 int DefaultJobs(int cores, int threads_option, const SweepResources& resources) {

@@ -23,6 +23,8 @@ std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& pla
 // pairs planned; empty without contrasts. (The plan checked them: PlanSweep refuses a contrast
 // it cannot answer.)
 std::string FormatContrasts(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
+// The spec's stop_early rule, its rungs and its arms (with their stopped runs); empty without.
+std::string FormatStopEarly(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
 // Brings the database in line with the job queues (launcher.h: JobQueue; SLURM's) for the
 // sweep's runs that a queued launch left "running" or "preempted". A job still queued keeps its
 // run running (pending or running in the report); a job that is gone is collected from its run

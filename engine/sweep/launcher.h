@@ -29,6 +29,7 @@ struct LaunchRequest {
   int threads = 1;           // CPU threads per process
   double timeout_s = 0.0;    // 0: none
   int attempt = 1;           // the attempt number this launch will be
+  int until_epoch = 0;       // > 0: pause after this epoch (stop_early's rungs: --until-epoch)
   SweepResources resources;  // the spec's (a cluster launcher writes them into its jobs)
   // The plan's state of the run, and its status in the store (for the atomic claim).
   PlanState planned_state = PlanState::kNew;

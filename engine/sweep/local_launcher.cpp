@@ -45,6 +45,7 @@ std::vector<std::string> Command(const LaunchRequest& r, const std::string& mavg
   // Execution-only: the launcher's thread budget for this attempt (not part of the run id).
   argv.insert(argv.end(), {"--set", fmt::format("device_options.threads={}", r.threads)});
   argv.push_back("--no-progress");
+  if (r.until_epoch > 0) argv.insert(argv.end(), {"--until-epoch", std::to_string(r.until_epoch)});
   return argv;
 }
 

@@ -26,7 +26,7 @@ namespace {
 const std::vector<std::string> kSpecKeys = {
     "name",    "description", "base",       "set",       "grid",     "zip",
     "exclude", "include",     "replicates", "resources", "max_runs", "replicate_pretraining",
-    "compare"};
+    "compare", "stop_early"};
 
 AxisValues ParseAxes(const YAML::Node& map, const std::string& what, const std::string& file) {
   MAVG_CHECK(map.IsMap(), "{}: line {}: '{}' must map axis keys to lists of values", file,
@@ -360,6 +360,7 @@ SweepSpec ReadSweepSpec(const std::string& text, const std::string& path, const 
   }
   if (const YAML::Node res = root["resources"]) spec.resources = ParseResources(res, path);
   if (const YAML::Node compare = root["compare"]) spec.contrasts = ParseContrasts(compare, path);
+  if (const YAML::Node stop = root["stop_early"]) spec.stop_early = ParseStopEarly(stop, path);
   // The axes, in order; exclusions must name one of them.
   std::set<std::string> seen;
   auto add_axis = [&](const std::string& key) {
@@ -512,6 +513,9 @@ std::vector<SweepPoint> ExpandSweep(const SweepSpec& spec) {
   }
   MAVG_CHECK(!points.empty(), "{}: the sweep has no points (everything excluded?)", spec.path);
   CheckContrasts(spec.contrasts, points, spec.replicates, spec.path);
+  if (spec.stop_early) {
+    CheckStopEarly(*spec.stop_early, spec.axes, spec.replicates, points, spec.path);
+  }
   return points;
 }
 

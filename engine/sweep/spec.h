@@ -11,9 +11,11 @@
 //   replicate_pretraining: true               # replicates also vary pretrain.rbm.seed
 //   resources: {time: "02:00:00", threads: 1, mem: 8G}   # see resources.h
 //   compare: {bmuf_vs_average: {a: {...}, b: {...}, claim: beats}}   # see contrasts.h
+//   stop_early: {rule: paired, rungs: [1, 2]}                        # see stop_early.h
 // Every key and value is checked against the config schema when the spec is loaded, and every
 // point is validated as a run config, so a typo fails before anything runs.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "engine/config/config.h"
 #include "engine/sweep/contrasts.h"
 #include "engine/sweep/resources.h"
+#include "engine/sweep/stop_early.h"
 
 namespace mavg {
 
@@ -49,6 +52,7 @@ struct SweepSpec {
   SweepResources resources;
   std::vector<std::string> axes;    // every varied key, in spec order (grid, zip, include)
   std::vector<Contrast> contrasts;  // `compare:`, in the spec's order
+  std::optional<StopEarly> stop_early;
 };
 
 struct SweepPoint {

@@ -1027,6 +1027,16 @@ RunResult Trainer::Run() {
       break;
     }
     if (EndEpoch(epoch).stop) break;
+    if (options_.until_epoch > 0 && epoch == options_.until_epoch && epoch < max_epochs) {
+      // Paused at the epoch asked for: EndEpoch wrote its checkpoint, the next launch goes on.
+      spdlog::info(
+          "[train] paused after epoch {} (--until-epoch); continue with mavg train "
+          "--resume {}",
+          epoch, options_.run_dir);
+      result_.epoch = epoch + 1;
+      status = RunState::kPreempted;
+      break;
+    }
   }
   return Finish(status);
 }

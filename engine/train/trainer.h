@@ -20,6 +20,10 @@ struct TrainOptions {
   bool resume = false;    // continue run_dir from its checkpoint
   bool progress = false;  // draw a progress line on stderr
   std::string cache_dir;  // pretrained stacks shared between runs (empty: no cache)
+  // > 0: pause after this epoch (its checkpoint written) when epochs remain, as a stop signal
+  // would at that point: the run ends preempted, and --resume continues it bit for bit (a
+  // sweep's stop_early rungs).
+  int until_epoch = 0;
 };
 
 // What a training process ends with.

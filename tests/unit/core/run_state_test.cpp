@@ -54,16 +54,18 @@ TEST(PlanState, RoundTripsAndUnique) {
 
 // The database and run-file contract: these texts must never change.
 TEST(RunState, TextsArePinned) {
-  const std::vector<std::string_view> run = {"new",      "running",   "completed", "failed",
-                                             "diverged", "collapsed", "preempted", "interrupted"};
+  const std::vector<std::string_view> run = {"new",       "running",     "completed",
+                                             "failed",    "diverged",    "collapsed",
+                                             "preempted", "interrupted", "stopped"};
   ASSERT_EQ(std::size(kRunStates), run.size());
   for (size_t i = 0; i < run.size(); ++i) EXPECT_EQ(kRunStates[i].text, run[i]);
   const std::vector<std::string_view> launch = {"finished", "timeout", "interrupted",
                                                 "failed-to-start"};
   ASSERT_EQ(std::size(kLaunchStates), launch.size());
   for (size_t i = 0; i < launch.size(); ++i) EXPECT_EQ(kLaunchStates[i].text, launch[i]);
-  const std::vector<std::string_view> plan = {"new",         "done",   "stale",    "running",
-                                              "interrupted", "failed", "diverged", "collapsed"};
+  const std::vector<std::string_view> plan = {"new",      "done",        "stale",
+                                              "running",  "interrupted", "failed",
+                                              "diverged", "collapsed",   "stopped"};
   ASSERT_EQ(std::size(kPlanStates), plan.size());
   for (size_t i = 0; i < plan.size(); ++i) EXPECT_EQ(kPlanStates[i].text, plan[i]);
 }
@@ -101,9 +103,10 @@ TEST(PlanState, UnknownTextIsRefused) {
 
 TEST(RunState, Predicates) {
   for (const auto& [s, text] : kRunStates) {
-    // Every run is exactly one of: not ended yet, ended with a verdict, resumable.
-    const int kinds =
-        (s == RunState::kNew || s == RunState::kRunning) + IsTerminal(s) + IsResumable(s);
+    // Every run is exactly one of: not ended yet, ended with a verdict, resumable, stopped early
+    // (resumed only when asked: sweep retry --state stopped).
+    const int kinds = (s == RunState::kNew || s == RunState::kRunning) + IsTerminal(s) +
+                      IsResumable(s) + (s == RunState::kStopped);
     EXPECT_EQ(kinds, 1) << text;
     EXPECT_EQ(HasEnded(s), s != RunState::kNew && s != RunState::kRunning) << text;
   }
