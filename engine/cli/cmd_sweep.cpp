@@ -140,10 +140,10 @@ void AddSweepCommand(CLI::App& app) {
     const std::vector<const RunConfig*> need = RunsNeedingData(p);
     const std::string data = DataProblems(need, fmt::format("the {} run(s) not done", need.size()));
     const double seconds = t.Seconds();
-    std::cout << FormatPlan(spec, p) << FormatContrasts(spec, p) << FormatStopEarly(spec, p)
-              << FormatPretraining(p, a->paths) << FormatSameTraining(p)
-              << FormatReused(*store, spec.name, p)
-              << FormatEstimate(EstimatePlan(*store, p), a->plan_jobs);
+    const PlanEstimate estimate = EstimatePlan(*store, p);
+    std::cout << FormatPlan(spec, p, &estimate.each) << FormatContrasts(spec, p)
+              << FormatStopEarly(spec, p) << FormatPretraining(p, a->paths) << FormatSameTraining(p)
+              << FormatReused(*store, spec.name, p) << FormatEstimate(estimate, a->plan_jobs);
     if (!data.empty()) {
       std::cout << fmt::format("data: {} (sweep run refuses to start them)\n", data);
     }

@@ -226,16 +226,24 @@ static void CheckRequestData(const std::string& source, const std::vector<Launch
   std::cout << fmt::format("data: {} (a run refuses to start them)\n", data);
 }
 
-std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
+std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan,
+                       const std::vector<double>* estimates) {
+  const bool timed = estimates != nullptr && estimates->size() == plan.size();
   std::vector<std::string> header = {"run_id", "state"};
   for (const auto& a : spec.axes) header.push_back(a);
   if (spec.replicates > 1) header.push_back("replicate");
+  if (timed) header.push_back("estimate");
   std::vector<std::vector<std::string>> rows;
   std::map<PlanState, int> totals;
-  for (const auto& r : plan) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const PlannedRun& r = plan[i];
     std::vector<std::string> row = {r.point.run_id, std::string(ToString(r.state))};
     for (const auto& [k, v] : r.point.axes) row.push_back(v);
     if (spec.replicates > 1) row.push_back(std::to_string(r.point.replicate));
+    if (timed) {
+      const double e = (*estimates)[i];
+      row.push_back(e >= 0 ? ShortDuration(e) : e == -2 ? "?" : "");
+    }
     rows.push_back(std::move(row));
     ++totals[r.state];
   }

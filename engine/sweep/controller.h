@@ -17,8 +17,10 @@
 
 namespace mavg {
 
-// The plan as a table plus the totals.
-std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan);
+// The plan as a table plus the totals; with `estimates` (PlanEstimate::each, the plan's order),
+// an `estimate` column: each pending run's time, or "?" where nothing goes on.
+std::string FormatPlan(const SweepSpec& spec, const std::vector<PlannedRun>& plan,
+                       const std::vector<double>* estimates = nullptr);
 // The spec's contrasts (`compare:`) with the runs each arm selects, how many have ended and the
 // pairs planned; empty without contrasts. (The plan checked them: PlanSweep refuses a contrast
 // it cannot answer.)

@@ -89,8 +89,10 @@ PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
   const auto by_work = LikeRuns(store);
   std::map<std::string, bool> used;
   for (const PlannedRun& r : plan) {
+    e.each.push_back(-1);
     if (r.state != PlanState::kNew && r.state != PlanState::kInterrupted) continue;
     ++e.pending;
+    e.each.back() = -2;
     const auto it = by_work.find(SimilarWork(r.point.config));
     if (it == by_work.end()) continue;
     if (!used[it->first]) e.basis += static_cast<int>(it->second.size());
@@ -100,6 +102,7 @@ PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
     ++e.known;
     const double median = Median(seconds);
     e.runs.push_back(median);
+    e.each.back() = median;
     e.seconds += median;
     e.low += *std::min_element(seconds.begin(), seconds.end());
     e.high += *std::max_element(seconds.begin(), seconds.end());

@@ -24,6 +24,9 @@ struct PlanEstimate {
   double seconds = 0.0, low = 0.0, high = 0.0;
   // The known runs' median estimates, for the time at --jobs N.
   std::vector<double> runs;
+  // Per plan entry, in the plan's order: its median estimate in seconds; -1 where the run is
+  // not pending, -2 where nothing goes on.
+  std::vector<double> each;
 };
 
 // The key under which runs do the same work per epoch (a JSON text of the keys named above).

@@ -141,13 +141,18 @@ expect_error "'zzzzzz' is neither a run directory nor a run id in res/mavg.db" "
   --set schedule.epochs=3 --set parallel.mode=simulated --jobs 2 "${R[@]}" > est.txt
 grep -q "^time: 4 of 4 pending run(s) about .* at --jobs 2; from 4 completed run(s) of the same work per epoch" est.txt ||
   fail "no time estimate from the like runs: $(tail -2 est.txt)"
+# Each pending run has its own estimate in the plan's last column.
+head -2 est.txt | tail -1 | contains "  estimate *$" || fail "no estimate column: $(head -2 est.txt)"
+[ "$(grep -cE '^[0-9a-f]{16} +new .* [0-9.]+ (s|min|h) *$' est.txt)" -eq 4 ] ||
+  fail "not every pending run has an estimate: $(cat est.txt)"
 # ... and as they run, each ending run's line says what is left.
 "$MAVG" sweep run --base base.yaml --grid parallel.workers=1,2 --grid optimizer.type=sgd,ngsgd \
   --set schedule.epochs=3 --set parallel.mode=simulated --jobs 2 "${R[@]}" > eta.txt 2>&1
 grep -q "\[sweep\] 1/4 .* completed (exit 0); 3 to go, about .* left" eta.txt ||
   fail "no time left as runs end: $(grep '\[sweep\] [0-9]' eta.txt)"
-"$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --set model.hidden_dim=24 "${R[@]}" |
-  contains "^time: 2 pending run(s), nothing to go on" || fail "an estimate without like runs"
+"$MAVG" sweep plan --base base.yaml --grid parallel.workers=1,2 --set model.hidden_dim=24 "${R[@]}" > none.txt
+contains "^time: 2 pending run(s), nothing to go on" < none.txt || fail "an estimate without like runs"
+[ "$(grep -cE '^[0-9a-f]{16} +new .* \? *$' none.txt)" -eq 2 ] || fail "no '?' for runs without an estimate: $(cat none.txt)"
 "$MAVG" sweep plan "${G[@]}" "${R[@]}" | grep -q "^time:" && fail "an estimate for a sweep with nothing pending"
 # The same runs under another name are reused, and named as such.
 "$MAVG" sweep plan "${G[@]}" --name again "${R[@]}" |
