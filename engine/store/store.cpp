@@ -369,7 +369,19 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
   const EpochLines epochs = ReadEpochLines(run_dir + "/" + kMetricsFileName);
 
   sql::Transaction tx(db_);
-  const SettledRun settled = SettleRunStatus(files, LatestLaunchState(db_, run_id));
+  SettledRun settled = SettleRunStatus(files, LatestLaunchState(db_, run_id));
+  // A run its sweep stopped early (stop_early) paused at the rung: its files say preempted, the
+  // store says why it stays. It stays stopped until a launch (sweep retry --state stopped)
+  // claims it and its files say something else.
+  {
+    auto st = db_.Prepare("SELECT status, reason FROM runs WHERE run_id = ?");
+    st.Bind(1, run_id);
+    if (st.Step() && st.Text(0) == ToString(RunState::kStopped) &&
+        settled.status == RunState::kPreempted) {
+      settled.status = RunState::kStopped;
+      settled.reason = st.Text(1);
+    }
+  }
   const nlohmann::json* result = settled.result_usable ? &*files.result : nullptr;
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
   upd.Bind(1, AsValue(settled.status)).Bind(2, settled.reason).Bind(3, run_id).Run();

@@ -259,6 +259,7 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
   if ((!p.grids.empty() || o.replicates > 0) && read["compare"] && read["compare"].IsMap()) {
     YAML::Node probe = YAML::Clone(body);
     probe.remove("compare");
+    probe.remove("stop_early");
     probe["name"] = "probe";
     const SweepSpec narrowed = ParseSweepSpec(Emit(probe), source, "");
     const std::vector<SweepPoint> points = ExpandSweep(narrowed);

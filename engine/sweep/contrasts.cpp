@@ -193,6 +193,12 @@ std::vector<Contrast> ParseContrasts(const YAML::Node& compare, const std::strin
     const std::string name = item.first.as<std::string>();
     CheckName(fmt::format("{}: line {}: contrast", file, item.first.Mark().line + 1), name);
     out.push_back(ParseContrast(item.first, item.second, file));
+    // One family, one alpha: Holm's correction over the spec's contrasts needs a common level.
+    MAVG_CHECK(out.back().level == out.front().level,
+               "{}: line {}: compare.{}.level: {:g}, but compare.{} has {:g}: a spec's contrasts "
+               "are one family, tested at one level",
+               file, out.back().line, out.back().name, out.back().level, out.front().name,
+               out.front().level);
   }
   return out;
 }

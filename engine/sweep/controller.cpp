@@ -473,7 +473,6 @@ static int StopLosingArms(const SweepSpec& spec, Store& store, int rung) {
     r.run_id = p.run_id;
     r.arm = ArmOf(se, p);
     r.replicate = p.replicate;
-    r.collapsed = IsUnhealthy(rec->second.status);
     // The model the run holds after the rung's epoch: its last accepted epoch up to there.
     if (const auto e = epochs.find(p.run_id);
         e != epochs.end() && !e->second.empty() && e->second.back().epoch >= rung) {
@@ -483,22 +482,35 @@ static int StopLosingArms(const SweepSpec& spec, Store& store, int rung) {
         if (v && std::isfinite(*v)) r.value = v;
       }
     }
+    // Collapsed or diverged before it reached the rung (a run that ended so later still has its
+    // value here: the decision at a rung reads the rung, whenever it is made).
+    r.collapsed = IsUnhealthy(rec->second.status) && !r.value;
     runs_of_arm[r.arm].push_back(p.run_id);
     runs.push_back(std::move(r));
   }
+  // Runs other sweeps hold too are theirs as well: not stopped for this sweep's rule.
+  auto shared = store.Db().Prepare("SELECT 1 FROM sweep_runs WHERE run_id = ? AND sweep != ?");
   int stopped = 0;
   for (const ArmFate& f : DecideRung(se, rung, runs)) {
     if (!f.stop) continue;
-    int marked = 0;
+    ++stopped;
+    int marked = 0, kept = 0;
     for (const std::string& id : runs_of_arm[f.arm]) {
       const RunState st = records.at(id).status;
-      if (st != RunState::kNew && !IsResumable(st)) continue;  // ended (or running elsewhere)
+      if (st != RunState::kNew && !IsResumable(st)) continue;  // ended (or stopped already)
+      shared.Reset();
+      shared.Bind(1, id).Bind(2, spec.name);
+      if (shared.Step()) {
+        ++kept;
+        continue;
+      }
       store.SetRunStatus(id, RunState::kStopped, f.why);
       ++marked;
     }
-    if (marked > 0) {
-      ++stopped;
-      spdlog::info("[sweep] arm {}: {} run(s) {}", f.arm, marked, f.why);
+    if (marked > 0) spdlog::info("[sweep] arm {}: {} run(s) {}", f.arm, marked, f.why);
+    if (kept > 0) {
+      spdlog::info("[sweep] arm {}: {} run(s) not stopped: other sweeps hold them too", f.arm,
+                   kept);
     }
   }
   return stopped;
@@ -506,8 +518,13 @@ static int StopLosingArms(const SweepSpec& spec, Store& store, int rung) {
 
 int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const SweepPaths& paths,
              const SweepRunOptions& options) {
-  if (!spec.stop_early || options.dry_run) {
-    return RunPhase(spec, store, launcher, paths, options, 0);
+  if (!spec.stop_early) return RunPhase(spec, store, launcher, paths, options, 0);
+  MAVG_CHECK(options.max_runs == 0,
+             "{}: stop_early takes every live run to each rung before it decides: --max-runs "
+             "cannot be combined with it",
+             spec.path);
+  if (options.dry_run) {  // what the first rung launches
+    return RunPhase(spec, store, launcher, paths, options, spec.stop_early->rungs[0]);
   }
   // Rung by rung: every live run to the rung's epoch, the losing arms stopped, then the rest to
   // the end. A run already past a rung (an earlier sweep run) is not launched for it.

@@ -45,20 +45,20 @@ int StopInteger(const YAML::Node& n, const std::string& at, const char* key) {
   return static_cast<int>(v);
 }
 
-// Mean of the values that are not collapsed; +-inf (the worst) when every run collapsed.
+// The mean of the runs' values; +-inf (the worst) when a run collapsed or diverged: such an arm
+// is never the best, and ranks last.
 double ArmMean(const std::vector<const RungRun*>& runs, bool higher_is_better) {
+  const double worst = higher_is_better ? -std::numeric_limits<double>::infinity()
+                                        : std::numeric_limits<double>::infinity();
   double sum = 0;
   int n = 0;
   for (const RungRun* r : runs) {
-    if (r->collapsed || !r->value) continue;
+    if (r->collapsed) return worst;
+    if (!r->value) continue;
     sum += *r->value;
     ++n;
   }
-  if (n == 0) {
-    return higher_is_better ? -std::numeric_limits<double>::infinity()
-                            : std::numeric_limits<double>::infinity();
-  }
-  return sum / n;
+  return n == 0 ? worst : sum / n;
 }
 
 }  // namespace

@@ -16,13 +16,15 @@
 // their epochs in the store and their checkpoint, are reported as stopped (never as completed,
 // never paired), and `sweep retry NAME --state stopped` resumes them to the end. The others go
 // on to the next rung and then to the end.
-//   paired  the best arm (best mean over its runs that reached the rung) against each other arm,
+//   paired  the best arm (best mean over its runs that reached the rung; an arm with a collapsed
+//           or diverged run is never the best) against each other arm,
 //           paired by replicate, with the verdict rules of report/verdict.h: an arm is stopped
 //           when its runs are shown worse than the best's (the `level` interval of the paired
 //           difference wholly beyond `margin`: b - a > margin, b the arm). Fewer than 2 pairs
 //           stop nothing.
 //   asha    successive halving's rank rule at each rung: the arms that reached it ranked by
-//           their mean (ties: plan order), the best max(1, floor(n / eta)) go on, the rest stop.
+//           their mean (an arm with a collapsed or diverged run last; ties: plan order), the
+//           best max(1, floor(n / eta)) go on, the rest stop.
 // Both are deterministic given the runs' results: the rung waits for every live run.
 
 #include <yaml-cpp/yaml.h>

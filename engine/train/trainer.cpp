@@ -1010,6 +1010,15 @@ RunResult Trainer::Run() {
   }
   RunState status = RunState::kCompleted;
   const int max_epochs = static_cast<int>(config_.schedule.epochs);
+  if (options_.until_epoch > 0 && start_epoch_ > options_.until_epoch &&
+      start_epoch_ <= max_epochs) {
+    // Resumed past the epoch asked to pause after (a controller that died before it recorded
+    // the pause): pause again at once rather than train past it.
+    spdlog::info("[train] already past epoch {} (--until-epoch): paused, nothing trained",
+                 options_.until_epoch);
+    result_.epoch = start_epoch_ - 1;
+    return Finish(RunState::kPreempted);
+  }
   for (int epoch = start_epoch_; epoch <= max_epochs; ++epoch) {
     epoch_timer_.Reset();
     if (compute_threads_ > 0) {  // CPU runs: what EndEpochMetrics' contention check reads
@@ -1033,7 +1042,7 @@ RunResult Trainer::Run() {
           "[train] paused after epoch {} (--until-epoch); continue with mavg train "
           "--resume {}",
           epoch, options_.run_dir);
-      result_.epoch = epoch + 1;
+      result_.epoch = epoch;
       status = RunState::kPreempted;
       break;
     }

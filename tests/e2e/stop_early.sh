@@ -62,9 +62,23 @@ grep -q 'class="badge s-stopped" data-state="stopped">stopped 3' page/index.html
 grep -q "stopped at epoch 1 (paired)" page/index.html || fail "the page does not say why"
 # A second sweep run decides the same and launches nothing.
 "$MAVG" -q sweep run s.yaml "${R[@]}" --jobs 2 > again.txt
-grep -q "rung at epoch 1 (paired): 0 arm(s) stopped" again.txt && ! grep -q "launched [1-9]" again.txt ||
+grep -q "rung at epoch 1 (paired): 1 arm(s) stopped" again.txt && ! grep -q "launched [1-9]" again.txt ||
   fail "a rerun changed the sweep: $(cat again.txt)"
 echo "ok: rerun launches nothing"
+# Collecting the run directories (which say preempted: the pause) keeps the stopped runs stopped.
+"$MAVG" sweep collect se "${R[@]}" > /dev/null
+"$MAVG" sweep status se "${R[@]}" | contains "stopped 3" || fail "collect undid the stop"
+expect_error "--max-runs cannot be combined with it" "$MAVG" sweep run s.yaml "${R[@]}" --max-runs 1
+# The trainer alone: paused after epoch 2, then resumed with --until-epoch 1 (a controller that
+# died before it recorded the pause): it pauses again at once, training nothing; then goes on.
+"$MAVG" -q train "$DONE/config.yaml" --out alone --until-epoch 2 > /dev/null || [ $? -eq 75 ] ||
+  fail "--until-epoch 2 did not pause"
+[ "$(wc -l < alone/metrics.jsonl)" -eq 2 ] || fail "paused run has $(wc -l < alone/metrics.jsonl) epochs"
+"$MAVG" -q train --resume alone --until-epoch 1 > /dev/null || [ $? -eq 75 ] || fail "resume past the epoch"
+[ "$(wc -l < alone/metrics.jsonl)" -eq 2 ] || fail "a run past --until-epoch trained on"
+"$MAVG" -q train --resume alone > /dev/null
+cmp alone/model.bin whole/model.bin || fail "paused twice and resumed differs from never paused"
+echo "ok: --until-epoch alone, and resumed past it"
 
 # Retried, a stopped run goes to the end: the bits of a run never stopped.
 "$MAVG" -q sweep retry se "${R[@]}" --state stopped --jobs 2 > retry.txt || fail "retry: $(cat retry.txt)"
@@ -91,6 +105,9 @@ se "{rule: paired, rungs: [1]}"
 sed -i 's/^replicates: 3/replicates: 1/' bad.yaml
 expect_error "stop_early: the sweep has 1 replicate: an arm's evidence is its runs" \
   "$MAVG" sweep plan bad.yaml "${R[@]}"
+sed 's/^name: se/name: se2/' s.yaml > s2.yaml
+"$MAVG" sweep run s2.yaml --results res2 --dry-run > dry.txt
+[ "$(grep -c -- '--until-epoch 1' dry.txt)" -eq 6 ] || fail "the dry run does not show the rung: $(cat dry.txt)"
 expect_error "stop_early runs the sweep rung by rung" \
   "$MAVG" sweep run s.yaml "${R[@]}" --launcher slurm
 echo "stop_early: all passed"

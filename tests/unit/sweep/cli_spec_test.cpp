@@ -164,8 +164,9 @@ TEST_F(CliSpec, CommandLineNarrowsAnOversizedSpec) {
   narrow.grids = {"schedule.lr=0.001,0.002"};
   EXPECT_EQ(Ids(ResolveSweepSpec(F("big.yaml"), narrow)).size(), 12u);
   // Replicates on the command line count, the spec's own do not.
-  Write("reps.yaml", "base: base.yaml\nmax_runs: 10\nreplicates: 20\n"
-                     "grid: {parallel.workers: [1, 2]}\n");
+  Write("reps.yaml",
+        "base: base.yaml\nmax_runs: 10\nreplicates: 20\n"
+        "grid: {parallel.workers: [1, 2]}\n");
   EXPECT_NE(ErrorOf(F("reps.yaml"), {}).find("40 runs"), std::string::npos);
   SweepOverrides fewer;
   fewer.replicates = 2;
@@ -175,8 +176,9 @@ TEST_F(CliSpec, CommandLineNarrowsAnOversizedSpec) {
   EXPECT_NE(ErrorOf(F("reps.yaml"), more).find("120 runs"), std::string::npos)
       << ErrorOf(F("reps.yaml"), more);
   // A count the size pass cannot read as plain decimal: sized from the spec as read.
-  Write("hex.yaml", "base: base.yaml\nmax_runs: 10\nreplicates: 0x14\n"
-                    "grid: {parallel.workers: [1, 2]}\n");
+  Write("hex.yaml",
+        "base: base.yaml\nmax_runs: 10\nreplicates: 0x14\n"
+        "grid: {parallel.workers: [1, 2]}\n");
   EXPECT_FALSE(ScanSpecSize("replicates: 0x14\n").known);
   const std::string hex = ErrorOf(F("hex.yaml"), more);
   EXPECT_NE(hex.find("hex.yaml"), std::string::npos) << hex;

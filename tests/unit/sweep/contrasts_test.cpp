@@ -45,7 +45,7 @@ TEST_F(Contrasts, ParsesEveryKey) {
       "    where: {parallel.workers: 4}\n    claim: not_worse\n    margin: 0.5\n"
       "    metric: test_error\n    level: 0.9\n"
       "  acc: {a: {parallel.workers: 2}, b: {parallel.workers: 4}, where: {parallel.algorithm: "
-      "bmuf}, claim: equivalent, margin: 0.01, metric: test_acc}\n"));
+      "bmuf}, claim: equivalent, margin: 0.01, metric: test_acc, level: 0.9}\n"));
   ASSERT_EQ(s.contrasts.size(), 2u);
   const Contrast& c = s.contrasts[0];
   EXPECT_EQ(c.name, "bmuf_vs_average");
@@ -60,13 +60,25 @@ TEST_F(Contrasts, ParsesEveryKey) {
   EXPECT_EQ(ClaimText(c), "b is not worse than a by 0.5 or more on test_error (lower is better)");
   // An accuracy is better higher unless said otherwise.
   EXPECT_TRUE(s.contrasts[1].higher_is_better);
-  EXPECT_EQ(s.contrasts[1].level, 0.95);
+  EXPECT_EQ(s.contrasts[1].level, 0.9);
   // Stored specs give their contrasts back without the base config.
   const StoredContrasts stored = ParseStoredContrasts(s.yaml, "stored");
   ASSERT_EQ(stored.contrasts.size(), 2u);
   EXPECT_EQ(stored.replicates, 3);
   EXPECT_EQ(stored.contrasts[1].name, "acc");
   EXPECT_TRUE(ParseStoredContrasts("name: x\nbase: b.yaml\n", "stored").contrasts.empty());
+}
+
+TEST_F(Contrasts, OneLevelForTheFamily) {
+  const std::string e = ErrorOf([&] {
+    Parse(
+        Spec("  x: {a: {parallel.workers: 2}, b: {parallel.workers: 4}, claim: beats}\n"
+             "  y: {a: {parallel.workers: 2}, b: {parallel.workers: 4}, claim: beats, level: "
+             "0.9}\n"));
+  });
+  EXPECT_NE(e.find("s.yaml: line 7: compare.y.level: 0.9, but compare.x has 0.95"),
+            std::string::npos)
+      << e;
 }
 
 TEST_F(Contrasts, BadEntriesAreOneLineNamingTheLine) {
@@ -188,6 +200,18 @@ TEST_F(Contrasts, NarrowingDropsTheContrastsItMakesUnanswerable) {
   s = ResolveSweepSpec(dir_.File("s.yaml"), o);
   EXPECT_TRUE(s.contrasts.empty());
   EXPECT_EQ(s.yaml.find("compare"), std::string::npos) << s.yaml;
+  // With a stop_early too, --replicates 1 leaves both out (neither is usable), not an error.
+  std::ofstream(dir_.File("t.yaml"))
+      << Spec(
+             "  algo: {a: {parallel.algorithm: average}, b: {parallel.algorithm: bmuf}, where: "
+             "{parallel.workers: 4}, claim: beats}\n") +
+             "stop_early: {rule: paired, rungs: [1]}\n";
+  o = SweepOverrides();
+  o.replicates = 1;
+  s = ResolveSweepSpec(dir_.File("t.yaml"), o);
+  EXPECT_TRUE(s.contrasts.empty());
+  EXPECT_FALSE(s.stop_early.has_value());
+  EXPECT_NO_THROW(ExpandSweep(s));
   // Unnarrowed, both stay.
   EXPECT_EQ(ResolveSweepSpec(dir_.File("s.yaml"), SweepOverrides()).contrasts.size(), 2u);
 }

@@ -79,6 +79,23 @@ TEST(StopEarly, PairedStopsTheArmsShownWorseThanTheBest) {
   EXPECT_EQ(Stopped(DecideRung(Paired(), 1, reversed)), (std::vector<std::string>{"b"}));
 }
 
+// An arm with a collapsed run is never the best, however good its other runs: the arm that
+// did not collapse is the reference, and the collapsed pair is left out of the interval.
+TEST(StopEarly, AnArmWithACollapseIsNeverTheBest) {
+  auto shaky = Arm("s", {0.1, 0.2, 0.3, 0.4});
+  shaky[3].collapsed = true;
+  const auto steady = Arm("t", {1.0, 1.1, 1.2, 1.3});
+  const std::vector<ArmFate> fates = DecideRung(Paired(), 1, Join({shaky, steady}));
+  ASSERT_EQ(fates.size(), 2u);
+  EXPECT_FALSE(fates[0].stop);  // s is better on its 3 pairs: not shown worse than t
+  EXPECT_FALSE(fates[1].stop);  // t is the reference
+  // The steady arm worse than a clean one by about 0.9: stopped, against that arm.
+  const auto clean = Arm("c", {0.1, 0.25, 0.3, 0.45});
+  const auto f = DecideRung(Paired(), 1, Join({shaky, steady, clean}));
+  EXPECT_EQ(Stopped(f), (std::vector<std::string>{"t"}));
+  EXPECT_NE(f[1].why.find("worse than arm c"), std::string::npos) << f[1].why;
+}
+
 TEST(StopEarly, PairedNeedsPairsAndReachedRuns) {
   // Two pairs only with no spread: no interval, nothing stopped.
   EXPECT_TRUE(
