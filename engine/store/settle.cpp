@@ -23,7 +23,8 @@ RunFiles ReadRunFiles(const std::string& run_dir) {
   return files;
 }
 
-SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> launcher) {
+SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> launcher,
+                           const std::optional<StoredStatus>& stored) {
   SettledRun out;
   if (!files.state_error.empty()) {
     out.status = RunState::kFailed, out.reason = files.state_error;
@@ -55,6 +56,11 @@ SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> lau
   }
   // A run that stopped at a checkpoint because the launcher stopped it: the launcher's reason
   // decides (time limit: failed, resumable by retry; Ctrl-C: interrupted).
+  if (out.status == RunState::kPreempted && stored && stored->status == RunState::kStopped) {
+    out.status = RunState::kStopped;
+    out.reason = stored->reason;
+    return out;
+  }
   if (out.status == RunState::kPreempted || out.status == RunState::kRunning) {
     if (launcher == LaunchState::kTimeout) {
       out.status = RunState::kFailed;

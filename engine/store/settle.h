@@ -43,6 +43,14 @@ struct SettledRun {
 // - a run that stopped at a checkpoint (preempted) or never said it ended (running) takes the
 //   launcher's verdict: a time limit makes it failed (retry resumes it), an interruption
 //   interrupted.
-SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> launcher);
+// - a run the store holds as stopped (its sweep's stop_early stopped it at a rung) whose files
+//   still say preempted (the pause there) stays stopped, with the store's reason: the stop is
+//   the sweep's word, not the run's, and only a new launch (sweep retry --state stopped) ends it.
+struct StoredStatus {
+  RunState status = RunState::kNew;
+  std::string reason;
+};
+SettledRun SettleRunStatus(const RunFiles& files, std::optional<LaunchState> launcher,
+                           const std::optional<StoredStatus>& stored = std::nullopt);
 
 }  // namespace mavg

@@ -274,6 +274,16 @@ std::optional<LaunchState> LatestLaunchState(sql::Database& db, const std::strin
   return last.Step() ? ParseLaunchState(last.Text(0)) : std::nullopt;
 }
 
+// The run's status and reason as the store holds them (none for a run it does not hold).
+std::optional<StoredStatus> StoredStatusOf(sql::Database& db, const std::string& run_id) {
+  auto q = db.Prepare("SELECT status, reason FROM runs WHERE run_id = ?");
+  q.Bind(1, run_id);
+  if (!q.Step()) return std::nullopt;
+  const std::optional<RunState> status = ParseRunState(q.Text(0));
+  if (!status) return std::nullopt;
+  return StoredStatus{*status, q.Text(1)};
+}
+
 // `rows` into `table` of a run, replacing the run's rows: columns from the record's table, then
 // the whole line as written in `json_column`. Lines left out are warned about.
 template <class R, size_t N>
@@ -369,19 +379,8 @@ RunState Store::IngestRun(const std::string& run_id, const std::string& run_dir)
   const EpochLines epochs = ReadEpochLines(run_dir + "/" + kMetricsFileName);
 
   sql::Transaction tx(db_);
-  SettledRun settled = SettleRunStatus(files, LatestLaunchState(db_, run_id));
-  // A run its sweep stopped early (stop_early) paused at the rung: its files say preempted, the
-  // store says why it stays. It stays stopped until a launch (sweep retry --state stopped)
-  // claims it and its files say something else.
-  {
-    auto st = db_.Prepare("SELECT status, reason FROM runs WHERE run_id = ?");
-    st.Bind(1, run_id);
-    if (st.Step() && st.Text(0) == ToString(RunState::kStopped) &&
-        settled.status == RunState::kPreempted) {
-      settled.status = RunState::kStopped;
-      settled.reason = st.Text(1);
-    }
-  }
+  const SettledRun settled =
+      SettleRunStatus(files, LatestLaunchState(db_, run_id), StoredStatusOf(db_, run_id));
   const nlohmann::json* result = settled.result_usable ? &*files.result : nullptr;
   auto upd = db_.Prepare("UPDATE runs SET status = ?, reason = ? WHERE run_id = ?");
   upd.Bind(1, AsValue(settled.status)).Bind(2, settled.reason).Bind(3, run_id).Run();

@@ -108,6 +108,25 @@ TEST(SettleRunStatus, TableOfCases) {
   }
 }
 
+// A run its sweep stopped at a rung: its files say preempted (the pause), the store says stopped;
+// it stays stopped with the store's reason, and only then: a run whose files moved on (a retry
+// completed it) or a stored status other than stopped takes the files' word.
+TEST(SettleRunStatus, AStoppedRunStaysStoppedWhileItsFilesSayPaused) {
+  RunFiles paused{"x", std::nullopt, Json(R"({"status": "preempted"})"), "", ""};
+  ReadState(R"({"status": "preempted"})", paused);
+  const StoredStatus stopped{RunState::kStopped, "stopped at epoch 1 (paired): ..."};
+  SettledRun got = SettleRunStatus(paused, LaunchState::kFinished, stopped);
+  EXPECT_EQ(got.status, RunState::kStopped);
+  EXPECT_EQ(got.reason, stopped.reason);
+  EXPECT_EQ(
+      SettleRunStatus(paused, LaunchState::kFinished, StoredStatus{RunState::kRunning, ""}).status,
+      RunState::kPreempted);
+  EXPECT_EQ(SettleRunStatus(paused, LaunchState::kFinished).status, RunState::kPreempted);
+  RunFiles done{"x", std::nullopt, Json(R"({"status": "completed"})"), "", ""};
+  ReadState(R"({"status": "completed"})", done);
+  EXPECT_EQ(SettleRunStatus(done, LaunchState::kFinished, stopped).status, RunState::kCompleted);
+}
+
 // The store's ingest settles a run directory's files as the function does, with the launcher's
 // verdict read from the attempts table, and keeps a result's values only when usable.
 TEST(SettleRunStatus, IngestAgrees) {
