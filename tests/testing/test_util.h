@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,13 @@
 #include "engine/core/rng.h"
 
 namespace mavg::testing {
+
+// The keys of a JSON object (a checkpoint's state, a record), sorted.
+inline std::set<std::string> Keys(const nlohmann::json& j) {
+  std::set<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
+  return keys;
+}
 
 // The message of the mavg::Error `f` throws; empty when it throws none.
 inline std::string ErrorOf(const std::function<void()>& f) {

@@ -384,11 +384,7 @@ void Perturb(Backend& b, WorkerGroup& g, uint64_t block) {
   }
 }
 
-std::set<std::string> Keys(const nlohmann::json& j) {
-  std::set<std::string> keys;
-  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
-  return keys;
-}
+using testing::Keys;
 
 TEST(AveragerCheckpoint, KeepsTheKeysAndTensorSetsAndResumesBitForBit) {
   const int n = 3;

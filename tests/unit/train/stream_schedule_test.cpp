@@ -291,11 +291,7 @@ TEST(StreamSchedule, SimulatedEqualsRanksBitForBit) {
   }
 }
 
-std::set<std::string> Keys(const nlohmann::json& j) {
-  std::set<std::string> keys;
-  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
-  return keys;
-}
+using testing::Keys;
 
 // A checkpoint taken while a fragment's exchange is in flight (between its start and its
 // merge) resumes bit for bit: the filters' state per fragment, the mean in flight, the
