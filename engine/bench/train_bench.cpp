@@ -63,12 +63,6 @@ class GemmSequence {
 
 }  // namespace
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 BenchSetup MakeBenchSetup(const RunConfig& config, int raw_dim) {
   BenchSetup b;
   b.backend = CreateBackend(RunBackendOptions(config));

@@ -9,6 +9,7 @@
 
 #include "engine/backend/device_buffer.h"
 #include "engine/config/config.h"
+#include "engine/core/median.h"
 #include "engine/nn/network.h"
 
 namespace mavg {
@@ -39,7 +40,5 @@ struct BenchSetup {
   int64_t minibatch = 0;
 };
 BenchSetup MakeBenchSetup(const RunConfig& config, int raw_dim);
-
-double Median(std::vector<double> v);
 
 }  // namespace mavg

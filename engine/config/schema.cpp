@@ -659,7 +659,7 @@ RunConfig LoadConfigFile(const std::string& path) {
   return ParseConfigYaml(ReadFile(path), path);
 }
 
-nlohmann::json KeyJson(RunConfig& config, const std::string& path) {
+nlohmann::json KeyJson(const RunConfig& config, const std::string& path) {
   const Binding* b = FindBinding(path);
   MAVG_CHECK(b != nullptr, "{}", UnknownKeyMessage(path));
   return FieldJson(config, *b);

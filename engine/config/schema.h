@@ -63,7 +63,7 @@ void Validate(const RunConfig& config, const std::string& source,
               const std::vector<std::string>& sets = {});
 
 // One key's value as ToJson writes it.
-nlohmann::json KeyJson(RunConfig& config, const std::string& path);
+nlohmann::json KeyJson(const RunConfig& config, const std::string& path);
 // The resolved config as nested JSON (every key) / YAML text.
 nlohmann::json ToJson(const RunConfig& config);
 std::string ToYaml(const RunConfig& config);

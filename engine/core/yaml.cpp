@@ -1,6 +1,8 @@
 #include "engine/core/yaml.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "engine/core/error.h"
@@ -61,6 +63,29 @@ YAML::Node LoadYamlStrict(const std::string& text, const std::string& source) {
   }
   CheckDuplicateKeys(root, "", source);
   return root;
+}
+
+nlohmann::json ScalarJson(const YAML::Node& n) {
+  if (n.IsNull()) return nullptr;
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "!") {
+    if (s == "true" || s == "false") return s == "true";
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v)) {
+      if (v == std::floor(v) && std::fabs(v) < 1e15 && s.find_first_of(".eE") == std::string::npos)
+        return static_cast<int64_t>(v);
+      return v;
+    }
+  }
+  return s;
+}
+
+double RequireNumber(const YAML::Node& n, const std::string& what) {
+  const nlohmann::json j = n.IsScalar() ? ScalarJson(n) : nlohmann::json();
+  MAVG_CHECK(j.is_number(), "{}: expects a number, not '{}'", what,
+             n.IsScalar() ? n.Scalar() : std::string("a list or mapping"));
+  return j.get<double>();
 }
 
 }  // namespace mavg

@@ -5,9 +5,17 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace mavg {
+
+// A scalar as JSON: null, a boolean, a number, or text (a quoted scalar stays text: "8" is not
+// a number).
+nlohmann::json ScalarJson(const YAML::Node& n);
+
+// The finite number `n` gives, unquoted; else throws "<what>: expects a number, not '<text>'".
+double RequireNumber(const YAML::Node& n, const std::string& what);
 
 // Parses `text` (from `source`, for messages); throws mavg::Error on invalid YAML or a
 // duplicate key.

@@ -59,8 +59,6 @@ ContrastsReport ComputeContrasts(const std::string& sweep, const StoredContrasts
   const std::vector<ReportRun>* runs = cache.Find(sweep);
   MAVG_CHECK(runs != nullptr, "no sweep named '{}' in the store", sweep);
   const std::vector<std::string> metrics = MetricNames(*runs);
-  // One level for the family: the multiplicity line's alpha is the first contrast's.
-  double alpha = 0;
   for (const Contrast& c : stored.contrasts) {
     if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
     const std::string where = fmt::format("compare.{}", c.name);
@@ -81,13 +79,14 @@ ContrastsReport ComputeContrasts(const std::string& sweep, const StoredContrasts
     } catch (const Error& x) {
       throw Error(fmt::format("{}: {}", where, x.what()), x.Location());
     }
-    if (alpha == 0) alpha = OneSidedAlpha(c.level);
     r.results.push_back(std::move(result));
   }
   std::vector<EffectVerdict> verdicts;
   for (const ContrastResult& c : r.results) verdicts.push_back(c.effect.verdict);
+  // One family at one level (the spec refuses mixed levels: sweep/contrasts.h).
+  const double level = stored.contrasts.empty() ? 0.95 : stored.contrasts.front().level;
   r.multiplicity = SummarizeMultiplicity(verdicts, std::vector<bool>(verdicts.size(), true),
-                                         alpha == 0 ? OneSidedAlpha(0.95) : alpha);
+                                         OneSidedAlpha(level));
   for (size_t i = 0; i < r.results.size(); ++i) r.results[i].effect.holm = r.multiplicity.holm[i];
   return r;
 }

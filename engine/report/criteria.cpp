@@ -46,23 +46,6 @@ class Problems {
   std::vector<std::string> list_;
 };
 
-// A scalar as JSON: null, a boolean, a number, or text (a quoted scalar stays text).
-nlohmann::json ScalarJson(const YAML::Node& n) {
-  if (n.IsNull()) return nullptr;
-  const std::string& s = n.Scalar();
-  if (n.Tag() != "!") {
-    if (s == "true" || s == "false") return s == "true";
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v)) {
-      if (v == std::floor(v) && std::fabs(v) < 1e15 && s.find_first_of(".eE") == std::string::npos)
-        return static_cast<int64_t>(v);
-      return v;
-    }
-  }
-  return s;
-}
-
 // The keys of a mapping: unknown ones are problems.
 void CheckKeys(const YAML::Node& map, const std::vector<std::string>& valid,
                const std::string& where, const std::string& prefix, Problems& p) {

@@ -65,12 +65,6 @@ std::pair<std::string, std::set<std::string>> VaryingAxis(
 
 }  // namespace
 
-std::string SelectionText(const Selection& values) {
-  std::string out;
-  for (const auto& [k, v] : values) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v);
-  return out;
-}
-
 std::vector<const ReportRun*> MatchRuns(const std::string& sweep,
                                         const std::vector<ReportRun>& runs, const Selection& values,
                                         std::string* missing) {

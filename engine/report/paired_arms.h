@@ -17,6 +17,7 @@
 #include "engine/report/sweep_data.h"
 #include "engine/report/verdict.h"
 #include "engine/store/store.h"
+#include "engine/sweep/contrasts.h"
 
 namespace mavg {
 
@@ -27,8 +28,7 @@ struct ArmSelection {
   Selection values;  // the arm's own values and the ones every arm shares (where)
 };
 
-// "parallel.workers=1, model.hidden_dim=512".
-std::string SelectionText(const Selection& values);
+// SelectionText (sweep/contrasts.h): "parallel.workers=1, model.hidden_dim=512".
 
 // The runs of one sweep (LoadSweepRuns' order) whose values all match. Throws on a key that no
 // run of the sweep has, as an axis or a config key (naming the sweep's axes). When nothing

@@ -255,36 +255,33 @@ SweepSpec ResolveSweepSpec(const std::string& spec_path, const SweepOverrides& o
   }
   if (o.replicates > 0) body["replicates"] = o.replicates;
   // Likewise a contrast whose arm --grid (or --replicates 1) took out cannot be answered by the
-  // narrowed sweep: it goes, instead of refusing the narrowing.
-  if ((!p.grids.empty() || o.replicates > 0) && read["compare"] && read["compare"].IsMap()) {
+  // narrowed sweep, and a stop_early it leaves one arm or one replicate cannot be used: they go,
+  // said in the log, instead of refusing the narrowing. The narrowed points without either.
+  const bool narrowing = !p.grids.empty() || o.replicates > 0;
+  if (narrowing && (read["compare"] || read["stop_early"])) {
     YAML::Node probe = YAML::Clone(body);
     probe.remove("compare");
     probe.remove("stop_early");
     probe["name"] = "probe";
     const SweepSpec narrowed = ParseSweepSpec(Emit(probe), source, "");
     const std::vector<SweepPoint> points = ExpandSweep(narrowed);
-    const std::vector<Contrast> contrasts = ParseContrasts(read["compare"], source);
-    for (const Contrast& c : contrasts) {
-      const std::string problem = ContrastProblem(c, points, narrowed.replicates);
-      if (problem.empty()) continue;
-      spdlog::info("[sweep] contrast {} left out of the narrowed sweep: {}", c.name, problem);
-      body["compare"].remove(c.name);
+    if (read["compare"]) {
+      for (const Contrast& c : ParseContrasts(read["compare"], source)) {
+        const std::string problem = ContrastProblem(c, points, narrowed.replicates);
+        if (problem.empty()) continue;
+        spdlog::info("[sweep] contrast {} left out of the narrowed sweep: {}", c.name, problem);
+        body["compare"].remove(c.name);
+      }
+      if (read["compare"].size() == 0) body.remove("compare");
     }
-    if (read["compare"].size() == 0) body.remove("compare");
-  }
-  // And a stop_early the narrowed sweep cannot use (one arm, one replicate).
-  if ((!p.grids.empty() || o.replicates > 0) && read["stop_early"]) {
-    YAML::Node probe = YAML::Clone(body);
-    probe.remove("compare");
-    probe.remove("stop_early");
-    probe["name"] = "probe";
-    const SweepSpec narrowed = ParseSweepSpec(Emit(probe), source, "");
-    try {
-      CheckStopEarly(ParseStopEarly(read["stop_early"], source), narrowed.axes, narrowed.replicates,
-                     ExpandSweep(narrowed), source);
-    } catch (const Error& e) {
-      spdlog::info("[sweep] stop_early left out of the narrowed sweep: {}", e.what());
-      body.remove("stop_early");
+    if (read["stop_early"]) {
+      try {
+        CheckStopEarly(ParseStopEarly(read["stop_early"], source), narrowed.axes,
+                       narrowed.replicates, points, source);
+      } catch (const Error& e) {
+        spdlog::info("[sweep] stop_early left out of the narrowed sweep: {}", e.what());
+        body.remove("stop_early");
+      }
     }
   }
 

@@ -43,21 +43,6 @@ Contrast::Values ParseContrastValues(const YAML::Node& map, const std::string& f
   return out;
 }
 
-double ContrastNumber(const YAML::Node& n, const std::string& at, const char* key) {
-  double v = 0;
-  bool ok = n.IsScalar();
-  if (ok) {
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      ok = false;
-    }
-  }
-  MAVG_CHECK(ok && std::isfinite(v), "{}.{}: expects a number, not '{}'", at, key,
-             n.IsScalar() ? n.Scalar() : std::string("a list or mapping"));
-  return v;
-}
-
 Contrast ParseContrast(const YAML::Node& key, const YAML::Node& n, const std::string& file) {
   const std::string name = key.as<std::string>();
   const std::string at = ContrastAt(file, key, name);
@@ -111,7 +96,7 @@ Contrast ParseContrast(const YAML::Node& key, const YAML::Node& n, const std::st
                "{}.margin: 'beats' claims no size (b better than a); a margin belongs to "
                "not_worse or equivalent",
                at);
-    const double m = ContrastNumber(n["margin"], at, "margin");
+    const double m = RequireNumber(n["margin"], at + ".margin");
     MAVG_CHECK(m > 0, "{}.margin: expects a positive number (in the metric's units), not {}", at,
                n["margin"].Scalar());
     c.margin = m;
@@ -121,7 +106,7 @@ Contrast ParseContrast(const YAML::Node& key, const YAML::Node& n, const std::st
                ToString(c.claim));
   }
   if (n["level"]) {
-    c.level = ContrastNumber(n["level"], at, "level");
+    c.level = RequireNumber(n["level"], at + ".level");
     MAVG_CHECK(c.level > 0 && c.level < 1, "{}.level: expects a number between 0 and 1, not {}", at,
                n["level"].Scalar());
   }
@@ -131,9 +116,8 @@ Contrast ParseContrast(const YAML::Node& key, const YAML::Node& n, const std::st
 // The point's values of `keys` as the config prints them, for comparing with CheckSpecValue's.
 std::vector<std::string> ContrastPointValues(
     const SweepPoint& p, const std::vector<std::pair<std::string, std::string>>& keys) {
-  RunConfig config = p.config;  // KeyJson reads through a non-const binding
   std::vector<std::string> out;
-  for (const auto& kv : keys) out.push_back(DumpJson(KeyJson(config, kv.first)));
+  for (const auto& kv : keys) out.push_back(DumpJson(KeyJson(p.config, kv.first)));
   return out;
 }
 
@@ -141,6 +125,84 @@ std::vector<std::string> ContrastPointValues(
 std::string ShownValue(const std::string& json_text) {
   const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
   return j.is_string() ? j.get<std::string>() : json_text;
+}
+
+// The runs each arm selects into `plan`, or why the points cannot answer `c`.
+std::string PlanArms(const Contrast& c, const std::vector<const SweepPoint*>& points,
+                     int replicates, ContrastPlan& plan) {
+  if (replicates < 2) {
+    return fmt::format(
+        "the sweep has {} replicate: a contrast pairs runs by replicate and needs 2 or more "
+        "(replicates: 3, say)",
+        replicates);
+  }
+  std::vector<std::set<int>> reps(2);
+  for (int arm = 0; arm < 2; ++arm) {
+    const char* name = arm == 0 ? "a" : "b";
+    const Contrast::Values values = arm == 0 ? c.ArmA() : c.ArmB();
+    std::vector<std::pair<std::string, std::string>> wanted;  // key, the config's text
+    for (const auto& [key, value] : values) {
+      wanted.emplace_back(key, CheckSpecValue("", 0, key, value));
+    }
+    std::map<int, std::vector<const SweepPoint*>> by_replicate;
+    std::vector<std::set<std::string>> have(wanted.size());  // each key's values in the plan
+    for (const SweepPoint* p : points) {
+      const std::vector<std::string> got = ContrastPointValues(*p, wanted);
+      bool match = true;
+      for (size_t k = 0; k < wanted.size(); ++k) {
+        have[k].insert(got[k]);
+        match = match && got[k] == wanted[k].second;
+      }
+      if (match) by_replicate[p->replicate].push_back(p);
+    }
+    if (by_replicate.empty()) {
+      // The first value no point has, with the values the points have.
+      for (size_t k = 0; k < wanted.size(); ++k) {
+        if (have[k].count(wanted[k].second) == 0) {
+          std::string list;
+          for (const std::string& v : have[k]) list += (list.empty() ? "" : ", ") + ShownValue(v);
+          return fmt::format("arm {} selects no run: no point has {}={} (its values: {})", name,
+                             values[k].first, values[k].second, list);
+        }
+      }
+      return fmt::format("arm {} selects no run: no point has {} together", name,
+                         SelectionText(values));
+    }
+    for (const auto& [replicate, ps] : by_replicate) {
+      if (ps.size() < 2) {
+        (arm == 0 ? plan.a : plan.b).push_back(ps[0]->run_id);
+        reps[arm].insert(replicate);
+        continue;
+      }
+      // The axis the selection leaves free.
+      for (const auto& [axis, first] : ps[0]->axes) {
+        std::set<std::string> vs;
+        for (const SweepPoint* p : ps) {
+          for (const auto& [k, v] : p->axes) {
+            if (k == axis) vs.insert(v);
+          }
+        }
+        if (vs.size() > 1) {
+          std::string list;
+          for (const std::string& v : vs) list += (list.empty() ? "" : ", ") + v;
+          return fmt::format(
+              "arm {} holds {} runs of replicate {} ({} varies: {}): give its value in a, b or "
+              "where",
+              name, ps.size(), replicate, axis, list);
+        }
+      }
+      return fmt::format("arm {} holds {} runs of replicate {}", name, ps.size(), replicate);
+    }
+  }
+  for (const std::string& id : plan.a) {
+    if (std::find(plan.b.begin(), plan.b.end(), id) != plan.b.end()) {
+      return fmt::format("arms a and b both select run {}: their values do not tell them apart",
+                         id);
+    }
+  }
+  for (int r : reps[0]) plan.pairs += static_cast<int>(reps[1].count(r));
+  if (plan.pairs == 0) return "arms a and b have no replicate in common: no pair";
+  return "";
 }
 
 }  // namespace
@@ -157,7 +219,7 @@ Contrast::Values Contrast::ArmB() const {
   return out;
 }
 
-std::string ValuesText(const Contrast::Values& values) {
+std::string SelectionText(const Contrast::Values& values) {
   std::string out;
   for (const auto& [k, v] : values) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", k, v);
   return out;
@@ -214,113 +276,27 @@ StoredContrasts ParseStoredContrasts(const std::string& spec_yaml, const std::st
   });
 }
 
-namespace {
-std::string PlanArms(const Contrast& c, const std::vector<SweepPoint>& points, int replicates,
-                     ContrastPlan& plan);
-}  // namespace
-
-ContrastPlan PlanContrast(const Contrast& c, const std::vector<SweepPoint>& points,
+ContrastPlan PlanContrast(const Contrast& c, const std::vector<const SweepPoint*>& points,
                           int replicates) {
   ContrastPlan plan;
   plan.problem = PlanArms(c, points, replicates, plan);
-  if (!plan.problem.empty()) {
-    plan.a.clear();
-    plan.b.clear();
-    plan.pairs = 0;
-  }
+  if (!plan.problem.empty()) plan = ContrastPlan{{}, {}, 0, plan.problem};
   return plan;
 }
 
 std::string ContrastProblem(const Contrast& c, const std::vector<SweepPoint>& points,
                             int replicates) {
-  return PlanContrast(c, points, replicates).problem;
+  std::vector<const SweepPoint*> ps;
+  for (const SweepPoint& p : points) ps.push_back(&p);
+  return PlanContrast(c, ps, replicates).problem;
 }
-
-namespace {
-std::string PlanArms(const Contrast& c, const std::vector<SweepPoint>& points, int replicates,
-                     ContrastPlan& plan) {
-  if (replicates < 2) {
-    return fmt::format(
-        "the sweep has {} replicate: a contrast pairs runs by replicate and needs 2 or more "
-        "(replicates: 3, say)",
-        replicates);
-  }
-  std::vector<std::set<std::string>> selected(2);  // run ids of arm a, arm b
-  std::vector<std::set<int>> reps(2);
-  for (int arm = 0; arm < 2; ++arm) {
-    const char* name = arm == 0 ? "a" : "b";
-    const Contrast::Values values = arm == 0 ? c.ArmA() : c.ArmB();
-    std::vector<std::pair<std::string, std::string>> wanted;  // key, the config's text
-    for (const auto& [key, value] : values) {
-      wanted.emplace_back(key, CheckSpecValue("", 0, key, value));
-    }
-    std::map<int, std::vector<const SweepPoint*>> by_replicate;
-    std::vector<std::set<std::string>> have(wanted.size());  // each key's values in the plan
-    for (const SweepPoint& p : points) {
-      const std::vector<std::string> got = ContrastPointValues(p, wanted);
-      bool match = true;
-      for (size_t k = 0; k < wanted.size(); ++k) {
-        have[k].insert(got[k]);
-        match = match && got[k] == wanted[k].second;
-      }
-      if (match) by_replicate[p.replicate].push_back(&p);
-    }
-    if (by_replicate.empty()) {
-      // The first value no point has, with the values the points have.
-      for (size_t k = 0; k < wanted.size(); ++k) {
-        if (have[k].count(wanted[k].second) == 0) {
-          std::string list;
-          for (const std::string& v : have[k]) list += (list.empty() ? "" : ", ") + ShownValue(v);
-          return fmt::format("arm {} selects no run: no point has {}={} (its values: {})", name,
-                             values[k].first, values[k].second, list);
-        }
-      }
-      return fmt::format("arm {} selects no run: no point has {} together", name,
-                         ValuesText(values));
-    }
-    for (const auto& [replicate, ps] : by_replicate) {
-      if (ps.size() < 2) {
-        (arm == 0 ? plan.a : plan.b).push_back(ps[0]->run_id);
-        selected[arm].insert(ps[0]->run_id);
-        reps[arm].insert(replicate);
-        continue;
-      }
-      // The axis the selection leaves free.
-      for (const auto& [axis, first] : ps[0]->axes) {
-        std::set<std::string> vs;
-        for (const SweepPoint* p : ps) {
-          for (const auto& [k, v] : p->axes) {
-            if (k == axis) vs.insert(v);
-          }
-        }
-        if (vs.size() > 1) {
-          std::string list;
-          for (const std::string& v : vs) list += (list.empty() ? "" : ", ") + v;
-          return fmt::format(
-              "arm {} holds {} runs of replicate {} ({} varies: {}): give its value in a, b or "
-              "where",
-              name, ps.size(), replicate, axis, list);
-        }
-      }
-      return fmt::format("arm {} holds {} runs of replicate {}", name, ps.size(), replicate);
-    }
-  }
-  for (const std::string& id : selected[0]) {
-    if (selected[1].count(id)) {
-      return fmt::format("arms a and b both select run {}: their values do not tell them apart",
-                         id);
-    }
-  }
-  for (int r : reps[0]) plan.pairs += static_cast<int>(reps[1].count(r));
-  if (plan.pairs == 0) return "arms a and b have no replicate in common: no pair";
-  return "";
-}
-}  // namespace
 
 void CheckContrasts(const std::vector<Contrast>& contrasts, const std::vector<SweepPoint>& points,
                     int replicates, const std::string& file) {
+  std::vector<const SweepPoint*> ps;
+  for (const SweepPoint& p : points) ps.push_back(&p);
   for (const Contrast& c : contrasts) {
-    const std::string problem = ContrastProblem(c, points, replicates);
+    const std::string problem = PlanContrast(c, ps, replicates).problem;
     MAVG_CHECK(problem.empty(), "{}: line {}: compare.{}: {}", file, c.line, c.name, problem);
   }
 }

@@ -52,8 +52,9 @@ struct Contrast {
   Values ArmB() const;  // where, then b
 };
 
-// "parallel.workers=8, parallel.algorithm=bmuf".
-std::string ValuesText(const Contrast::Values& values);
+// Values that select runs as one line: "parallel.workers=8, parallel.algorithm=bmuf" (a
+// contrast's arms here, report/paired_arms.h's selections).
+std::string SelectionText(const Contrast::Values& values);
 
 // "b beats a on wer (lower is better)", "b is not worse than a by 0.5 or more on wer (...)".
 std::string ClaimText(const Contrast& c);
@@ -79,7 +80,8 @@ struct ContrastPlan {
   int pairs = 0;
   std::string problem;
 };
-ContrastPlan PlanContrast(const Contrast& c, const std::vector<SweepPoint>& points, int replicates);
+ContrastPlan PlanContrast(const Contrast& c, const std::vector<const SweepPoint*>& points,
+                          int replicates);
 
 // Why `c` cannot be answered by these points ("arm b selects no run: no point has
 // parallel.algorithm=bmf (its values: average, bmuf)"); empty when it can.

@@ -294,10 +294,10 @@ std::string FormatStopEarly(const SweepSpec& spec, const std::vector<PlannedRun>
 
 std::string FormatContrasts(const SweepSpec& spec, const std::vector<PlannedRun>& plan) {
   if (spec.contrasts.empty()) return "";
-  std::vector<SweepPoint> points;
+  std::vector<const SweepPoint*> points;
   std::map<std::string, PlanState> states;
   for (const PlannedRun& r : plan) {
-    points.push_back(r.point);
+    points.push_back(&r.point);
     states[r.point.run_id] = r.state;
   }
   // Ended: a result the contrast can use (completed, or collapsed or diverged: an outcome).
@@ -312,12 +312,12 @@ std::string FormatContrasts(const SweepSpec& spec, const std::vector<PlannedRun>
                                 spec.contrasts.size(), spec.name);
   for (const Contrast& c : spec.contrasts) {
     const ContrastPlan p = PlanContrast(c, points, spec.replicates);
-    const std::string where = ValuesText(c.where);
+    const std::string where = SelectionText(c.where);
     out += fmt::format(
         "  {}: {}{}; a {} ({} runs, {} ended), b {} ({} runs, {} ended): "
         "{} pairs planned\n",
-        c.name, ClaimText(c), where.empty() ? "" : " where " + where, ValuesText(c.a), p.a.size(),
-        ended(p.a), ValuesText(c.b), p.b.size(), ended(p.b), p.pairs);
+        c.name, ClaimText(c), where.empty() ? "" : " where " + where, SelectionText(c.a),
+        p.a.size(), ended(p.a), SelectionText(c.b), p.b.size(), ended(p.b), p.pairs);
   }
   return out;
 }
@@ -460,13 +460,14 @@ static int RunPhase(const SweepSpec& spec, Store& store, Launcher& launcher,
 
 // The stop_early decision at `rung`: the arms the rule stops have their runs that are still to
 // go (new, paused at the rung, interrupted) marked stopped, with why. Returns the arms stopped.
-static int StopLosingArms(const SweepSpec& spec, Store& store, int rung) {
+static int StopLosingArms(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+                          Store& store, int rung) {
   const StopEarly& se = *spec.stop_early;
   const auto epochs = store.SweepEpochs(spec.name);
   const auto records = store.RunsOfSweep(spec.name);
   std::vector<RungRun> runs;
   std::map<std::string, std::vector<std::string>> runs_of_arm;
-  for (const SweepPoint& p : ExpandSweep(spec)) {
+  for (const SweepPoint& p : points) {
     const auto rec = records.find(p.run_id);
     if (rec == records.end()) continue;
     RungRun r;
@@ -528,12 +529,13 @@ int RunSweep(const SweepSpec& spec, Store& store, Launcher& launcher, const Swee
   }
   // Rung by rung: every live run to the rung's epoch, the losing arms stopped, then the rest to
   // the end. A run already past a rung (an earlier sweep run) is not launched for it.
+  const std::vector<SweepPoint> points = ExpandSweep(spec);  // the arms, once for every rung
   int rc = 0;
   for (const int rung : spec.stop_early->rungs) {
     const int phase = RunPhase(spec, store, launcher, paths, options, rung);
     if (phase == 130) return phase;
     rc = std::max(rc, phase);
-    const int stopped = StopLosingArms(spec, store, rung);
+    const int stopped = StopLosingArms(spec, points, store, rung);
     std::cout << fmt::format("sweep {}: rung at epoch {} ({}): {} arm(s) stopped\n", spec.name,
                              rung, ToString(spec.stop_early->rule), stopped);
   }

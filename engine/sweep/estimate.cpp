@@ -8,6 +8,7 @@
 
 #include "engine/config/schema.h"
 #include "engine/core/json.h"
+#include "engine/core/median.h"
 
 namespace mavg {
 namespace {
@@ -17,12 +18,6 @@ struct Timing {
   double fixed_s = 0.0, epoch_s = 0.0;
   double Of(int64_t epochs) const { return fixed_s + epoch_s * static_cast<double>(epochs); }
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The completed runs' timings by SimilarWork.
 std::map<std::string, std::vector<Timing>> LikeRuns(Store& store) {
@@ -73,15 +68,27 @@ std::vector<double> EstimateRuns(Store& store, const std::vector<const RunConfig
 }
 
 std::string SimilarWork(const RunConfig& config) {
-  RunConfig c = config;
   nlohmann::json key = nlohmann::json::object();
   for (const char* path :
        {"model.hidden_layers", "model.hidden_dim", "model.activation", "data.train", "data.dev",
         "parallel.workers", "parallel.mode", "optimizer.type", "optimizer.minibatch",
         "device_options.threads", "device"}) {
-    key[path] = KeyJson(c, path);
+    key[path] = KeyJson(config, path);
   }
   return DumpJson(key);
+}
+
+int PlanEstimate::Pending() const {
+  return static_cast<int>(
+      std::count_if(each.begin(), each.end(), [](double s) { return s != -1; }));
+}
+
+std::vector<double> PlanEstimate::Known() const {
+  std::vector<double> out;
+  for (const double s : each) {
+    if (s >= 0) out.push_back(s);
+  }
+  return out;
 }
 
 PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
@@ -91,7 +98,6 @@ PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
   for (const PlannedRun& r : plan) {
     e.each.push_back(-1);
     if (r.state != PlanState::kNew && r.state != PlanState::kInterrupted) continue;
-    ++e.pending;
     e.each.back() = -2;
     const auto it = by_work.find(SimilarWork(r.point.config));
     if (it == by_work.end()) continue;
@@ -99,11 +105,7 @@ PlanEstimate EstimatePlan(Store& store, const std::vector<PlannedRun>& plan) {
     used[it->first] = true;
     std::vector<double> seconds;
     for (const Timing& t : it->second) seconds.push_back(t.Of(r.point.config.schedule.epochs));
-    ++e.known;
-    const double median = Median(seconds);
-    e.runs.push_back(median);
-    e.each.back() = median;
-    e.seconds += median;
+    e.each.back() = Median(seconds);
     e.low += *std::min_element(seconds.begin(), seconds.end());
     e.high += *std::max_element(seconds.begin(), seconds.end());
   }
@@ -145,24 +147,28 @@ std::string ShortDuration(double seconds) {
 }
 
 std::string FormatEstimate(const PlanEstimate& e, int jobs) {
-  if (e.pending == 0) return "";
-  if (e.known == 0) {
+  const int pending = e.Pending();
+  const std::vector<double> known = e.Known();
+  if (pending == 0) return "";
+  if (known.empty()) {
     return fmt::format(
         "time: {} pending run(s), nothing to go on (no completed run in the store does the same "
         "work per epoch: network, data, workers, optimizer, minibatch, threads)\n",
-        e.pending);
+        pending);
   }
-  std::string out = fmt::format("time: {} of {} pending run(s) about {} one after another", e.known,
-                                e.pending, ShortDuration(e.seconds));
+  double seconds = 0;
+  for (const double s : known) seconds += s;
+  std::string out = fmt::format("time: {} of {} pending run(s) about {} one after another",
+                                known.size(), pending, ShortDuration(seconds));
   if (ShortDuration(e.high) != ShortDuration(e.low)) {
     out += fmt::format(" ({} to {} as the fastest or slowest of the like runs)",
                        ShortDuration(e.low), ShortDuration(e.high));
   }
   if (jobs > 1)
-    out += fmt::format(", about {} at --jobs {}", ShortDuration(SecondsAtJobs(e.runs, jobs)), jobs);
+    out += fmt::format(", about {} at --jobs {}", ShortDuration(SecondsAtJobs(known, jobs)), jobs);
   out += fmt::format("; from {} completed run(s) of the same work per epoch", e.basis);
-  if (e.known < e.pending) {
-    out += fmt::format("; {} with nothing to go on", e.pending - e.known);
+  if (static_cast<int>(known.size()) < pending) {
+    out += fmt::format("; {} with nothing to go on", pending - static_cast<int>(known.size()));
   }
   return out + "\n";
 }

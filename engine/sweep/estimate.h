@@ -16,17 +16,15 @@
 namespace mavg {
 
 struct PlanEstimate {
-  int pending = 0;  // runs `sweep run` would launch (new, interrupted)
-  int known = 0;    // of which something goes on
-  int basis = 0;    // completed runs the estimates come from
-  // Seconds of the known runs, one after another: the median estimate, and the sums of each
-  // run's fastest and slowest.
-  double seconds = 0.0, low = 0.0, high = 0.0;
-  // The known runs' median estimates, for the time at --jobs N.
-  std::vector<double> runs;
   // Per plan entry, in the plan's order: its median estimate in seconds; -1 where the run is
-  // not pending, -2 where nothing goes on.
+  // not pending (not new or interrupted), -2 where nothing goes on.
   std::vector<double> each;
+  int basis = 0;  // completed runs the estimates come from
+  // The sums over the known runs of each one's fastest and slowest like run.
+  double low = 0.0, high = 0.0;
+
+  int Pending() const;                // runs `sweep run` would launch
+  std::vector<double> Known() const;  // their median estimates where something goes on
 };
 
 // The key under which runs do the same work per epoch (a JSON text of the keys named above).

@@ -10,6 +10,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/nearest.h"
+#include "engine/core/yaml.h"
 #include "engine/report/verdict.h"
 #include "engine/sweep/spec.h"
 
@@ -23,23 +24,8 @@ std::string StopAt(const std::string& file, const YAML::Node& n) {
   return fmt::format("{}: line {}: stop_early", file, n.Mark().line + 1);
 }
 
-double StopNumber(const YAML::Node& n, const std::string& at, const char* key) {
-  double v = 0;
-  bool ok = n.IsScalar();
-  if (ok) {
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      ok = false;
-    }
-  }
-  MAVG_CHECK(ok && std::isfinite(v), "{}.{}: expects a number, not '{}'", at, key,
-             n.IsScalar() ? n.Scalar() : std::string("a list or mapping"));
-  return v;
-}
-
 int StopInteger(const YAML::Node& n, const std::string& at, const char* key) {
-  const double v = StopNumber(n, at, key);
+  const double v = RequireNumber(n, fmt::format("{}.{}", at, key));
   MAVG_CHECK(v == std::floor(v) && v >= 1 && v <= 1e6, "{}.{}: expects a whole number >= 1, not {}",
              at, key, n.Scalar());
   return static_cast<int>(v);
@@ -105,13 +91,13 @@ StopEarly ParseStopEarly(const YAML::Node& n, const std::string& file) {
     }
   }
   if (n["level"]) {
-    s.level = StopNumber(n["level"], at, "level");
+    s.level = RequireNumber(n["level"], at + ".level");
     MAVG_CHECK(s.level > 0 && s.level < 1, "{}.level: expects a number between 0 and 1, not {}", at,
                n["level"].Scalar());
   }
   if (n["margin"]) {
     MAVG_CHECK(s.rule == StopRule::kPaired, "{}.margin: belongs to rule paired (asha ranks)", at);
-    s.margin = StopNumber(n["margin"], at, "margin");
+    s.margin = RequireNumber(n["margin"], at + ".margin");
     MAVG_CHECK(s.margin >= 0, "{}.margin: expects a number >= 0, not {}", at, n["margin"].Scalar());
   }
   if (n["eta"]) {

@@ -55,8 +55,8 @@ TEST_F(Contrasts, ParsesEveryKey) {
   EXPECT_EQ(c.metric, "test_error");
   EXPECT_FALSE(c.higher_is_better);
   EXPECT_EQ(c.level, 0.9);
-  EXPECT_EQ(ValuesText(c.ArmA()), "parallel.workers=4, parallel.algorithm=average");
-  EXPECT_EQ(ValuesText(c.ArmB()), "parallel.workers=4, parallel.algorithm=bmuf");
+  EXPECT_EQ(SelectionText(c.ArmA()), "parallel.workers=4, parallel.algorithm=average");
+  EXPECT_EQ(SelectionText(c.ArmB()), "parallel.workers=4, parallel.algorithm=bmuf");
   EXPECT_EQ(ClaimText(c), "b is not worse than a by 0.5 or more on test_error (lower is better)");
   // An accuracy is better higher unless said otherwise.
   EXPECT_TRUE(s.contrasts[1].higher_is_better);
@@ -168,7 +168,9 @@ TEST_F(Contrasts, PlanTimeChecks) {
       SweepSpec bare = s;
       bare.contrasts.clear();
       const std::vector<SweepPoint> points = ExpandSweep(bare);
-      const ContrastPlan p = PlanContrast(s.contrasts[0], points, s.replicates);
+      std::vector<const SweepPoint*> ps;
+      for (const SweepPoint& x : points) ps.push_back(&x);
+      const ContrastPlan p = PlanContrast(s.contrasts[0], ps, s.replicates);
       EXPECT_EQ(p.pairs, c.pairs);
       EXPECT_EQ(p.a.size(), static_cast<size_t>(c.pairs));
       EXPECT_EQ(p.b.size(), static_cast<size_t>(c.pairs));
