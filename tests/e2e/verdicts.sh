@@ -31,22 +31,27 @@ grep -q "completed 6, collapsed 3" run.txt || fail "sweep: rc $rc: $(cat run.txt
 # ---- compare SWEEP: the pairs from the store equal the values given by hand ----
 "$MAVG" report compare small "${R[@]}" --a parallel.workers=1 --b parallel.workers=2 \
   --where schedule.lr=0.004 --metric test_error --margin 2 --format json > store.json
-# Each arm's test_error (100 (1 - test_acc), as the reports derive it) in replicate order.
-read -r A B < <(python3 - <<'PY'
-import json, sqlite3
+# Each arm's test_error (100 (1 - test_acc), as the reports derive it), read from the store
+# without mavg: {workers: [replicate 0, 1, 2]} of a sweep's completed lr 0.004 runs, as JSON.
+store_errors() {
+  python3 - "$1" <<'PY'
+import json, sqlite3, sys
 db = sqlite3.connect("res/mavg.db")
 arms = {}
 for workers, lr, rep, acc in db.execute("""
     SELECT json_extract(r.config_json, '$.parallel.workers'),
            json_extract(r.config_json, '$.schedule.lr'), s.replicate, x.value
     FROM sweep_runs s JOIN runs r USING (run_id) JOIN results x USING (run_id)
-    WHERE s.sweep = 'small' AND x.key = 'test_acc' AND r.status = 'completed'"""):
+    WHERE s.sweep = ? AND x.key = 'test_acc' AND r.status = 'completed'""", (sys.argv[1],)):
     if lr == 0.004:
         arms.setdefault(workers, {})[rep] = 100.0 * (1.0 - acc)
 assert sorted(arms) == [1, 2] and all(sorted(v) == [0, 1, 2] for v in arms.values()), arms
-print(",".join(repr(arms[1][r]) for r in range(3)), ",".join(repr(arms[2][r]) for r in range(3)))
+print(json.dumps({w: [v[r] for r in range(3)] for w, v in arms.items()}))
 PY
-)
+}
+store_errors small > small_errors.json
+read -r A B < <(python3 -c "import json; a = json.load(open('small_errors.json')); \
+print(','.join(map(repr, a['1'])), ','.join(map(repr, a['2'])))")
 "$MAVG" report compare --paired --a "$A" --b "$B" --margin 2 --format json > hand.json
 python3 - store.json hand.json <<'PY'
 import json, sys
@@ -204,22 +209,15 @@ grep -q "two_beats_one: b beats a on test_error (lower is better) where schedule
   fail "plan lacks the contrast: $(cat plan.txt)"
 "$MAVG" -q sweep run c.yaml "${R[@]}" | contains "launched 0" || fail "the runs were not reused"
 "$MAVG" report compare contrasts "${R[@]}" --format json > c.json
+store_errors contrasts > contrast_errors.json
 python3 - c.json <<'PY2'
-import json, math, sqlite3, sys
+import json, math, sys
 j = json.load(open(sys.argv[1]))
 c = {x["name"]: x for x in j["contrasts"]}
 assert list(c) == ["two_beats_one", "two_not_worse", "lr5_equivalent"], list(c)
 # The pairs from the store, b - a, and the 95 % t interval: t(0.975, 2) = 4.302652729911275.
-db = sqlite3.connect("res/mavg.db")
-arms = {}
-for workers, lr, rep, acc in db.execute("""
-    SELECT json_extract(r.config_json, '$.parallel.workers'),
-           json_extract(r.config_json, '$.schedule.lr'), s.replicate, x.value
-    FROM sweep_runs s JOIN runs r USING (run_id) JOIN results x USING (run_id)
-    WHERE s.sweep = 'contrasts' AND x.key = 'test_acc' AND r.status = 'completed'"""):
-    if lr == 0.004:
-        arms.setdefault(workers, {})[rep] = 100.0 * (1.0 - acc)
-d = [arms[2][r] - arms[1][r] for r in range(3)]
+arms = json.load(open("contrast_errors.json"))
+d = [arms["2"][r] - arms["1"][r] for r in range(3)]
 mean = sum(d) / 3
 sd = math.sqrt(sum((x - mean) ** 2 for x in d) / 2)
 half = 4.302652729911275 * sd / math.sqrt(3)
