@@ -13,18 +13,7 @@ source "$(dirname "$0")/lib.bash"
 make_small_fmnist data 600 100
 small_base base.yaml 8 1
 
-# A fake SLURM: sbatch keeps the script and answers a job id; scontrol and squeue know nothing.
-mkdir -p fake kept
-cat > fake/sbatch <<EOF
-#!/bin/bash
-for a in "\$@"; do script="\$a"; done
-cp "\$script" "$WORK/kept/\$(basename "\$script")"
-echo 4242
-EOF
-printf '#!/bin/bash\nexit 0\n' > fake/scontrol
-printf '#!/bin/bash\nexit 0\n' > fake/squeue
-chmod +x fake/*
-export PATH="$WORK/fake:$PATH"
+fake_slurm  # (lib.bash: sbatch keeps each script in kept/)
 
 spec() {  # spec FILE NAME RESOURCES
   printf 'name: %s\nbase: %s\ngrid: {schedule.lr: [0.004]}\nresources: %s\n' "$2" "$WORK/base.yaml" "$3" > "$1"

@@ -53,3 +53,23 @@ optimizer: {minibatch: 32}
 schedule: {type: constant, lr: 0.004, epochs: $3}
 YAML
 }
+
+# fake_slurm: a SLURM of scripts on PATH, for tests of what mavg hands it: sbatch keeps each
+# script in $WORK/kept/ and answers job id 4242, scontrol logs its arguments to
+# $WORK/scontrol.txt, squeue knows no job.
+fake_slurm() {
+  mkdir -p "$WORK/fake" "$WORK/kept"
+  cat > "$WORK/fake/sbatch" <<EOF
+#!/bin/bash
+for a in "\$@"; do script="\$a"; done
+cp "\$script" "$WORK/kept/\$(basename "\$script")"
+echo 4242
+EOF
+  cat > "$WORK/fake/scontrol" <<EOF
+#!/bin/bash
+echo "scontrol \$*" >> "$WORK/scontrol.txt"
+EOF
+  printf '#!/bin/bash\nexit 0\n' > "$WORK/fake/squeue"
+  chmod +x "$WORK/fake/"*
+  export PATH="$WORK/fake:$PATH"
+}

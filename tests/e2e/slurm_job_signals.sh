@@ -10,20 +10,7 @@
 # - a run that ends without a signal passes its status through, and nobody requeues.
 source "$(dirname "$0")/lib.bash"
 
-mkdir -p fake kept
-cat > fake/sbatch <<EOF
-#!/bin/bash
-for a in "\$@"; do script="\$a"; done
-cp "\$script" "$WORK/kept/\$(basename "\$script")"
-echo 4242
-EOF
-cat > fake/scontrol <<EOF
-#!/bin/bash
-echo "scontrol \$*" >> "$WORK/scontrol.txt"
-EOF
-printf '#!/bin/bash\nexit 0\n' > fake/squeue
-chmod +x fake/*
-export PATH="$WORK/fake:$PATH"
+fake_slurm
 
 make_small_fmnist data 200 100
 small_base base.yaml 16 1
