@@ -67,11 +67,7 @@ class Summer {
     MAVG_CHECK(data.size() <= static_cast<size_t>(std::numeric_limits<int>::max()),
                "deterministic all-reduce of {} elements is too large (MPI counts are int)",
                data.size());
-    if (pipelined) {
-      SumPipelined(data, type);
-    } else {
-      SumInRankOrder(data, type);
-    }
+    SumInRankOrder(data, type, pipelined ? piece_ : data.size());
   }
 
  private:
@@ -108,39 +104,26 @@ class Summer {
     }
   }
 
-  // Every rank sends chunk r to rank r (all-to-all); the owner adds the N contributions in rank
-  // order; then everyone gathers all chunks.
+  // Every element the sum of its N contributions in rank order, piece by piece: in each piece
+  // rank r owns chunk r, every rank sends chunk r to rank r (all-to-all), the owner adds the N
+  // copies in rank order, then everyone gathers all chunks. Piece k's all-to-all is in flight
+  // while piece k - 1 is added up and its all-gather started (non-blocking collectives, started
+  // in the same order on every rank): the same bits whatever the pieces (one piece: the whole
+  // span).
   template <typename T>
-  void SumInRankOrder(std::span<T> data, MPI_Datatype type) {
-    const Layout l = Split(data.size());
-    recv_.resize(static_cast<size_t>(l.mine) * size_ * sizeof(T));
-    T* recv = reinterpret_cast<T*>(recv_.data());
-    Check(MPI_Alltoallv(data.data(), l.counts.data(), l.displs.data(), type, recv,
-                        l.recv_counts.data(), l.recv_displs.data(), type, comm_),
-          "MPI_Alltoallv");
-    AddInRankOrder(recv, l.mine, size_, data.data() + l.displs[rank_]);
-    Check(MPI_Allgatherv(MPI_IN_PLACE, 0, type, data.data(), l.counts.data(), l.displs.data(), type,
-                         comm_),
-          "MPI_Allgatherv");
-  }
-
-  // The same sum piece by piece: piece k's all-to-all is in flight while piece k - 1 is added up
-  // and its all-gather started (non-blocking collectives, started in the same order on every
-  // rank). Every element is still the sum of its N contributions in rank order: the same bits
-  // as SumInRankOrder, whatever the pieces.
-  template <typename T>
-  void SumPipelined(std::span<T> data, MPI_Datatype type) {
+  void SumInRankOrder(std::span<T> data, MPI_Datatype type, size_t piece) {
     const size_t n = data.size();
-    const size_t pieces = (n + piece_ - 1) / piece_;
+    const size_t pieces = (n + piece - 1) / piece;
     std::vector<Layout> layouts(pieces);  // alive until their collectives complete
     std::vector<MPI_Request> gathers(pieces, MPI_REQUEST_NULL);
     MPI_Request scatters[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    const size_t most = (piece_ + size_ - 1) / size_;  // the largest chunk a rank owns
-    for (std::vector<char>& b : pipe_) b.resize(most * size_ * sizeof(T));
+    const size_t most = (piece + size_ - 1) / size_;  // the largest chunk a rank owns
+    for (size_t b = 0; b < std::min<size_t>(pieces, 2); ++b)
+      pipe_[b].resize(most * size_ * sizeof(T));
     const auto recv_of = [&](size_t k) { return reinterpret_cast<T*>(pipe_[k % 2].data()); };
     const auto start = [&](size_t k) {
-      const size_t off = k * piece_;
-      const Layout& l = layouts[k] = Split(std::min(piece_, n - off));
+      const size_t off = k * piece;
+      const Layout& l = layouts[k] = Split(std::min(piece, n - off));
       Check(
           MPI_Ialltoallv(data.data() + off, l.counts.data(), l.displs.data(), type, recv_of(k),
                          l.recv_counts.data(), l.recv_displs.data(), type, comm_, &scatters[k % 2]),
@@ -149,9 +132,9 @@ class Summer {
     const auto finish = [&](size_t k) {
       Check(MPI_Wait(&scatters[k % 2], MPI_STATUS_IGNORE), "MPI_Wait(Ialltoallv)");
       const Layout& l = layouts[k];
-      T* piece = data.data() + k * piece_;
-      AddInRankOrder(recv_of(k), l.mine, size_, piece + l.displs[rank_]);
-      Check(MPI_Iallgatherv(MPI_IN_PLACE, 0, type, piece, l.counts.data(), l.displs.data(), type,
+      T* part = data.data() + k * piece;
+      AddInRankOrder(recv_of(k), l.mine, size_, part + l.displs[rank_]);
+      Check(MPI_Iallgatherv(MPI_IN_PLACE, 0, type, part, l.counts.data(), l.displs.data(), type,
                             comm_, &gathers[k]),
             "MPI_Iallgatherv");
     };
@@ -168,8 +151,7 @@ class Summer {
   bool deterministic_;
   size_t piece_;
   int rank_ = 0, size_ = 1;
-  std::vector<char> recv_;     // scratch for the one-piece reduce-scatter
-  std::vector<char> pipe_[2];  // scratch for the pipelined one: two pieces in turn
+  std::vector<char> pipe_[2];  // scratch of the rank-order sum: two pieces in turn
 };
 
 // A sum running on a communication thread; joined by Wait() or the destructor.
