@@ -188,11 +188,14 @@ def mean(values):
 
 
 class Rates:
-    """Measured on the completed runs of the results database: seconds of training per trained
-    frame by minibatch size (train_s: the epochs less their CV passes, and less any RBM
+    """Measured on the completed runs of the results database: CPU-seconds of training per
+    trained frame by minibatch size (train_s: the epochs less their CV passes, and less any RBM
     pretraining), of the CV pass per dev frame, after training (test loss, decoding; by the
     dev and test sets a run reads), and of a stack per training frame; round 1's (the PRIOR_
-    values) where none has completed."""
+    values) where none has completed. A run's epochs count at the CPU they had (wall time x
+    the epoch's cpu_util; each run has one thread): a run that shared its core with other work
+    took longer but no more CPU, and the budget and the next runs (on free cores) are in CPU
+    time. The time after training and a stack's have no CPU measure and count at wall time."""
 
     def __init__(self, db_path):
         self.train, self.cv, self.eval, self.stacks = {}, [], {}, []
@@ -214,8 +217,10 @@ class Rates:
             if status != "completed" or wall is None:
                 continue
             self.stacked.add(stack_inputs(config))
-            frames, epochs, epochs_s, cv_s = db.execute(
-                "SELECT SUM(frames), COUNT(*), SUM(wall_s), SUM(cv_s) FROM epochs WHERE run_id = ?",
+            frames, epochs, epochs_s, cv_s, train_share, cv_share = db.execute(
+                "SELECT SUM(frames), COUNT(*), SUM(wall_s), SUM(cv_s),"
+                " SUM((wall_s - cv_s) * COALESCE(cpu_util, 1)) / SUM(wall_s - cv_s),"
+                " SUM(cv_s * COALESCE(cpu_util, 1)) / SUM(cv_s) FROM epochs WHERE run_id = ?",
                 (run_id,)).fetchone()
             cached = result(run_id, "pretrain_cached")
             own = 0.0 if cached is None or cached else (result(run_id, "pretrain_s") or 0.0)
@@ -224,10 +229,10 @@ class Rates:
                 self.stacks.append(own / train_frames(data["train"]))
             if frames and train_s is not None:
                 mb = int((config.get("optimizer") or {}).get("minibatch") or 256)
-                self.train.setdefault(mb, []).append(train_s / frames)
+                self.train.setdefault(mb, []).append(train_s * (train_share or 1.0) / frames)
             if cv_s and epochs and data.get("dev") and os.path.exists(
                     os.path.join(os.path.dirname(data["dev"].rstrip("/")), "corpus.json")):
-                self.cv.append(cv_s / epochs / corpus_set(data["dev"])[1])
+                self.cv.append(cv_s * (cv_share or 1.0) / epochs / corpus_set(data["dev"])[1])
             if epochs_s is not None:
                 self.eval.setdefault((data.get("dev"), data.get("test")), []).append(
                     wall - epochs_s - own)
@@ -329,10 +334,10 @@ def estimate(db_path, plans, jobs, data, corpora, specs_paths):
     source = ("the completed runs" if rates.measured() else
               "round 1's runs (archive/paper-round1), no run of this round having completed")
     print(f"[reproduce] {len(todo)} runs to do, about {runs_s / 3600:.1f} CPU-hours, "
-          f"{max(free) / 3600:.1f} hours with {jobs} at a time, each on one thread (from {source}: "
-          "training seconds per trained frame by minibatch size x each run's corpus frames x "
-          "epochs, the CV pass per dev frame x epochs, the test loss and decoding by its dev "
-          "and test sets; a run two specs share counted once)")
+          f"{max(free) / 3600:.1f} hours with {jobs} at a time, each on one thread of a free "
+          f"core (from {source}: training CPU-seconds per trained frame by minibatch size x "
+          "each run's corpus frames x epochs, the CV pass per dev frame x epochs, the test loss "
+          "and decoding by its dev and test sets; a run two specs share counted once)")
     if todo:
         print(f"[reproduce]   of which training {totals[0] / 3600:.1f} h, the CV passes "
               f"{totals[1] / 3600:.1f} h, test loss and decoding {totals[2] / 3600:.1f} h, "

@@ -82,6 +82,22 @@ for t in "${specs[@]}"; do grep -q "^\[reproduce\] $t: " plan.txt || fail "$t no
 scripts/reproduce.sh "${parts[@]}" > run.txt 2> run.err || fail "reproduce.sh failed: $(tail -5 run.err)"
 scripts/reproduce.sh --plan "${parts[@]}" > replan.txt || fail "--plan failed after a full run"
 grep -q "^\[reproduce\] 0 runs to do" replan.txt || fail "runs left after a full run: $(cat replan.txt)"
+# The estimate counts CPU time: the same runs with every epoch on a whole core, and on half a
+# core (sharing it with other work), cost the same wall time, and half the CPU-seconds a frame.
+for u in 1 0.5; do
+  /usr/bin/python3 -c "import sqlite3; d = sqlite3.connect('cpu$u.db'); sqlite3.connect('res/mavg.db').backup(d)
+d.execute('UPDATE epochs SET cpu_util = $u'); d.commit()"
+done
+/usr/bin/python3 - << 'PY' || fail "the estimate's rates do not follow the epochs' CPU use"
+import sys
+sys.path.insert(0, "scripts")
+import reproduce
+whole, half = reproduce.Rates("cpu1.db"), reproduce.Rates("cpu0.5.db")
+assert whole.train and whole.cv, "no measured rates"
+for mb in whole.train:
+    assert abs(half.per_frame(mb) / whole.per_frame(mb) - 0.5) < 1e-9, (mb, whole.train, half.train)
+assert abs(half.cv_per_frame() / whole.cv_per_frame() - 0.5) < 1e-9, (whole.cv, half.cv)
+PY
 # One build and one kernel family for the round: the first run pinned $MAVG's code version and
 # the kernels (Haswell where the CPU has AVX2 and FMA); another build or other kernels are
 # refused with one line, before anything runs.
