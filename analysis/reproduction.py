@@ -677,8 +677,15 @@ def runs_section(pg, every):
     if seeds:
         md.append(f"- Seeds (per replicate, shared by every arm): {', '.join(map(str, seeds))}.")
     ch = cpu_hours(db, finished)
+    # (the epochs' wall time against the CPU it had: the share lost to other work on the cores)
+    took, used = db.execute(
+        f"SELECT SUM(wall_s), SUM(wall_s * cpu_util) FROM epochs WHERE run_id IN ({marks}) "
+        "AND cpu_util IS NOT NULL", finished).fetchone()
     md.append(f"- CPU-hours: {ch[0]:.2f} (the attempts' times × their threads: "
-              f"{', '.join(map(str, ch[3])) or '1'}); up to {ch[2]} runs at once.")
+              f"{', '.join(map(str, ch[3])) or '1'}); up to {ch[2]} runs at once" +
+              (f"; the epochs took {took / 3600:.2f} hours and had the CPU for "
+               f"{used / 3600:.2f} of them (the rest went to other work on the cores: "
+               "`scripts/reproduce.sh --plan` counts that CPU time)." if took else "."))
     if pg.test_size:
         md.append(f"- Test set: {pg.test_size['utterances']} utterances, "
                   f"{pg.test_size['ref_words']} words (`report bootstrap`).")
