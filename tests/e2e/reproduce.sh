@@ -84,15 +84,18 @@ scripts/reproduce.sh --plan "${parts[@]}" > replan.txt || fail "--plan failed af
 grep -q "^\[reproduce\] 0 runs to do" replan.txt || fail "runs left after a full run: $(cat replan.txt)"
 # The estimate counts CPU time: the same runs with every epoch on a whole core, and on half a
 # core (sharing it with other work), cost the same wall time, and half the CPU-seconds a frame.
-for u in 1 0.5; do
-  /usr/bin/python3 -c "import sqlite3; d = sqlite3.connect('cpu$u.db'); sqlite3.connect('res/mavg.db').backup(d)
-d.execute('UPDATE epochs SET cpu_util = $u'); d.commit()"
-done
 /usr/bin/python3 - << 'PY' || fail "the estimate's rates do not follow the epochs' CPU use"
-import sys
+import sqlite3, sys
 sys.path.insert(0, "scripts")
 import reproduce
-whole, half = reproduce.Rates("cpu1.db"), reproduce.Rates("cpu0.5.db")
+def at(share):  # the results with every epoch at this CPU use
+    path = f"cpu{share}.db"
+    db = sqlite3.connect(path)
+    sqlite3.connect("res/mavg.db").backup(db)
+    db.execute("UPDATE epochs SET cpu_util = ?", (share,))
+    db.commit()
+    return reproduce.Rates(path)
+whole, half = at(1), at(0.5)
 assert whole.train and whole.cv, "no measured rates"
 for mb in whole.train:
     assert abs(half.per_frame(mb) / whole.per_frame(mb) - 0.5) < 1e-9, (mb, whole.train, half.train)
